@@ -1,0 +1,18 @@
+//! webmill: an out-of-core batch engine for web-scale dumps.
+//!
+//! The library holds the engine: the [container] file format every file uses, the
+//! [external sort](sort), [jobs](job) with resumable stages, and the stages
+//! themselves ([graph] import so far). It has no terminal code: progress goes
+//! through [`progress::Reporter`]. The `webmill` command in `tools/` is a thin
+//! layer over it. See `ARCHITECTURE.md` for the map.
+
+pub mod container;
+pub mod error;
+pub mod mmap;
+pub mod progress;
+pub mod publish;
+pub mod resources;
+pub mod sort;
+pub mod varint;
+
+pub use error::{Error, Result};

@@ -1,0 +1,598 @@
+//! External sort under a memory budget in bytes.
+//!
+//! Records are pushed one by one into an in-memory buffer. When the buffer
+//! reaches its share of the budget it is handed to a background thread, which
+//! sorts it with rayon (`par_sort_unstable`), combines equal keys if asked, and
+//! writes it as a *run*: a checksummed container of zstd blocks (see [`run`]),
+//! published atomically in the sort's directory. Meanwhile the producer fills
+//! the second buffer (two buffers of ~42% of the budget each).
+//!
+//! At [`ExternalSorter::finish`], if nothing was spilled the buffer is sorted in
+//! memory and streamed. Otherwise runs are merged with a loser tree. The fan-in is
+//! derived from the budget (each open run costs two block buffers) and capped;
+//! while more runs exist than the fan-in allows, consecutive runs are merged
+//! into longer runs on disk (multi-pass), and the last merge streams straight to
+//! the caller.
+//!
+//! # Determinism
+//!
+//! [`Record`]'s `Ord` is a total order in which equal records are identical, and
+//! ties between runs are broken by run order, so the output is the same bytes
+//! whatever the thread count, budget or run boundaries (provided a custom
+//! combine is associative).
+//!
+//! # Resume
+//!
+//! Every run's file name records the range `[start, end)` of input record
+//! numbers it covers. When a sorter is created over a directory that already
+//! holds runs (a crash happened), it picks runs tiling a prefix `[0, n)` of the
+//! input, deletes the rest, and drops the first `n` records pushed to it: the
+//! caller replays the same input and nothing already sorted is sorted again.
+//! [`ExternalSorter::input_complete`] tells when all input was covered, so the
+//! caller can skip producing it at all.
+
+pub mod loser_tree;
+pub mod record;
+pub mod run;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use rayon::prelude::*;
+use serde_json::json;
+
+use crate::error::{Error, IoContext, Result};
+use crate::progress::{silent, SharedReporter, Unit};
+use crate::publish::{write_atomic, PARTIAL_SUFFIX};
+pub use loser_tree::LoserTree;
+pub use record::Record;
+pub use run::{RunInfo, RunReader, RunWriter};
+
+/// Folds records with equal keys into one during run formation and merging.
+pub enum Combine<T> {
+    /// Keep every record.
+    None,
+    /// Keep one of each group of equal records.
+    Dedup,
+    /// `f(acc, next)` returns `true` if `next` was folded into `acc` (same key),
+    /// `false` if `next` starts a new group. The name identifies the function in
+    /// run files, so runs made with another function are not reused.
+    Custom(&'static str, Arc<dyn Fn(&mut T, &T) -> bool + Send + Sync>),
+}
+
+impl<T: Record> Combine<T> {
+    /// A custom combine.
+    pub fn custom(
+        name: &'static str,
+        f: impl Fn(&mut T, &T) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        Combine::Custom(name, Arc::new(f))
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Combine::None => "none",
+            Combine::Dedup => "dedup",
+            Combine::Custom(name, _) => name,
+        }
+    }
+
+    /// Folds `next` into `acc` if they belong together.
+    #[inline]
+    fn fold(&self, acc: &mut T, next: &T) -> bool {
+        match self {
+            Combine::None => false,
+            Combine::Dedup => *acc == *next,
+            Combine::Custom(_, f) => f(acc, next),
+        }
+    }
+
+    fn apply_sorted(&self, v: &mut Vec<T>) {
+        match self {
+            Combine::None => {}
+            Combine::Dedup => v.dedup(),
+            Combine::Custom(_, f) => v.dedup_by(|next, acc| f(acc, next)),
+        }
+    }
+}
+
+impl<T> Clone for Combine<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Combine::None => Combine::None,
+            Combine::Dedup => Combine::Dedup,
+            Combine::Custom(n, f) => Combine::Custom(n, Arc::clone(f)),
+        }
+    }
+}
+
+/// How a sort uses memory and disk.
+#[derive(Clone)]
+pub struct SortConfig {
+    /// Memory budget in bytes for this sort (buffers and merge readers).
+    pub budget: u64,
+    /// The sort's own directory (created if missing); its runs live there.
+    pub dir: PathBuf,
+    /// Upper bound on runs merged at once.
+    pub max_fan_in: usize,
+    /// zstd level of run blocks.
+    pub zstd_level: i32,
+    /// Label for progress and messages.
+    pub label: String,
+    /// Where progress goes.
+    pub reporter: SharedReporter,
+}
+
+impl SortConfig {
+    /// A configuration with defaults: fan-in ≤ 128, zstd level 1.
+    pub fn new(dir: impl Into<PathBuf>, budget: u64) -> SortConfig {
+        SortConfig {
+            budget,
+            dir: dir.into(),
+            max_fan_in: 128,
+            zstd_level: 1,
+            label: "sort".into(),
+            reporter: silent(),
+        }
+    }
+
+    /// Sets the label.
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// Sets the reporter.
+    pub fn reporter(mut self, reporter: SharedReporter) -> Self {
+        self.reporter = reporter;
+        self
+    }
+
+    /// Raw bytes per run block: 1/64 of the budget, between 4 KiB and 1 MiB.
+    fn block_bytes(&self) -> usize {
+        (self.budget / 64).clamp(4 << 10, 1 << 20) as usize
+    }
+
+    /// Runs merged at once: each costs a compressed and a decoded block buffer.
+    fn fan_in(&self) -> usize {
+        let per_run = 2 * self.block_bytes() as u64 + 256;
+        ((self.budget / 2 / per_run) as usize).clamp(2, self.max_fan_in.max(2))
+    }
+}
+
+/// Figures of a finished sort.
+#[derive(Clone, Debug, Default)]
+pub struct SortStats {
+    /// Records pushed (including those skipped on resume).
+    pub input_records: u64,
+    /// Runs written from input (0 if the sort stayed in memory).
+    pub runs: usize,
+    /// Merge passes that wrote intermediate runs.
+    pub merge_passes: usize,
+    /// Runs reused from an earlier, interrupted attempt.
+    pub reused_runs: usize,
+    /// Bytes of run files written by this process.
+    pub run_bytes: u64,
+}
+
+type Spill<T> = JoinHandle<Result<(RunInfo, Vec<T>, u64)>>;
+
+/// Sorts records larger than memory. See the [module docs](self).
+pub struct ExternalSorter<T: Record> {
+    cfg: SortConfig,
+    combine: Combine<T>,
+    buf: Vec<T>,
+    spare: Option<Vec<T>>,
+    buf_bytes: usize,
+    chunk_bytes: usize,
+    runs: Vec<RunInfo>,
+    pending: Option<Spill<T>>,
+    pushed: u64,
+    skip: u64,
+    buf_start: u64,
+    complete: bool,
+    stats: SortStats,
+}
+
+const COMPLETE_FILE: &str = "input-complete.json";
+const IDENTITY_FILE: &str = "sort.json";
+
+impl<T: Record> ExternalSorter<T> {
+    /// Creates a sorter over `cfg.dir`, reusing runs left there by an interrupted
+    /// attempt at the same sort.
+    pub fn new(cfg: SortConfig, combine: Combine<T>) -> Result<ExternalSorter<T>> {
+        fs::create_dir_all(&cfg.dir).at(&cfg.dir)?;
+        let identity = json!({"record_type": T::type_name(), "combine": combine.name()});
+        let identity_path = cfg.dir.join(IDENTITY_FILE);
+        let same = fs::read(&identity_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .is_some_and(|v| v == identity);
+        if !same {
+            clear_dir(&cfg.dir)?;
+            write_atomic(&identity_path, identity.to_string().as_bytes())?;
+        }
+        let runs = recover_runs::<T>(&cfg.dir)?;
+        let skip = runs.last().map_or(0, |r| r.end);
+        let complete = fs::read(cfg.dir.join(COMPLETE_FILE))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["records"].as_u64())
+            .is_some_and(|n| n == skip && !runs.is_empty());
+        // Two buffers of ~42% each, the rest for encoding and merge buffers.
+        let chunk_bytes = ((cfg.budget as f64 * 0.42) as usize).max(4096);
+        let stats = SortStats {
+            reused_runs: runs.len(),
+            ..SortStats::default()
+        };
+        Ok(ExternalSorter {
+            combine,
+            buf: Vec::new(),
+            spare: None,
+            buf_bytes: 0,
+            chunk_bytes,
+            runs,
+            pending: None,
+            pushed: 0,
+            skip,
+            buf_start: skip,
+            complete,
+            stats,
+            cfg,
+        })
+    }
+
+    /// Records already covered by runs reused from an earlier attempt: the first
+    /// this many records pushed are dropped.
+    pub fn resume_point(&self) -> u64 {
+        self.skip
+    }
+
+    /// `true` if an earlier attempt already spilled the whole input: the caller
+    /// need not push anything before calling [`finish`](Self::finish).
+    pub fn input_complete(&self) -> bool {
+        self.complete
+    }
+
+    /// Adds a record.
+    #[inline]
+    pub fn push(&mut self, record: T) -> Result<()> {
+        self.pushed += 1;
+        if self.pushed <= self.skip {
+            return Ok(());
+        }
+        if self.buf.capacity() == 0 && !T::HAS_HEAP {
+            let cap = self.chunk_bytes / std::mem::size_of::<T>().max(1);
+            self.buf = self.spare.take().unwrap_or_else(|| Vec::with_capacity(cap));
+        }
+        if T::HAS_HEAP {
+            self.buf_bytes += std::mem::size_of::<T>() + record.heap_bytes();
+        }
+        self.buf.push(record);
+        let full = if T::HAS_HEAP {
+            self.buf_bytes >= self.chunk_bytes
+        } else {
+            self.buf.len() == self.buf.capacity()
+        };
+        if full {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn wait_pending(&mut self) -> Result<()> {
+        if let Some(handle) = self.pending.take() {
+            let (info, spare, bytes) = handle.join().map_err(|_| {
+                Error::Invalid(format!("{}: a sort thread panicked", self.cfg.label))
+            })??;
+            self.runs.push(info);
+            self.stats.runs += 1;
+            self.stats.run_bytes += bytes;
+            if !T::HAS_HEAP {
+                self.spare = Some(spare);
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands the buffer to a background thread that sorts it and writes a run.
+    fn spill(&mut self) -> Result<()> {
+        self.wait_pending()?;
+        let mut buf = std::mem::take(&mut self.buf);
+        self.buf_bytes = 0;
+        let (start, end) = (self.buf_start, self.pushed);
+        self.buf_start = end;
+        let dir = self.cfg.dir.clone();
+        let combine = self.combine.clone();
+        let level = self.cfg.zstd_level;
+        let block_bytes = self.cfg.block_bytes();
+        self.pending = Some(std::thread::spawn(move || {
+            buf.par_sort_unstable();
+            combine.apply_sorted(&mut buf);
+            let mut w =
+                RunWriter::<T>::create(&dir, 0, start, end, combine.name(), level, block_bytes)?;
+            w.write_slice(&buf)?;
+            let info = w.finish()?;
+            crate::publish::failpoint("sort.run_written")?;
+            let bytes = fs::metadata(&info.path).map(|m| m.len()).unwrap_or(0);
+            buf.clear();
+            Ok((info, buf, bytes))
+        }));
+        Ok(())
+    }
+
+    /// Ends the input and returns the records in order.
+    pub fn finish(mut self) -> Result<Sorted<T>> {
+        self.stats.input_records = self.pushed.max(self.skip);
+        if self.runs.is_empty() && self.pending.is_none() && !self.complete {
+            // Everything fit in memory.
+            let mut buf = std::mem::take(&mut self.buf);
+            buf.par_sort_unstable();
+            self.combine.apply_sorted(&mut buf);
+            return Ok(Sorted {
+                inner: SortedInner::Memory(buf.into_iter()),
+                stats: std::mem::take(&mut self.stats),
+            });
+        }
+        if !self.buf.is_empty() {
+            self.spill()?;
+        }
+        self.wait_pending()?;
+        self.buf = Vec::new();
+        self.spare = None;
+        if !self.complete {
+            if self.pushed < self.skip {
+                return Err(Error::Invalid(format!(
+                    "{}: resumed sort received {} records, fewer than the {} already sorted (the input changed?)",
+                    self.cfg.label, self.pushed, self.skip
+                )));
+            }
+            let total = self.runs.last().map_or(0, |r| r.end);
+            write_atomic(
+                self.cfg.dir.join(COMPLETE_FILE),
+                json!({ "records": total }).to_string().as_bytes(),
+            )?;
+        }
+        let fan_in = self.cfg.fan_in();
+        while self.runs.len() > fan_in {
+            self.merge_pass(fan_in)?;
+        }
+        let readers = self
+            .runs
+            .iter()
+            .map(|r| RunReader::open(&r.path))
+            .collect::<Result<Vec<_>>>()?;
+        let merge = Merge::new(readers, self.combine.clone())?;
+        Ok(Sorted {
+            inner: SortedInner::Merge(Box::new(merge)),
+            stats: std::mem::take(&mut self.stats),
+        })
+    }
+
+    /// Merges the first `fan_in` runs into one longer run on disk.
+    fn merge_pass(&mut self, fan_in: usize) -> Result<()> {
+        let group: Vec<RunInfo> = self.runs.drain(..fan_in).collect();
+        let level = group.iter().map(|r| r.level).max().unwrap_or(0) + 1;
+        let (start, end) = (group[0].start, group[group.len() - 1].end);
+        let total: u64 = group.iter().map(|r| r.records).sum();
+        let task = self.cfg.reporter.task(
+            &format!("{}: merge pass ({} runs)", self.cfg.label, group.len()),
+            Some(total),
+            Unit::Records,
+        );
+        let readers = group
+            .iter()
+            .map(|r| RunReader::open(&r.path))
+            .collect::<Result<Vec<_>>>()?;
+        let mut merge = Merge::new(readers, self.combine.clone())?;
+        let mut w = RunWriter::<T>::create(
+            &self.cfg.dir,
+            level,
+            start,
+            end,
+            self.combine.name(),
+            self.cfg.zstd_level,
+            self.cfg.block_bytes(),
+        )?;
+        let mut n = 0u64;
+        while let Some(r) = merge.next_record()? {
+            w.push(r)?;
+            n += 1;
+            if n % 65536 == 0 {
+                task.set_position(merge.consumed);
+            }
+        }
+        let info = w.finish()?;
+        crate::publish::failpoint("sort.merge_written")?;
+        self.stats.run_bytes += fs::metadata(&info.path).map(|m| m.len()).unwrap_or(0);
+        for r in &group {
+            fs::remove_file(&r.path).at(&r.path)?;
+        }
+        self.runs.insert(0, info);
+        self.stats.merge_passes += 1;
+        Ok(())
+    }
+}
+
+impl<T: Record> Drop for ExternalSorter<T> {
+    fn drop(&mut self) {
+        if let Some(h) = self.pending.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Removes partial files, the completion marker and runs from `dir`.
+fn clear_dir(dir: &Path) -> Result<()> {
+    for entry in fs::read_dir(dir).at(dir)? {
+        let entry = entry.at(dir)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".wms") || name.ends_with(PARTIAL_SUFFIX) || name == COMPLETE_FILE {
+            fs::remove_file(entry.path()).at(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
+/// Finds runs left by an earlier attempt: picks a set tiling `[0, n)` with the
+/// largest `n` (preferring longer runs), deletes every other run and partial file.
+fn recover_runs<T: Record>(dir: &Path) -> Result<Vec<RunInfo>> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir).at(dir)? {
+        let entry = entry.at(dir)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(PARTIAL_SUFFIX) {
+            fs::remove_file(entry.path()).at(entry.path())?;
+            continue;
+        }
+        if let Some((level, start, end)) = run::parse_run_file_name(&name) {
+            // A run that does not open cleanly is dropped and will be redone.
+            match RunReader::<T>::open(&entry.path()) {
+                Ok(r) => found.push(RunInfo {
+                    path: entry.path(),
+                    level,
+                    start,
+                    end,
+                    records: r.records(),
+                }),
+                Err(_) => fs::remove_file(entry.path()).at(entry.path())?,
+            }
+        }
+    }
+    found.sort_by_key(|r| (r.start, std::cmp::Reverse(r.end)));
+    let mut chosen: Vec<RunInfo> = Vec::new();
+    let mut cursor = 0;
+    let mut rest = Vec::new();
+    for r in found {
+        if r.start == cursor && r.end > r.start {
+            cursor = r.end;
+            chosen.push(r);
+        } else {
+            rest.push(r);
+        }
+    }
+    for r in rest {
+        fs::remove_file(&r.path).at(&r.path)?;
+    }
+    if chosen.is_empty() {
+        let _ = fs::remove_file(dir.join(COMPLETE_FILE));
+    }
+    Ok(chosen)
+}
+
+/// Removes a sort's directory and everything in it.
+pub fn remove_sort_dir(dir: &Path) -> Result<()> {
+    match fs::remove_dir_all(dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(dir, e)),
+    }
+}
+
+/// A k-way merge of runs with optional combining.
+struct Merge<T: Record> {
+    readers: Vec<RunReader<T>>,
+    tree: LoserTree<T>,
+    combine: Combine<T>,
+    pending: Option<T>,
+    consumed: u64,
+}
+
+impl<T: Record> Merge<T> {
+    fn new(mut readers: Vec<RunReader<T>>, combine: Combine<T>) -> Result<Merge<T>> {
+        let heads = readers
+            .iter_mut()
+            .map(|r| r.next_record())
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Merge {
+            readers,
+            tree: LoserTree::new(heads),
+            combine,
+            pending: None,
+            consumed: 0,
+        })
+    }
+
+    #[inline]
+    fn pop(&mut self) -> Result<Option<T>> {
+        let Some(w) = self.tree.winner() else {
+            return Ok(None);
+        };
+        let next = self.readers[w].next_record()?;
+        self.consumed += 1;
+        Ok(self.tree.replace_winner(next))
+    }
+
+    #[inline]
+    fn next_record(&mut self) -> Result<Option<T>> {
+        if matches!(self.combine, Combine::None) {
+            return self.pop();
+        }
+        let mut acc = match self.pending.take() {
+            Some(a) => a,
+            None => match self.pop()? {
+                Some(a) => a,
+                None => return Ok(None),
+            },
+        };
+        while let Some(next) = self.pop()? {
+            if !self.combine.fold(&mut acc, &next) {
+                self.pending = Some(next);
+                break;
+            }
+        }
+        Ok(Some(acc))
+    }
+}
+
+enum SortedInner<T: Record> {
+    Memory(std::vec::IntoIter<T>),
+    Merge(Box<Merge<T>>),
+}
+
+/// The sorted output: an iterator of `Result<T>` (reading runs can fail).
+pub struct Sorted<T: Record> {
+    inner: SortedInner<T>,
+    stats: SortStats,
+}
+
+impl<T: Record> Sorted<T> {
+    /// Figures of the sort.
+    pub fn stats(&self) -> &SortStats {
+        &self.stats
+    }
+
+    /// The next record, `Ok(None)` at the end.
+    #[inline]
+    pub fn next_record(&mut self) -> Result<Option<T>> {
+        match &mut self.inner {
+            SortedInner::Memory(it) => Ok(it.next()),
+            SortedInner::Merge(m) => m.next_record(),
+        }
+    }
+}
+
+impl<T: Record> Iterator for Sorted<T> {
+    type Item = Result<T>;
+    fn next(&mut self) -> Option<Result<T>> {
+        self.next_record().transpose()
+    }
+}
+
+/// Sorts an iterator's records under `cfg` (a convenience for tests and tools).
+pub fn sort_iter<T: Record>(
+    cfg: SortConfig,
+    combine: Combine<T>,
+    input: impl IntoIterator<Item = T>,
+) -> Result<Sorted<T>> {
+    let mut s = ExternalSorter::new(cfg, combine)?;
+    for r in input {
+        s.push(r)?;
+    }
+    s.finish()
+}
+
+#[cfg(test)]
+mod tests;

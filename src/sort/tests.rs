@@ -1,0 +1,195 @@
+use super::*;
+use proptest::prelude::*;
+
+fn cfg(dir: &Path, budget: u64, fan_in: usize) -> SortConfig {
+    let mut c = SortConfig::new(dir.join("s"), budget);
+    c.max_fan_in = fan_in;
+    c
+}
+
+fn collect<T: Record>(s: Sorted<T>) -> Vec<T> {
+    s.collect::<Result<Vec<_>>>().unwrap()
+}
+
+fn sum_combine() -> Combine<(u64, u64)> {
+    Combine::custom("sum", |acc: &mut (u64, u64), next: &(u64, u64)| {
+        if acc.0 == next.0 {
+            acc.1 += next.1;
+            true
+        } else {
+            false
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Any input, any budget from tiny (hundreds of runs, multi-pass) to large
+    /// (in memory): the output equals `sort()`.
+    #[test]
+    fn sorts_like_std(
+        mut input in proptest::collection::vec((0u64..5000, any::<u32>()), 0..6000),
+        budget in prop_oneof![Just(8u64 << 10), Just(64 << 10), Just(64 << 20)],
+        fan_in in 2usize..6,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let got = collect(sort_iter(cfg(dir.path(), budget, fan_in), Combine::None, input.clone()).unwrap());
+        input.sort();
+        prop_assert_eq!(got, input);
+    }
+
+    #[test]
+    fn dedup_like_std(
+        mut input in proptest::collection::vec(0u64..300, 0..5000),
+        budget in prop_oneof![Just(8u64 << 10), Just(64 << 20)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let got = collect(sort_iter(cfg(dir.path(), budget, 3), Combine::Dedup, input.clone()).unwrap());
+        input.sort();
+        input.dedup();
+        prop_assert_eq!(got, input);
+    }
+
+    #[test]
+    fn sum_combine_like_a_map(
+        input in proptest::collection::vec((0u64..200, 0u64..1000), 0..5000),
+        budget in prop_oneof![Just(8u64 << 10), Just(64 << 20)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let got = collect(sort_iter(cfg(dir.path(), budget, 2), sum_combine(), input.clone()).unwrap());
+        let mut map = std::collections::BTreeMap::new();
+        for (k, v) in input { *map.entry(k).or_insert(0u64) += v; }
+        let want: Vec<(u64, u64)> = map.into_iter().collect();
+        prop_assert_eq!(got, want);
+    }
+
+    #[test]
+    fn variable_length_records(
+        mut input in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 0..3000),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let got = collect(sort_iter(cfg(dir.path(), 8 << 10, 4), Combine::None, input.clone()).unwrap());
+        input.sort();
+        prop_assert_eq!(got, input);
+    }
+}
+
+fn input(n: u64) -> Vec<(u64, u32)> {
+    (0..n)
+        .map(|i| {
+            let x = i.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17);
+            (x % 100_000, (x >> 40) as u32)
+        })
+        .collect()
+}
+
+/// A sorter dropped mid-input (as a crash would leave it) is resumed: its runs
+/// are reused, the replayed prefix is skipped, the output is unchanged.
+#[test]
+fn resumes_after_interruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = input(50_000);
+    let mut want = data.clone();
+    want.sort();
+    let c = cfg(dir.path(), 64 << 10, 4);
+    {
+        let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
+        for r in &data[..30_000] {
+            s.push(*r).unwrap();
+        }
+        // dropped: the crash
+    }
+    let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
+    let resume = s.resume_point();
+    assert!(resume > 0 && resume <= 30_000, "resume point {resume}");
+    assert!(!s.input_complete());
+    for r in &data {
+        s.push(*r).unwrap();
+    }
+    let out = s.finish().unwrap();
+    assert!(out.stats().reused_runs > 0);
+    assert_eq!(collect(out), want);
+
+    // Finished input: a new sorter knows it need not be fed at all.
+    let s = ExternalSorter::<(u64, u32)>::new(c, Combine::None).unwrap();
+    assert!(s.input_complete());
+    assert_eq!(collect(s.finish().unwrap()), want);
+}
+
+/// A run damaged on disk is dropped at recovery and redone.
+#[test]
+fn corrupt_run_is_redone() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = input(20_000);
+    let mut want = data.clone();
+    want.sort();
+    let c = cfg(dir.path(), 32 << 10, 4);
+    {
+        let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
+        for r in &data {
+            s.push(*r).unwrap();
+        }
+    }
+    let mut runs: Vec<_> = fs::read_dir(&c.dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "wms"))
+        .collect();
+    runs.sort();
+    assert!(runs.len() > 2);
+    let victim = &runs[1];
+    let mut bytes = fs::read(victim).unwrap();
+    let n = bytes.len();
+    bytes[n - 30] ^= 0xff;
+    fs::write(victim, bytes).unwrap();
+    let mut s = ExternalSorter::new(c, Combine::None).unwrap();
+    assert!(s.resume_point() < 20_000);
+    for r in &data {
+        s.push(*r).unwrap();
+    }
+    assert_eq!(collect(s.finish().unwrap()), want);
+}
+
+/// A run corrupted after recovery is reported with its file name, not merged.
+#[test]
+fn corrupt_block_during_merge_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = input(20_000);
+    let c = cfg(dir.path(), 32 << 10, 64);
+    let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
+    for r in &data {
+        s.push(*r).unwrap();
+    }
+    s.wait_pending().unwrap();
+    let victim = s.runs[0].path.clone();
+    let mut bytes = fs::read(&victim).unwrap();
+    bytes[200] ^= 0x10; // inside the first block's payload
+    fs::write(&victim, bytes).unwrap();
+    let err = s
+        .finish()
+        .and_then(|sorted| sorted.collect::<Result<Vec<_>>>())
+        .unwrap_err();
+    let name = victim.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(err.to_string().contains(&name), "{err}");
+}
+
+/// Same input, different budgets and thread counts: identical output.
+#[test]
+fn deterministic_across_budgets_and_threads() {
+    let data = input(40_000);
+    let mut outputs = Vec::new();
+    for (budget, threads) in [(16u64 << 10, 1), (256 << 10, 2), (64 << 20, 3)] {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let out = pool.install(|| {
+            collect(sort_iter(cfg(dir.path(), budget, 3), Combine::Dedup, data.clone()).unwrap())
+        });
+        outputs.push(out);
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    assert_eq!(outputs[0], outputs[2]);
+}
