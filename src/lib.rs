@@ -16,3 +16,9 @@ pub mod sort;
 pub mod varint;
 
 pub use error::{Error, Result};
+pub mod docs;
+pub mod graph;
+pub mod job;
+pub mod kinds;
+pub mod tsv;
+pub mod stats;

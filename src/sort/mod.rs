@@ -123,6 +123,9 @@ pub struct SortConfig {
     pub label: String,
     /// Where progress goes.
     pub reporter: SharedReporter,
+    /// Always write runs, even when everything fits in memory, so that a
+    /// finished sort can be merged again (by a resumed job) without its input.
+    pub persist: bool,
 }
 
 impl SortConfig {
@@ -135,6 +138,7 @@ impl SortConfig {
             zstd_level: 1,
             label: "sort".into(),
             reporter: silent(),
+            persist: false,
         }
     }
 
@@ -144,21 +148,29 @@ impl SortConfig {
         self
     }
 
+    /// Sets [`SortConfig::persist`].
+    pub fn persist(mut self, persist: bool) -> Self {
+        self.persist = persist;
+        self
+    }
+
     /// Sets the reporter.
     pub fn reporter(mut self, reporter: SharedReporter) -> Self {
         self.reporter = reporter;
         self
     }
 
-    /// Raw bytes per run block: 1/64 of the budget, between 4 KiB and 1 MiB.
+    /// Raw bytes per run block: 1/256 of the budget, between 4 KiB and 256 KiB.
     fn block_bytes(&self) -> usize {
-        (self.budget / 64).clamp(4 << 10, 1 << 20) as usize
+        (self.budget / 256).clamp(4 << 10, 256 << 10) as usize
     }
 
-    /// Runs merged at once: each costs a compressed and a decoded block buffer.
-    fn fan_in(&self) -> usize {
+    /// Runs merged at once within `merge_budget`: each open run costs a
+    /// compressed and a decoded block buffer; half the budget is kept for the
+    /// intermediate run writer's batches.
+    fn fan_in(&self, merge_budget: u64) -> usize {
         let per_run = 2 * self.block_bytes() as u64 + 256;
-        ((self.budget / 2 / per_run) as usize).clamp(2, self.max_fan_in.max(2))
+        ((merge_budget / 2 / per_run) as usize).clamp(2, self.max_fan_in.max(2))
     }
 }
 
@@ -193,6 +205,7 @@ pub struct ExternalSorter<T: Record> {
     skip: u64,
     buf_start: u64,
     complete: bool,
+    merge_budget: u64,
     stats: SortStats,
 }
 
@@ -240,6 +253,7 @@ impl<T: Record> ExternalSorter<T> {
             buf_start: skip,
             complete,
             stats,
+            merge_budget: cfg.budget,
             cfg,
         })
     }
@@ -254,6 +268,13 @@ impl<T: Record> ExternalSorter<T> {
     /// need not push anything before calling [`finish`](Self::finish).
     pub fn input_complete(&self) -> bool {
         self.complete
+    }
+
+    /// Sets the memory the merge may use (default: the whole budget). Lets a
+    /// pipeline hand most of its memory to the next sort while this one's output
+    /// is being consumed.
+    pub fn set_merge_budget(&mut self, bytes: u64) {
+        self.merge_budget = bytes;
     }
 
     /// Adds a record.
@@ -326,7 +347,7 @@ impl<T: Record> ExternalSorter<T> {
     /// Ends the input and returns the records in order.
     pub fn finish(mut self) -> Result<Sorted<T>> {
         self.stats.input_records = self.pushed.max(self.skip);
-        if self.runs.is_empty() && self.pending.is_none() && !self.complete {
+        if self.runs.is_empty() && self.pending.is_none() && !self.complete && !self.cfg.persist {
             // Everything fit in memory.
             let mut buf = std::mem::take(&mut self.buf);
             buf.par_sort_unstable();
@@ -336,7 +357,7 @@ impl<T: Record> ExternalSorter<T> {
                 stats: std::mem::take(&mut self.stats),
             });
         }
-        if !self.buf.is_empty() {
+        if !self.buf.is_empty() || (self.runs.is_empty() && self.pending.is_none() && !self.complete) {
             self.spill()?;
         }
         self.wait_pending()?;
@@ -355,7 +376,7 @@ impl<T: Record> ExternalSorter<T> {
                 json!({ "records": total }).to_string().as_bytes(),
             )?;
         }
-        let fan_in = self.cfg.fan_in();
+        let fan_in = self.cfg.fan_in(self.merge_budget);
         while self.runs.len() > fan_in {
             self.merge_pass(fan_in)?;
         }

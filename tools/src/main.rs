@@ -1,1 +1,113 @@
-fn main() {}
+//! The `webmill` command: every stage of the engine plus the bundled
+//! inspection tools (`inspect`, `verify`, `dump`), as a thin layer over the
+//! `webmill` library. One module per subcommand in `cmd/`.
+
+mod cmd;
+mod progress;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand};
+
+/// webmill: an out-of-core batch engine for web-scale dumps.
+///
+/// Turns web data (edge lists now; WARC files and site mirrors later) into what
+/// a search engine is built from — docIDs, a docID-sorted link graph, and more —
+/// within a memory budget, resumable after a crash. A job is a directory; re-run
+/// a command on it to resume or skip finished stages.
+#[derive(Parser, Debug)]
+#[command(name = "webmill", version, max_term_width = 100)]
+struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Flags every subcommand accepts.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Global {
+    /// Memory budget in bytes for a stage's data structures, e.g. 512M or 2G
+    /// (K, M, G, T are powers of 1024) [default: a quarter of the machine's RAM]
+    #[arg(long, global = true, value_name = "BYTES", value_parser = parse_mem)]
+    mem: Option<u64>,
+    /// Worker threads for sorting and compression [default: all cores]
+    #[arg(long, global = true, value_name = "N")]
+    threads: Option<usize>,
+    /// Directory for temporary files (sort runs, checkpoints) [default: JOB/tmp]
+    #[arg(long, global = true, value_name = "DIR")]
+    tmp_dir: Option<PathBuf>,
+    /// No progress bars and no summary lines (errors are still printed)
+    #[arg(short, long, global = true)]
+    quiet: bool,
+}
+
+fn parse_mem(s: &str) -> Result<u64, String> {
+    let v = webmill::resources::parse_bytes(s).map_err(|e| e.to_string())?;
+    if v < 1 << 20 {
+        return Err(format!("{s} is below the minimum budget of 1M"));
+    }
+    Ok(v)
+}
+
+impl Global {
+    /// The memory budget in bytes.
+    pub fn mem(&self) -> u64 {
+        self.mem.unwrap_or_else(webmill::resources::default_budget)
+    }
+
+    /// The reporter for progress and notes.
+    pub fn reporter(&self) -> webmill::progress::SharedReporter {
+        Arc::new(progress::BarReporter::new(self.quiet))
+    }
+
+    /// Opens a job, applying `--tmp-dir`.
+    pub fn open_job(&self, dir: &std::path::Path, create: bool) -> webmill::Result<webmill::job::Job> {
+        let mut job = webmill::job::Job::open(dir, create)?;
+        if let Some(t) = &self.tmp_dir {
+            job.set_tmp_root(t);
+        }
+        Ok(job)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    ImportGraph(cmd::import_graph::Args),
+    Stats(cmd::stats::Args),
+    Export(cmd::export::Args),
+    Inspect(cmd::inspect::Args),
+    Verify(cmd::verify::Args),
+    Dump(cmd::dump::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    if let Some(n) = cli.global.threads {
+        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global() {
+            eprintln!("webmill: cannot start {n} threads: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let g = &cli.global;
+    let result = match cli.command {
+        Command::ImportGraph(a) => cmd::import_graph::run(a, g),
+        Command::Stats(a) => cmd::stats::run(a, g),
+        Command::Export(a) => cmd::export::run(a, g),
+        Command::Inspect(a) => cmd::inspect::run(a, g),
+        Command::Verify(a) => cmd::verify::run(a, g),
+        Command::Dump(a) => cmd::dump::run(a, g),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            if cmd::is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("webmill: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The link graph: edge files and importing edge lists.
+
+pub mod edges;
+pub mod import;
+pub mod snap;
+
+pub use edges::{Direction, EdgeFile, EdgeFileStats, EdgeWriter};

@@ -1,0 +1,65 @@
+//! `webmill export`: a job's data as TSV on stdout.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use webmill::docs::DocTable;
+use webmill::graph::import::{DOCS_FILE, EDGES_FILE, STAGE};
+use webmill::graph::EdgeFile;
+use webmill::tsv::escape;
+
+use super::{flush, stdout};
+use crate::Global;
+
+/// Write a job's data as TSV to stdout (a header line starting with `#`, then
+/// one record a line; text fields escape \, tab and newlines).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// What to export: docs = `docid url crawled bytes title`, edges = `src dst`
+    #[arg(value_enum)]
+    what: What,
+    /// Job directory
+    job: PathBuf,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum What {
+    Docs,
+    Edges,
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
+    let job = g.open_job(&args.job, false)?;
+    job.finished_stage(STAGE)?;
+    let mut out = stdout();
+    match args.what {
+        What::Docs => {
+            let t = DocTable::open(job.path(DOCS_FILE))?;
+            writeln!(out, "# docid\turl\tcrawled\tbytes\ttitle")?;
+            for doc in t.iter() {
+                let (id, d) = doc?;
+                writeln!(
+                    out,
+                    "{id}\t{}\t{}\t{}\t{}",
+                    escape(&d.url),
+                    u8::from(d.crawled),
+                    d.bytes,
+                    escape(&d.title)
+                )?;
+            }
+        }
+        What::Edges => {
+            let f = EdgeFile::open(job.path(EDGES_FILE))?;
+            writeln!(out, "# src\tdst")?;
+            for list in f.lists() {
+                let (src, dsts) = list?;
+                for d in dsts {
+                    writeln!(out, "{src}\t{d}")?;
+                }
+            }
+        }
+    }
+    flush(out)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,42 @@
+//! One module per subcommand: a clap `Args` struct and `run(args, global)`.
+
+pub mod dump;
+pub mod export;
+pub mod import_graph;
+pub mod inspect;
+pub mod stats;
+pub mod verify;
+
+use std::io::{self, Write};
+
+/// `true` if the error is a closed stdout (e.g. `webmill export … | head`).
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// A buffered stdout for exports.
+pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
+    io::BufWriter::with_capacity(1 << 16, io::stdout().lock())
+}
+
+/// Flushes stdout, mapping the error.
+pub fn flush(mut out: impl Write) -> anyhow::Result<()> {
+    out.flush()?;
+    Ok(())
+}
+
+/// Formats an integer with thousands separators.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
