@@ -1,0 +1,139 @@
+//! Helpers shared by the integration tests (library and CLI).
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// `../shared/data` (or `$WEBMILL_DATA`), or `None` with a printed reason.
+pub fn data_dir() -> Option<PathBuf> {
+    let dir = std::env::var_os("WEBMILL_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("../shared/data"));
+    if dir.join("graphs").is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIPPED: real data not found at {} (set WEBMILL_DATA)",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// The workspace root (the directory holding the root Cargo.toml).
+pub fn workspace_root() -> PathBuf {
+    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    while !dir.join("formats").is_dir() {
+        if !dir.pop() {
+            panic!("workspace root not found above {}", env!("CARGO_MANIFEST_DIR"));
+        }
+    }
+    dir
+}
+
+/// A small deterministic PRNG (splitmix64).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A web-like random graph on sparse, unsorted node ids: hosts of consecutive
+/// pages, mostly local links, some self-loops and duplicate arcs.
+pub fn random_graph(seed: u64, arcs: usize) -> Vec<(u64, u64)> {
+    let mut rng = Rng(seed);
+    let nodes = (arcs / 8).max(10) as u64;
+    // Sparse ids: node i is known by a scrambled 40-bit number.
+    let id = |i: u64| (i.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 24) | 1;
+    let mut out = Vec::with_capacity(arcs);
+    for _ in 0..arcs {
+        let s = rng.below(nodes);
+        let d = match rng.below(10) {
+            0 => s,                                                // self-loop
+            1..=6 => (s + rng.below(50)).min(nodes - 1),            // same host
+            _ => rng.below(nodes),                                  // anywhere
+        };
+        out.push((id(s), id(d)));
+        if rng.below(20) == 0 {
+            out.push((id(s), id(d))); // duplicate
+        }
+    }
+    out
+}
+
+/// Writes arcs as a SNAP file, gzip-compressed if `gzip`.
+pub fn write_snap(path: &Path, arcs: &[(u64, u64)], gzip: bool) {
+    let mut text = Vec::new();
+    writeln!(text, "# generated test graph\n# FromNodeId\tToNodeId").unwrap();
+    for (s, d) in arcs {
+        writeln!(text, "{s}\t{d}").unwrap();
+    }
+    if gzip {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(&text).unwrap();
+        std::fs::write(path, enc.finish().unwrap()).unwrap();
+    } else {
+        std::fs::write(path, text).unwrap();
+    }
+}
+
+/// The straightforward in-memory import: (node ids in docID order, forward
+/// arcs, transposed arcs, self-loops dropped).
+pub struct NaiveGraph {
+    pub ids: Vec<u64>,
+    pub forward: Vec<(u64, u64)>,
+    pub transposed: Vec<(u64, u64)>,
+    pub self_loops: u64,
+}
+
+pub fn naive_import(arcs: &[(u64, u64)]) -> NaiveGraph {
+    let ids: BTreeSet<u64> = arcs.iter().flat_map(|&(s, d)| [s, d]).collect();
+    let doc: BTreeMap<u64, u64> = ids.iter().enumerate().map(|(i, &id)| (id, i as u64)).collect();
+    let mut fwd = BTreeSet::new();
+    let mut self_loops = 0;
+    for &(s, d) in arcs {
+        if s == d {
+            self_loops += 1;
+        } else {
+            fwd.insert((doc[&s], doc[&d]));
+        }
+    }
+    let mut transposed: Vec<(u64, u64)> = fwd.iter().map(|&(s, d)| (d, s)).collect();
+    transposed.sort();
+    NaiveGraph {
+        ids: ids.into_iter().collect(),
+        forward: fwd.into_iter().collect(),
+        transposed,
+        self_loops,
+    }
+}
+
+/// Reads a SNAP file the simple way (for comparing real data).
+pub fn read_snap(path: &Path) -> Vec<(u64, u64)> {
+    use std::io::{BufRead, BufReader};
+    let file = std::fs::File::open(path).unwrap();
+    let reader: Box<dyn BufRead> = if path.extension().is_some_and(|e| e == "gz") {
+        Box::new(BufReader::new(flate2::read::MultiGzDecoder::new(file)))
+    } else {
+        Box::new(BufReader::new(file))
+    };
+    reader
+        .lines()
+        .map(|l| l.unwrap())
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let mut it = l.split_whitespace().map(|f| f.parse::<u64>().unwrap());
+            (it.next().unwrap(), it.next().unwrap())
+        })
+        .collect()
+}
