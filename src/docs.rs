@@ -126,7 +126,10 @@ impl DocTable {
                 c.path(),
                 "footer metadata",
                 c.footer_offset(),
-                format!("metadata says {docs:?} docs, the block index {}", c.records()),
+                format!(
+                    "metadata says {docs:?} docs, the block index {}",
+                    c.records()
+                ),
             ));
         }
         Ok(DocTable { c })
@@ -155,13 +158,17 @@ impl DocTable {
     /// Decodes block `i` into its docs, checking the encoding.
     pub fn decode_block(&self, i: usize, raw: &[u8]) -> Result<Vec<Doc>> {
         let entry = &self.c.blocks()[i];
-        let bad = |detail: String| Error::corrupt(self.c.path(), format!("block {i}"), entry.offset, detail);
+        let bad = |detail: String| {
+            Error::corrupt(self.c.path(), format!("block {i}"), entry.offset, detail)
+        };
         let first = <[u8; 8]>::try_from(entry.key.as_slice())
             .map(u64::from_be_bytes)
             .map_err(|_| bad("first key is not 8 bytes".into()))?;
         let expected_first: u64 = self.c.blocks()[..i].iter().map(|b| b.records).sum();
         if first != expected_first {
-            return Err(bad(format!("first docID is {first}, expected {expected_first}")));
+            return Err(bad(format!(
+                "first docID is {first}, expected {expected_first}"
+            )));
         }
         let mut input = raw;
         let mut docs = Vec::with_capacity(entry.records as usize);
@@ -176,14 +183,24 @@ impl DocTable {
             let bytes = varint::get(&mut input).ok_or_else(cut)?;
             let text = |input: &mut &[u8], what: &str| -> Result<String> {
                 let b = varint::get_bytes(input).ok_or_else(cut)?;
-                String::from_utf8(b.to_vec()).map_err(|_| bad(format!("{what} of record {n} is not UTF-8")))
+                String::from_utf8(b.to_vec())
+                    .map_err(|_| bad(format!("{what} of record {n} is not UTF-8")))
             };
             let url = text(&mut input, "URL")?;
             let title = text(&mut input, "title")?;
-            docs.push(Doc { url, crawled: flags & 1 == 1, bytes, title });
+            docs.push(Doc {
+                url,
+                crawled: flags & 1 == 1,
+                bytes,
+                title,
+            });
         }
         if docs.len() as u64 != entry.records {
-            return Err(bad(format!("{} docs decoded, the index says {}", docs.len(), entry.records)));
+            return Err(bad(format!(
+                "{} docs decoded, the index says {}",
+                docs.len(),
+                entry.records
+            )));
         }
         Ok(docs)
     }
@@ -193,7 +210,12 @@ impl DocTable {
         let Some(i) = self.c.find_block(&docid.to_be_bytes()) else {
             return Ok(None);
         };
-        let first = self.c.blocks()[i].key.as_slice().try_into().map(u64::from_be_bytes).unwrap_or(0);
+        let first = self.c.blocks()[i]
+            .key
+            .as_slice()
+            .try_into()
+            .map(u64::from_be_bytes)
+            .unwrap_or(0);
         let docs = self.decode_block(i, &self.c.read_block(i)?)?;
         Ok(docs.into_iter().nth((docid - first) as usize))
     }
@@ -202,7 +224,11 @@ impl DocTable {
     pub fn iter(&self) -> impl Iterator<Item = Result<(u64, Doc)>> + '_ {
         let mut docid = 0u64;
         (0..self.c.blocks().len())
-            .map(move |i| self.c.read_block(i).and_then(|raw| self.decode_block(i, &raw)))
+            .map(move |i| {
+                self.c
+                    .read_block(i)
+                    .and_then(|raw| self.decode_block(i, &raw))
+            })
             .flat_map(|r| match r {
                 Ok(docs) => docs.into_iter().map(Ok).collect::<Vec<_>>(),
                 Err(e) => vec![Err(e)],
@@ -220,7 +246,11 @@ impl DocTable {
     pub fn verify(&self) -> Result<()> {
         let mut crawled = 0;
         self.c.verify(|i, _, raw| {
-            crawled += self.decode_block(i, raw)?.iter().filter(|d| d.crawled).count() as u64;
+            crawled += self
+                .decode_block(i, raw)?
+                .iter()
+                .filter(|d| d.crawled)
+                .count() as u64;
             Ok(())
         })?;
         if crawled != self.crawled() {
@@ -228,7 +258,10 @@ impl DocTable {
                 self.c.path(),
                 "footer metadata",
                 self.c.footer_offset(),
-                format!("metadata says {} crawled, the blocks hold {crawled}", self.crawled()),
+                format!(
+                    "metadata says {} crawled, the blocks hold {crawled}",
+                    self.crawled()
+                ),
             ));
         }
         Ok(())

@@ -107,7 +107,10 @@ fn parse_type(name: &str) -> Option<Vec<Field>> {
         .unwrap_or(name);
     let mut fields = Vec::new();
     // Nested tuples are flattened: their encodings are concatenated.
-    for part in inner.split(',').map(|p| p.trim_matches(|c| c == '(' || c == ')' || c == ' ')) {
+    for part in inner
+        .split(',')
+        .map(|p| p.trim_matches(|c| c == '(' || c == ')' || c == ' '))
+    {
         fields.push(match part {
             "u32" => Field::U32,
             "u64" => Field::U64,
@@ -126,7 +129,9 @@ fn decode_run_block(
     fields: &[Field],
     mut out: Option<&mut dyn Write>,
 ) -> Result<()> {
-    let bad = |detail: String| Error::corrupt(c.path(), format!("block {i}"), c.blocks()[i].offset, detail);
+    let bad = |detail: String| {
+        Error::corrupt(c.path(), format!("block {i}"), c.blocks()[i].offset, detail)
+    };
     let mut input = raw;
     let mut line = String::new();
     for r in 0..records {
@@ -168,7 +173,10 @@ fn decode_run_block(
         }
     }
     if !input.is_empty() {
-        return Err(bad(format!("{} bytes left after {records} records", input.len())));
+        return Err(bad(format!(
+            "{} bytes left after {records} records",
+            input.len()
+        )));
     }
     Ok(())
 }
@@ -180,9 +188,18 @@ mod tests {
     #[test]
     fn type_names_parse() {
         use crate::sort::Record;
-        assert_eq!(parse_type(&<(u64, u32)>::type_name()), Some(vec![Field::U64, Field::U32]));
-        assert_eq!(parse_type(&<[u8; 10]>::type_name()), Some(vec![Field::Array(10)]));
-        assert_eq!(parse_type(&<(u64, Vec<u8>)>::type_name()), Some(vec![Field::U64, Field::Bytes]));
+        assert_eq!(
+            parse_type(&<(u64, u32)>::type_name()),
+            Some(vec![Field::U64, Field::U32])
+        );
+        assert_eq!(
+            parse_type(&<[u8; 10]>::type_name()),
+            Some(vec![Field::Array(10)])
+        );
+        assert_eq!(
+            parse_type(&<(u64, Vec<u8>)>::type_name()),
+            Some(vec![Field::U64, Field::Bytes])
+        );
         assert_eq!(parse_type("f64"), None);
     }
 }

@@ -20,5 +20,5 @@ pub mod docs;
 pub mod graph;
 pub mod job;
 pub mod kinds;
-pub mod tsv;
 pub mod stats;
+pub mod tsv;

@@ -26,12 +26,25 @@ pub fn graph_stats(job: &Job) -> Result<Map<String, Value>> {
     m.insert("dangling".into(), json!(f.nodes - f.lists));
     m.insert("edges_bytes".into(), json!(f.bytes));
     m.insert("transposed_bytes".into(), json!(r.bytes));
-    let bpa = if f.arcs > 0 { f.bytes as f64 * 8.0 / f.arcs as f64 } else { 0.0 };
-    m.insert("bits_per_arc".into(), json!((bpa * 1000.0).round() / 1000.0));
+    let bpa = if f.arcs > 0 {
+        f.bytes as f64 * 8.0 / f.arcs as f64
+    } else {
+        0.0
+    };
+    m.insert(
+        "bits_per_arc".into(),
+        json!((bpa * 1000.0).round() / 1000.0),
+    );
     m.insert("max_out_degree".into(), json!(f.max_degree));
     m.insert("max_in_degree".into(), json!(r.max_degree));
     m.insert("no_in_links".into(), json!(r.nodes - r.lists));
-    for key in ["self_loops", "duplicate_arcs", "input_arcs", "skipped", "input_bytes"] {
+    for key in [
+        "self_loops",
+        "duplicate_arcs",
+        "input_arcs",
+        "skipped",
+        "input_bytes",
+    ] {
         if let Some(v) = rec.figures.extra.get(key) {
             m.insert(key.into(), v.clone());
         }

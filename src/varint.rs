@@ -91,7 +91,7 @@ mod tests {
         #[test]
         fn truncated_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
             let mut input = &bytes[..];
-            while let Some(_) = get(&mut input) {}
+            while get(&mut input).is_some() {}
         }
     }
 

@@ -38,7 +38,10 @@ fn import(dir: &std::path::Path, inputs: Vec<std::path::PathBuf>, mem: u64) -> J
 
 fn check_against_naive(job: &Job, naive: &NaiveGraph) {
     let docs = DocTable::open(job.path(DOCS_FILE)).unwrap();
-    let names: Vec<u64> = docs.iter().map(|d| d.unwrap().1.url.parse().unwrap()).collect();
+    let names: Vec<u64> = docs
+        .iter()
+        .map(|d| d.unwrap().1.url.parse().unwrap())
+        .collect();
     assert_eq!(names, naive.ids, "docIDs follow the ids' numeric order");
     let fwd = EdgeFile::open(job.path(EDGES_FILE)).unwrap();
     let rev = EdgeFile::open(job.path(TRANSPOSED_FILE)).unwrap();
@@ -76,7 +79,10 @@ fn same_input_same_bytes_whatever_the_budget_and_threads() {
     write_snap(&input, &arcs, false);
     let mut files = Vec::new();
     for (i, (mem, threads)) in [(1u64 << 20, 1), (256 << 20, 2)].into_iter().enumerate() {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
         let job_dir = dir.path().join(format!("job{i}"));
         pool.install(|| import(&job_dir, vec![input.clone()], mem));
         files.push(
@@ -84,7 +90,10 @@ fn same_input_same_bytes_whatever_the_budget_and_threads() {
                 .map(|f| std::fs::read(job_dir.join(f)).unwrap()),
         );
     }
-    assert!(files[0] == files[1], "outputs differ between budgets/thread counts");
+    assert!(
+        files[0] == files[1],
+        "outputs differ between budgets/thread counts"
+    );
 }
 
 #[test]

@@ -184,7 +184,7 @@ impl Container {
         let footer_offset = le_u64(&tail[0..8]);
         let footer_crc = le_u32(&tail[8..12]);
         if footer_offset < header_len
-            || footer_offset % 8 != 0
+            || !footer_offset.is_multiple_of(8)
             || footer_offset + (FOOTER_FIXED + TAIL) as u64 > size
         {
             return Err(Error::corrupt(

@@ -157,7 +157,10 @@ impl EdgeWriter {
         };
         varint::put(&mut self.block, gap);
         varint::put(&mut self.block, self.list.len() as u64);
-        varint::put(&mut self.block, varint::zigzag(self.list[0] as i64 - node as i64));
+        varint::put(
+            &mut self.block,
+            varint::zigzag(self.list[0] as i64 - node as i64),
+        );
         for w in self.list.windows(2) {
             varint::put(&mut self.block, w[1] - w[0] - 1);
         }
@@ -257,10 +260,18 @@ impl EdgeFile {
                 c.path(),
                 "footer metadata",
                 c.footer_offset(),
-                format!("{} arcs in metadata, {} in the block index", stats.arcs, c.records()),
+                format!(
+                    "{} arcs in metadata, {} in the block index",
+                    stats.arcs,
+                    c.records()
+                ),
             ));
         }
-        Ok(EdgeFile { c, direction, stats })
+        Ok(EdgeFile {
+            c,
+            direction,
+            stats,
+        })
     }
 
     /// The underlying container.
@@ -283,10 +294,17 @@ impl EdgeFile {
     /// Decodes block `i` into (node, neighbours) lists, checking its invariants.
     pub fn decode_block(&self, i: usize, raw: &[u8]) -> Result<Vec<(u64, Vec<u64>)>> {
         let entry = &self.c.blocks()[i];
-        let bad = |detail: String| Error::corrupt(self.c.path(), format!("block {i}"), entry.offset, detail);
+        let bad = |detail: String| {
+            Error::corrupt(self.c.path(), format!("block {i}"), entry.offset, detail)
+        };
         let first = <[u8; 8]>::try_from(entry.key.as_slice())
             .map(u64::from_be_bytes)
-            .map_err(|_| bad(format!("first key is {} bytes, expected 8", entry.key.len())))?;
+            .map_err(|_| {
+                bad(format!(
+                    "first key is {} bytes, expected 8",
+                    entry.key.len()
+                ))
+            })?;
         let mut input = raw;
         let mut lists = Vec::new();
         let mut prev: Option<u64> = None;
@@ -299,13 +317,18 @@ impl EdgeFile {
                 None if gap == 0 => first,
                 None => return Err(bad(format!("first list starts at gap {gap}, expected 0"))),
                 Some(_) if gap == 0 => return Err(bad("node repeated inside a block".into())),
-                Some(p) => p.checked_add(gap).ok_or_else(|| bad("node overflows".into()))?,
+                Some(p) => p
+                    .checked_add(gap)
+                    .ok_or_else(|| bad("node overflows".into()))?,
             };
             let degree = varint::get(&mut input).ok_or_else(truncated)?;
             if degree == 0 || degree > input.len() as u64 {
-                return Err(bad(format!("list of node {node} has impossible length {degree}")));
+                return Err(bad(format!(
+                    "list of node {node} has impossible length {degree}"
+                )));
             }
-            let first_dst = node as i128 + varint::unzigzag(varint::get(&mut input).ok_or_else(truncated)?) as i128;
+            let first_dst = node as i128
+                + varint::unzigzag(varint::get(&mut input).ok_or_else(truncated)?) as i128;
             let mut dsts = Vec::with_capacity(degree as usize);
             let mut d = first_dst;
             for k in 0..degree {
@@ -313,19 +336,26 @@ impl EdgeFile {
                     d += varint::get(&mut input).ok_or_else(truncated)? as i128 + 1;
                 }
                 if d < 0 || d >= nodes as i128 {
-                    return Err(bad(format!("arc ({node}, {d}) outside the graph's {nodes} nodes")));
+                    return Err(bad(format!(
+                        "arc ({node}, {d}) outside the graph's {nodes} nodes"
+                    )));
                 }
                 dsts.push(d as u64);
             }
             if node >= nodes {
-                return Err(bad(format!("node {node} outside the graph's {nodes} nodes")));
+                return Err(bad(format!(
+                    "node {node} outside the graph's {nodes} nodes"
+                )));
             }
             arcs += degree;
             prev = Some(node);
             lists.push((node, dsts));
         }
         if arcs != entry.records {
-            return Err(bad(format!("{arcs} arcs decoded, the index says {}", entry.records)));
+            return Err(bad(format!(
+                "{arcs} arcs decoded, the index says {}",
+                entry.records
+            )));
         }
         Ok(lists)
     }
@@ -426,7 +456,9 @@ impl ListIter<'_> {
         }
         let i = self.next_block;
         self.next_block += 1;
-        self.file.c.read_block_into(i, &mut self.scratch, &mut self.raw)?;
+        self.file
+            .c
+            .read_block_into(i, &mut self.scratch, &mut self.raw)?;
         self.pending.extend(self.file.decode_block(i, &self.raw)?);
         Ok(true)
     }

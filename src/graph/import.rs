@@ -125,7 +125,9 @@ fn sort_cfg(tmp: &Path, name: &str, budget: u64, s: &Settings) -> SortConfig {
 /// Runs (or resumes, or skips) the import into `job`.
 pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result<ImportOutcome> {
     if opts.inputs.is_empty() {
-        return Err(Error::Invalid("import-graph needs at least one input file".into()));
+        return Err(Error::Invalid(
+            "import-graph needs at least one input file".into(),
+        ));
     }
     let params = input_params(opts)?;
     let outputs = [DOCS_FILE, EDGES_FILE, TRANSPOSED_FILE];
@@ -142,23 +144,37 @@ pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result
     let tmp = job.tmp_dir(STAGE);
     let docs_path = job.path(DOCS_FILE);
 
-    let mut fwd = ExternalSorter::<(u64, u64)>::new(sort_cfg(&tmp, "forward", s.share(0.4), s), Combine::Dedup)?;
-    let mut rev = ExternalSorter::<(u64, u64)>::new(sort_cfg(&tmp, "transposed", s.share(0.4), s), Combine::Dedup)?;
+    let mut fwd = ExternalSorter::<(u64, u64)>::new(
+        sort_cfg(&tmp, "forward", s.share(0.4), s),
+        Combine::Dedup,
+    )?;
+    let mut rev = ExternalSorter::<(u64, u64)>::new(
+        sort_cfg(&tmp, "transposed", s.share(0.4), s),
+        Combine::Dedup,
+    )?;
     let node_cfg = sort_cfg(&tmp, "node-ids", s.share(0.3), s).persist(true);
     let read_ckpt_path = tmp.join("read.json");
 
     if !(fwd.input_complete() && rev.input_complete()) {
-        let mut by_dst =
-            ExternalSorter::<(u64, u64)>::new(sort_cfg(&tmp, "by-dst", s.share(0.7), s), Combine::Dedup)?;
+        let mut by_dst = ExternalSorter::<(u64, u64)>::new(
+            sort_cfg(&tmp, "by-dst", s.share(0.7), s),
+            Combine::Dedup,
+        )?;
         if !(by_dst.input_complete() && docs_path.exists()) {
             // Steps 1 and 2.
-            let mut by_src =
-                ExternalSorter::<(u64, u64)>::new(sort_cfg(&tmp, "by-src", s.share(0.6), s), Combine::Dedup)?;
+            let mut by_src = ExternalSorter::<(u64, u64)>::new(
+                sort_cfg(&tmp, "by-src", s.share(0.6), s),
+                Combine::Dedup,
+            )?;
             let mut nodes = ExternalSorter::<u64>::new(node_cfg.clone(), Combine::Dedup)?;
-            let have_read = by_src.input_complete() && nodes.input_complete() && read_ckpt_path.exists();
+            let have_read =
+                by_src.input_complete() && nodes.input_complete() && read_ckpt_path.exists();
             if !have_read {
                 let ckpt = read_input(opts, s, &mut by_src, &mut nodes)?;
-                write_atomic(&read_ckpt_path, &serde_json::to_vec(&ckpt).map_err(|e| Error::Invalid(e.to_string()))?)?;
+                write_atomic(
+                    &read_ckpt_path,
+                    &serde_json::to_vec(&ckpt).map_err(|e| Error::Invalid(e.to_string()))?,
+                )?;
             }
             by_src.set_merge_budget(s.share(0.1));
             nodes.set_merge_budget(s.share(0.05));
@@ -174,7 +190,10 @@ pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result
         let mut nodes = ExternalSorter::<u64>::new(node_cfg, Combine::Dedup)?;
         nodes.set_merge_budget(s.share(0.05));
         if !nodes.input_complete() {
-            return Err(Error::job(job.dir(), "the sorted node ids of this import are missing; re-run with --force"));
+            return Err(Error::job(
+                job.dir(),
+                "the sorted node ids of this import are missing; re-run with --force",
+            ));
         }
         let nodes = nodes.finish()?;
         join_destinations(by_dst, nodes, &mut fwd, &mut rev, arcs.input_arcs, s)?;
@@ -245,23 +264,26 @@ fn read_input(
         .iter()
         .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
         .sum();
-    let task = s.reporter.task(&format!("{STAGE}: reading"), Some(total), Unit::Bytes);
+    let task = s
+        .reporter
+        .task(&format!("{STAGE}: reading"), Some(total), Unit::Bytes);
     let counter = Arc::new(AtomicU64::new(0));
     let mut self_loops = 0u64;
     let mut seen = 0u64;
-    let report: ReadReport = read_arcs(&opts.inputs, s.strict, Arc::clone(&counter), |src, dst| {
-        seen += 1;
-        if seen % 65536 == 0 {
-            task.set_position(counter.load(Ordering::Relaxed));
-        }
-        nodes.push(src)?;
-        nodes.push(dst)?;
-        if src == dst && !opts.keep_self_loops {
-            self_loops += 1;
-            return Ok(());
-        }
-        by_src.push((src, dst))
-    })?;
+    let report: ReadReport =
+        read_arcs(&opts.inputs, s.strict, Arc::clone(&counter), |src, dst| {
+            seen += 1;
+            if seen.is_multiple_of(65536) {
+                task.set_position(counter.load(Ordering::Relaxed));
+            }
+            nodes.push(src)?;
+            nodes.push(dst)?;
+            if src == dst && !opts.keep_self_loops {
+                self_loops += 1;
+                return Ok(());
+            }
+            by_src.push((src, dst))
+        })?;
     task.set_position(total);
     for skip in &report.first_skips {
         s.reporter.note(&format!("skipped: {skip}"));
@@ -291,7 +313,11 @@ struct DocIds {
 
 impl DocIds {
     fn new(nodes: Sorted<u64>) -> DocIds {
-        DocIds { nodes, current: None, next_doc: 0 }
+        DocIds {
+            nodes,
+            current: None,
+            next_doc: 0,
+        }
     }
 
     /// Advances to the next node id, returning (id, docID).
@@ -339,7 +365,9 @@ fn join_sources(
     by_dst: &mut ExternalSorter<(u64, u64)>,
     s: &Settings,
 ) -> Result<()> {
-    let task = s.reporter.task(&format!("{STAGE}: numbering sources"), None, Unit::Records);
+    let task = s
+        .reporter
+        .task(&format!("{STAGE}: numbering sources"), None, Unit::Records);
     let mut docs = DocWriter::create(docs_path, STAGE)?;
     let mut ids = DocIds::new(nodes);
     let mut n = 0u64;
@@ -347,7 +375,7 @@ fn join_sources(
         let doc = ids.lookup(src, |id| docs.push(&graph_doc(id)))?;
         by_dst.push((dst, doc))?;
         n += 1;
-        if n % 65536 == 0 {
+        if n.is_multiple_of(65536) {
             task.set_position(n);
         }
     }
@@ -367,7 +395,11 @@ fn join_destinations(
     input_arcs: u64,
     s: &Settings,
 ) -> Result<()> {
-    let task = s.reporter.task(&format!("{STAGE}: numbering destinations"), Some(input_arcs), Unit::Records);
+    let task = s.reporter.task(
+        &format!("{STAGE}: numbering destinations"),
+        Some(input_arcs),
+        Unit::Records,
+    );
     let mut ids = DocIds::new(nodes);
     let mut n = 0u64;
     while let Some((dst, src_doc)) = by_dst.next_record()? {
@@ -375,7 +407,7 @@ fn join_destinations(
         fwd.push((src_doc, dst_doc))?;
         rev.push((dst_doc, src_doc))?;
         n += 1;
-        if n % 65536 == 0 {
+        if n.is_multiple_of(65536) {
             task.set_position(n);
         }
     }
@@ -406,7 +438,7 @@ fn write_edges(
     while let Some((a, b)) = sorted.next_record()? {
         w.push(a, b)?;
         n += 1;
-        if n % 65536 == 0 {
+        if n.is_multiple_of(65536) {
             task.set_position(n);
         }
     }

@@ -29,7 +29,13 @@ pub struct Skip {
 
 impl std::fmt::Display for Skip {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}: {}", self.path.display(), self.location, self.reason)
+        write!(
+            f,
+            "{}: {}: {}",
+            self.path.display(),
+            self.location,
+            self.reason
+        )
     }
 }
 
@@ -56,7 +62,10 @@ impl ReadReport {
             return Err(Error::Input {
                 path: skip.path,
                 location: skip.location,
-                detail: format!("{} (--strict turns skipped input into a failure)", skip.reason),
+                detail: format!(
+                    "{} (--strict turns skipped input into a failure)",
+                    skip.reason
+                ),
             });
         }
         self.skipped += 1;
@@ -89,7 +98,10 @@ pub fn open_maybe_gzip(path: &Path, counter: Arc<AtomicU64>) -> Result<Box<dyn B
     let n = file.read(&mut magic).at(path)?;
     use std::io::Seek;
     file.rewind().at(path)?;
-    let counting = Counting { inner: file, count: counter };
+    let counting = Counting {
+        inner: file,
+        count: counter,
+    };
     if n == 2 && magic == [0x1f, 0x8b] {
         let gz = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, counting));
         Ok(Box::new(BufReader::with_capacity(1 << 16, gz)))
@@ -174,7 +186,8 @@ pub fn read_arcs(
                     arc(s, d)?;
                 }
                 None => {
-                    let shown: String = String::from_utf8_lossy(&text[..text.len().min(60)]).into_owned();
+                    let shown: String =
+                        String::from_utf8_lossy(&text[..text.len().min(60)]).into_owned();
                     report.skip(
                         Skip {
                             path: path.clone(),
@@ -209,7 +222,11 @@ mod tests {
     fn plain_gzip_comments_and_junk() {
         let dir = tempfile::tempdir().unwrap();
         let plain = dir.path().join("a.txt");
-        std::fs::write(&plain, "# c\n% c\n1\t2\n3 4 extra\n\n  5   6\r\nbad line\n7\t-1\n99999999999999999999999\t1\n").unwrap();
+        std::fs::write(
+            &plain,
+            "# c\n% c\n1\t2\n3 4 extra\n\n  5   6\r\nbad line\n7\t-1\n99999999999999999999999\t1\n",
+        )
+        .unwrap();
         let gz = dir.path().join("b.gz");
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         enc.write_all(b"8\t9\n10\t11\n").unwrap();
@@ -220,9 +237,16 @@ mod tests {
         bytes.extend(enc.finish().unwrap());
         std::fs::write(&gz, &bytes).unwrap();
         let (arcs, r) = read(&[plain.clone(), gz.clone()], false).unwrap();
-        assert_eq!(arcs, vec![(1, 2), (3, 4), (5, 6), (8, 9), (10, 11), (12, 13)]);
+        assert_eq!(
+            arcs,
+            vec![(1, 2), (3, 4), (5, 6), (8, 9), (10, 11), (12, 13)]
+        );
         assert_eq!(r.skipped, 3);
-        assert!(r.first_skips[0].to_string().contains("a.txt: line 7"), "{}", r.first_skips[0]);
+        assert!(
+            r.first_skips[0].to_string().contains("a.txt: line 7"),
+            "{}",
+            r.first_skips[0]
+        );
         let err = read(&[plain], true).unwrap_err();
         assert!(err.to_string().contains("line 7"), "{err}");
 
@@ -236,8 +260,15 @@ mod tests {
         std::fs::write(&cut, &full[..full.len() / 2]).unwrap();
         let (arcs, r) = read(&[cut], false).unwrap();
         assert!(arcs.len() > 1000 && arcs.len() < 20000);
-        assert_eq!(arcs[..10], (0..10u64).map(|i| (i, i * 7 % 1000)).collect::<Vec<_>>()[..]);
+        assert_eq!(
+            arcs[..10],
+            (0..10u64).map(|i| (i, i * 7 % 1000)).collect::<Vec<_>>()[..]
+        );
         assert_eq!(r.skipped, 1);
-        assert!(r.first_skips[0].to_string().contains("cut.gz"), "{}", r.first_skips[0]);
+        assert!(
+            r.first_skips[0].to_string().contains("cut.gz"),
+            "{}",
+            r.first_skips[0]
+        );
     }
 }

@@ -185,9 +185,8 @@ impl Job {
         }
         let manifest = match fs::read(&manifest_path) {
             Ok(bytes) => {
-                let m: Manifest = serde_json::from_slice(&bytes).map_err(|e| {
-                    Error::corrupt(&manifest_path, "manifest", 0, e.to_string())
-                })?;
+                let m: Manifest = serde_json::from_slice(&bytes)
+                    .map_err(|e| Error::corrupt(&manifest_path, "manifest", 0, e.to_string()))?;
                 if m.version != MANIFEST_VERSION {
                     return Err(Error::Version {
                         path: manifest_path,
@@ -269,8 +268,8 @@ impl Job {
     }
 
     fn save(&self) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(&self.manifest)
-            .map_err(|e| Error::Invalid(e.to_string()))?;
+        let bytes =
+            serde_json::to_vec_pretty(&self.manifest).map_err(|e| Error::Invalid(e.to_string()))?;
         write_atomic(self.dir.join(MANIFEST), &bytes)
     }
 
@@ -362,7 +361,12 @@ impl Job {
 
     /// Records `stage` as finished with its published `outputs` (paths relative
     /// to the job) and figures; removes its temporary directory.
-    pub fn finish(&mut self, stage: &str, outputs: &[&str], mut figures: Figures) -> Result<StageRecord> {
+    pub fn finish(
+        &mut self,
+        stage: &str,
+        outputs: &[&str],
+        mut figures: Figures,
+    ) -> Result<StageRecord> {
         let mut outs = Vec::new();
         for rel in outputs {
             let c = Container::open(self.path(rel))?;
@@ -424,7 +428,9 @@ mod tests {
             job.begin("a", json!({"x": 1}), &[], &[], false).unwrap(),
             Begin::Skip(_)
         ));
-        let err = job.begin("a", json!({"x": 2}), &[], &[], false).unwrap_err();
+        let err = job
+            .begin("a", json!({"x": 2}), &[], &[], false)
+            .unwrap_err();
         assert!(err.to_string().contains("--force"), "{err}");
         // A dependent stage is dropped when its input is recomputed.
         job.begin("b", json!({}), &["a"], &[], false).unwrap();

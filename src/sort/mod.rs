@@ -50,6 +50,9 @@ pub use loser_tree::LoserTree;
 pub use record::Record;
 pub use run::{RunInfo, RunReader, RunWriter};
 
+/// `f(acc, next)`: folds `next` into `acc` and returns `true` if they share a key.
+pub type CombineFn<T> = Arc<dyn Fn(&mut T, &T) -> bool + Send + Sync>;
+
 /// Folds records with equal keys into one during run formation and merging.
 pub enum Combine<T> {
     /// Keep every record.
@@ -59,7 +62,7 @@ pub enum Combine<T> {
     /// `f(acc, next)` returns `true` if `next` was folded into `acc` (same key),
     /// `false` if `next` starts a new group. The name identifies the function in
     /// run files, so runs made with another function are not reused.
-    Custom(&'static str, Arc<dyn Fn(&mut T, &T) -> bool + Send + Sync>),
+    Custom(&'static str, CombineFn<T>),
 }
 
 impl<T: Record> Combine<T> {
@@ -357,7 +360,9 @@ impl<T: Record> ExternalSorter<T> {
                 stats: std::mem::take(&mut self.stats),
             });
         }
-        if !self.buf.is_empty() || (self.runs.is_empty() && self.pending.is_none() && !self.complete) {
+        if !self.buf.is_empty()
+            || (self.runs.is_empty() && self.pending.is_none() && !self.complete)
+        {
             self.spill()?;
         }
         self.wait_pending()?;
@@ -421,7 +426,7 @@ impl<T: Record> ExternalSorter<T> {
         while let Some(r) = merge.next_record()? {
             w.push(r)?;
             n += 1;
-            if n % 65536 == 0 {
+            if n.is_multiple_of(65536) {
                 task.set_position(merge.consumed);
             }
         }

@@ -26,7 +26,10 @@ pub fn workspace_root() -> PathBuf {
     let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     while !dir.join("formats").is_dir() {
         if !dir.pop() {
-            panic!("workspace root not found above {}", env!("CARGO_MANIFEST_DIR"));
+            panic!(
+                "workspace root not found above {}",
+                env!("CARGO_MANIFEST_DIR")
+            );
         }
     }
     dir
@@ -59,9 +62,9 @@ pub fn random_graph(seed: u64, arcs: usize) -> Vec<(u64, u64)> {
     for _ in 0..arcs {
         let s = rng.below(nodes);
         let d = match rng.below(10) {
-            0 => s,                                                // self-loop
-            1..=6 => (s + rng.below(50)).min(nodes - 1),            // same host
-            _ => rng.below(nodes),                                  // anywhere
+            0 => s,                                      // self-loop
+            1..=6 => (s + rng.below(50)).min(nodes - 1), // same host
+            _ => rng.below(nodes),                       // anywhere
         };
         out.push((id(s), id(d)));
         if rng.below(20) == 0 {
@@ -98,7 +101,11 @@ pub struct NaiveGraph {
 
 pub fn naive_import(arcs: &[(u64, u64)]) -> NaiveGraph {
     let ids: BTreeSet<u64> = arcs.iter().flat_map(|&(s, d)| [s, d]).collect();
-    let doc: BTreeMap<u64, u64> = ids.iter().enumerate().map(|(i, &id)| (id, i as u64)).collect();
+    let doc: BTreeMap<u64, u64> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| (id, i as u64))
+        .collect();
     let mut fwd = BTreeSet::new();
     let mut self_loops = 0;
     for &(s, d) in arcs {

@@ -64,7 +64,11 @@ impl Global {
     }
 
     /// Opens a job, applying `--tmp-dir`.
-    pub fn open_job(&self, dir: &std::path::Path, create: bool) -> webmill::Result<webmill::job::Job> {
+    pub fn open_job(
+        &self,
+        dir: &std::path::Path,
+        create: bool,
+    ) -> webmill::Result<webmill::job::Job> {
         let mut job = webmill::job::Job::open(dir, create)?;
         if let Some(t) = &self.tmp_dir {
             job.set_tmp_root(t);
@@ -86,7 +90,10 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(n) = cli.global.threads {
-        if let Err(e) = rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global() {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global()
+        {
             eprintln!("webmill: cannot start {n} threads: {e}");
             return ExitCode::FAILURE;
         }

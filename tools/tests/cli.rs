@@ -15,20 +15,34 @@ fn webmill() -> Command {
 }
 
 fn stdout_of(args: &[&str]) -> String {
-    let out = webmill().args(args).assert().success().get_output().stdout.clone();
+    let out = webmill()
+        .args(args)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     String::from_utf8(out).unwrap()
 }
 
 fn import(job: &Path, inputs: &[&Path], extra: &[&str]) -> assert_cmd::assert::Assert {
     let mut cmd = webmill();
-    cmd.arg("import-graph").arg("--out").arg(job).args(extra).args(inputs);
+    cmd.arg("import-graph")
+        .arg("--out")
+        .arg(job)
+        .args(extra)
+        .args(inputs);
     cmd.assert()
 }
 
 /// A small graph with sparse ids, a self-loop and a duplicate.
 fn small_graph(dir: &Path) -> PathBuf {
     let p = dir.join("small.tsv");
-    std::fs::write(&p, "# tiny\n100\t7\n7\t100\n100\t42\n42\t42\n100\t7\n9000000000\t7\n").unwrap();
+    std::fs::write(
+        &p,
+        "# tiny\n100\t7\n7\t100\n100\t42\n42\t42\n100\t7\n9000000000\t7\n",
+    )
+    .unwrap();
     p
 }
 
@@ -39,12 +53,16 @@ fn help_explains_flags_and_defaults() {
         .assert()
         .success()
         .stdout(predicate::str::contains("--mem").and(predicate::str::contains("default")));
-    webmill().args(["import-graph", "--help"]).assert().success().stdout(
-        predicate::str::contains("--keep-self-loops")
-            .and(predicate::str::contains("--strict"))
-            .and(predicate::str::contains("default: snap"))
-            .and(predicate::str::contains("--threads")),
-    );
+    webmill()
+        .args(["import-graph", "--help"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("--keep-self-loops")
+                .and(predicate::str::contains("--strict"))
+                .and(predicate::str::contains("default: snap"))
+                .and(predicate::str::contains("--threads")),
+        );
 }
 
 #[test]
@@ -54,7 +72,9 @@ fn import_stats_exports_and_tools() {
     let job = dir.path().join("job");
     import(&job, &[&input], &["--mem", "8M"])
         .success()
-        .stderr(predicate::str::contains("4 nodes, 4 arcs (1 self-loops dropped, 1 duplicate arcs"));
+        .stderr(predicate::str::contains(
+            "4 nodes, 4 arcs (1 self-loops dropped, 1 duplicate arcs",
+        ));
 
     let stats: serde_json::Value =
         serde_json::from_str(&stdout_of(&["stats", "--json", job.to_str().unwrap()])).unwrap();
@@ -74,15 +94,24 @@ fn import_stats_exports_and_tools() {
     let edges = stdout_of(&["export", "edges", job.to_str().unwrap()]);
     assert_eq!(edges, "# src\tdst\n0\t2\n2\t0\n2\t1\n3\t0\n");
     let dumped = stdout_of(&["dump", job.join("edges.wm").to_str().unwrap()]);
-    assert_eq!(dumped.lines().skip(1).collect::<Vec<_>>(), edges.lines().skip(1).collect::<Vec<_>>());
+    assert_eq!(
+        dumped.lines().skip(1).collect::<Vec<_>>(),
+        edges.lines().skip(1).collect::<Vec<_>>()
+    );
     let transposed = stdout_of(&["dump", job.join("edges-t.wm").to_str().unwrap()]);
     assert_eq!(transposed, "# node\tneighbour\n0\t2\n0\t3\n1\t2\n2\t0\n");
 
     let inspect = stdout_of(&["inspect", job.join("edges.wm").to_str().unwrap()]);
-    assert!(inspect.contains("kind        edges (format version 1)"), "{inspect}");
+    assert!(
+        inspect.contains("kind        edges (format version 1)"),
+        "{inspect}"
+    );
     assert!(inspect.contains("records     4"), "{inspect}");
     let inspect_job = stdout_of(&["inspect", job.to_str().unwrap()]);
-    assert!(inspect_job.contains("stage import-graph: Finished"), "{inspect_job}");
+    assert!(
+        inspect_job.contains("stage import-graph: Finished"),
+        "{inspect_job}"
+    );
     webmill()
         .args(["verify", job.to_str().unwrap()])
         .assert()
@@ -96,12 +125,14 @@ fn rerun_skips_changed_parameters_are_refused_force_recomputes() {
     let input = small_graph(dir.path());
     let job = dir.path().join("job");
     import(&job, &[&input], &[]).success();
-    import(&job, &[&input], &[])
-        .success()
-        .stderr(predicate::str::contains("already finished").and(predicate::str::contains("skipped")));
+    import(&job, &[&input], &[]).success().stderr(
+        predicate::str::contains("already finished").and(predicate::str::contains("skipped")),
+    );
     import(&job, &[&input], &["--keep-self-loops"])
         .failure()
-        .stderr(predicate::str::contains("other parameters").and(predicate::str::contains("--force")));
+        .stderr(
+            predicate::str::contains("other parameters").and(predicate::str::contains("--force")),
+        );
     import(&job, &[&input], &["--keep-self-loops", "--force"]).success();
     let stats: serde_json::Value =
         serde_json::from_str(&stdout_of(&["stats", "--json", job.to_str().unwrap()])).unwrap();
@@ -136,10 +167,16 @@ fn bad_input_is_reported_and_valid_lines_kept() {
 
     import(&dir.path().join("strict"), &[&junk], &["--strict"])
         .failure()
-        .stderr(predicate::str::contains("junk.tsv: line 2").and(predicate::str::contains("--strict")));
-    import(&dir.path().join("missing"), &[&dir.path().join("nope.tsv")], &[])
-        .failure()
-        .stderr(predicate::str::contains("nope.tsv"));
+        .stderr(
+            predicate::str::contains("junk.tsv: line 2").and(predicate::str::contains("--strict")),
+        );
+    import(
+        &dir.path().join("missing"),
+        &[&dir.path().join("nope.tsv")],
+        &[],
+    )
+    .failure()
+    .stderr(predicate::str::contains("nope.tsv"));
 }
 
 #[test]
@@ -186,7 +223,10 @@ fn corrupted_or_truncated_job_files_fail_verification_naming_the_file() {
             .code(predicate::ne(101));
         std::fs::write(&path, &good).unwrap();
     }
-    webmill().args(["verify", job.to_str().unwrap()]).assert().success();
+    webmill()
+        .args(["verify", job.to_str().unwrap()])
+        .assert()
+        .success();
 }
 
 #[test]
@@ -195,12 +235,17 @@ fn real_graph_under_a_small_budget() {
     let input = data.join("graphs/uk-2007-05@100000.tsv.gz");
     let dir = tempfile::tempdir().unwrap();
     let job = dir.path().join("uk");
-    import(&job, &[&input], &["--mem", "16M", "-q"]).success().stderr("");
+    import(&job, &[&input], &["--mem", "16M", "-q"])
+        .success()
+        .stderr("");
     let stats: serde_json::Value =
         serde_json::from_str(&stdout_of(&["stats", "--json", job.to_str().unwrap()])).unwrap();
     assert_eq!(stats["nodes"], 100_000);
     assert_eq!(stats["arcs"], 3_034_945);
     assert_eq!(stats["self_loops"], 15_670);
     assert!(stats["bits_per_arc"].as_f64().unwrap() < 8.0);
-    webmill().args(["verify", job.to_str().unwrap()]).assert().success();
+    webmill()
+        .args(["verify", job.to_str().unwrap()])
+        .assert()
+        .success();
 }

@@ -28,7 +28,10 @@ fn import_cmd(job: &Path, input: &Path, mem: &str) -> Command {
 }
 
 fn outputs(job: &Path) -> Vec<Vec<u8>> {
-    OUTPUTS.iter().map(|f| std::fs::read(job.join(f)).unwrap()).collect()
+    OUTPUTS
+        .iter()
+        .map(|f| std::fs::read(job.join(f)).unwrap())
+        .collect()
 }
 
 /// Nothing that looks complete but is not: no partial file lies under a final name.
@@ -46,7 +49,10 @@ fn setup() -> (tempfile::TempDir, PathBuf, Vec<Vec<u8>>) {
     let input = dir.path().join("g.tsv.gz");
     write_snap(&input, &random_graph(5, 400_000), true);
     let reference = dir.path().join("reference");
-    assert!(import_cmd(&reference, &input, "2M").status().unwrap().success());
+    assert!(import_cmd(&reference, &input, "2M")
+        .status()
+        .unwrap()
+        .success());
     let want = outputs(&reference);
     (dir, input, want)
 }
@@ -56,7 +62,10 @@ fn kill_9_at_random_moments_then_resume() {
     let (dir, input, want) = setup();
     // How long an uninterrupted run takes, to spread the kills over it.
     let t = Instant::now();
-    assert!(import_cmd(&dir.path().join("timing"), &input, "2M").status().unwrap().success());
+    assert!(import_cmd(&dir.path().join("timing"), &input, "2M")
+        .status()
+        .unwrap()
+        .success());
     let full = t.elapsed().as_millis() as u64;
     let mut rng = Rng(2024);
     for round in 0..3 {
@@ -82,7 +91,10 @@ fn kill_9_at_random_moments_then_resume() {
         }
         // One more run after completion is a no-op.
         assert!(import_cmd(&job, &input, "2M").status().unwrap().success());
-        assert!(outputs(&job) == want, "outputs differ after {kills} kills (round {round})");
+        assert!(
+            outputs(&job) == want,
+            "outputs differ after {kills} kills (round {round})"
+        );
     }
 }
 
@@ -111,7 +123,10 @@ fn abort_at_failpoints_then_resume() {
         assert_no_half_files(&job);
         // Resume with a different budget: the runs already written are reused.
         assert!(import_cmd(&job, &input, "3M").status().unwrap().success());
-        assert!(outputs(&job) == want, "outputs differ after failpoint {point}");
+        assert!(
+            outputs(&job) == want,
+            "outputs differ after failpoint {point}"
+        );
         let manifest: serde_json::Value =
             serde_json::from_slice(&std::fs::read(job.join("job.json")).unwrap()).unwrap();
         if point.starts_with("sort.") {
@@ -119,6 +134,9 @@ fn abort_at_failpoints_then_resume() {
             // publishing the manifest may come before the stage was recorded.)
             assert_eq!(manifest["stages"]["import-graph"]["attempts"], 2, "{point}");
         }
-        assert!(!job.join("tmp").exists(), "temporary files left after {point}");
+        assert!(
+            !job.join("tmp").exists(),
+            "temporary files left after {point}"
+        );
     }
 }

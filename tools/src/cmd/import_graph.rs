@@ -71,7 +71,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             ));
             return Ok(ExitCode::SUCCESS);
         }
-        ImportOutcome::Done { record, resumed, .. } => (record, resumed),
+        ImportOutcome::Done {
+            record, resumed, ..
+        } => (record, resumed),
     };
     let f = &record.figures;
     let x = |k: &str| f.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);

@@ -32,7 +32,11 @@ fn inspect_file(path: &std::path::Path, all_blocks: bool) -> anyhow::Result<()> 
     let stored: u64 = c.blocks().iter().map(|b| b.stored).sum();
     println!("file        {}", path.display());
     println!("kind        {} (format version {})", c.kind(), c.version());
-    println!("size        {} ({} bytes)", format_bytes(c.size()), thousands(c.size()));
+    println!(
+        "size        {} ({} bytes)",
+        format_bytes(c.size()),
+        thousands(c.size())
+    );
     println!("params      {}", c.params());
     println!("meta        {}", c.meta());
     println!("records     {}", thousands(c.records()));
@@ -100,7 +104,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         );
         println!("  params  {}", rec.params);
         if !rec.figures.extra.is_empty() {
-            println!("  figures {}", serde_json::Value::Object(rec.figures.extra.clone()));
+            println!(
+                "  figures {}",
+                serde_json::Value::Object(rec.figures.extra.clone())
+            );
         }
         for out in &rec.outputs {
             println!();

@@ -65,7 +65,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         }
     }
     if failures > 0 {
-        anyhow::bail!("{failures} file(s) of job {} failed verification", args.target.display());
+        anyhow::bail!(
+            "{failures} file(s) of job {} failed verification",
+            args.target.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
