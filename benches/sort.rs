@@ -26,19 +26,26 @@
 //!
 //! # Figures printed
 //!
-//! Per run and, at the end, a table of medians per workload and engine: wall
-//! seconds (and its push / finish / drain phases), records/s, MB/s (input bytes =
-//! records × encoded size, MB = 10^6 bytes), bytes per record on disk (size of
-//! the sort directory once `finish` returns; webmill compresses runs with zstd,
-//! extsort writes raw encodings), peak RSS and peak RSS minus budget; then the
-//! throughput ratio webmill / extsort.
+//! Per run and, at the end, a table of medians per workload and engine:
+//!
+//! * wall seconds, split into push (generation + push), finish and drain;
+//! * CPU seconds of the child (user + system, all threads; steadier than wall
+//!   time on a busy machine);
+//! * records/s and MB/s (input bytes = records × encoded size, MB = 10^6 B);
+//! * bytes per record on disk: size of the sort directory once `finish`
+//!   returns (webmill compresses runs with zstd, extsort writes raw encodings);
+//! * runs formed / intermediate merge passes;
+//! * peak RSS (median, and max over runs) and peak RSS minus budget;
+//!
+//! then the throughput ratio webmill / extsort and the CPU-seconds ratio.
 //!
 //! # extsort configuration
 //!
 //! Segment size = budget / in-memory record size (it spills once it holds more
 //! than `segment_size` items, so it is given one less), parallel (rayon) segment
-//! sort enabled, segments written to the same kind of directory. Its merge
-//! (peek mode below 20 segments, a binary heap above) has no other knob.
+//! sort enabled, segments written under the same parent directory as webmill's
+//! runs. Its merge (peek mode below 20 segments, a binary heap above) has no
+//! other knob worth turning here.
 //!
 //! # Running
 //!
@@ -48,13 +55,17 @@
 //!     --pairs 5M --wide 1M --budget 32M --runs 1                                 # quick
 //! ```
 //!
-//! Options (environment variable in brackets): `--pairs N` [SORT_BENCH_PAIRS],
-//! `--wide N` [SORT_BENCH_WIDE], `--records N` (both) [SORT_BENCH_RECORDS],
-//! `--budget SIZE` [SORT_BENCH_BUDGET], `--runs R` [SORT_BENCH_RUNS],
-//! `--workload pairs|wide|all`, `--dir PATH` [SORT_BENCH_DIR] (parent of the
-//! temporary sort directories; default: next to the bench executable, i.e. in
-//! the target directory, so not on a possibly small /tmp). Counts accept `K`,
-//! `M`, `G` (powers of 1000) and `_`.
+//! Options (environment variables in parentheses; arguments win):
+//!
+//! * `--pairs N` (`SORT_BENCH_PAIRS`), `--wide N` (`SORT_BENCH_WIDE`): record
+//!   counts of the two workloads; `--records N` (`SORT_BENCH_RECORDS`) sets both.
+//!   Counts accept `_` and the suffixes `K`, `M`, `G` (powers of 1000).
+//! * `--budget SIZE` (`SORT_BENCH_BUDGET`): memory budget, e.g. `256M` (MiB).
+//! * `--runs R` (`SORT_BENCH_RUNS`): runs per engine and workload.
+//! * `--workload pairs|wide|all`.
+//! * `--dir PATH` (`SORT_BENCH_DIR`): where the temporary sort directories go;
+//!   default: next to the bench executable, i.e. in the target directory, not
+//!   on a possibly small /tmp. They are removed afterwards.
 //!
 //! One case alone, e.g. under `perf record`:
 //! `target/release/deps/sort-HASH --case webmill:pairs --records 50M --budget 256M --dir DIR`
@@ -339,6 +350,19 @@ where
     Ok(m)
 }
 
+/// CPU seconds (user + system, all threads) the process used so far, from
+/// `/proc/self/stat` (in USER_HZ ticks, 100 per second on Linux).
+fn cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name, which is in parentheses: state is
+    // field 3, utime 14, stime 15.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) as f64 / 100.0)
+}
+
 /// Child mode: runs one case and prints one `RESULT key=value ...` line.
 fn child(case: &str, n: u64, budget: u64, dir: &Path) -> BoxResult<()> {
     let m = match case {
@@ -349,9 +373,10 @@ fn child(case: &str, n: u64, budget: u64, dir: &Path) -> BoxResult<()> {
         _ => return Err(format!("unknown case {case:?}").into()),
     };
     let peak = peak_rss().ok_or("cannot read VmHWM from /proc/self/status")?;
+    let cpu = cpu_secs().ok_or("cannot read /proc/self/stat")?;
     println!(
-        "RESULT push_secs={} finish_secs={} drain_secs={} disk_bytes={} written_bytes={} \
-         runs={} merge_passes={} peak_rss={}",
+        "RESULT push_secs={} finish_secs={} drain_secs={} cpu_secs={cpu} disk_bytes={} \
+         written_bytes={} runs={} merge_passes={} peak_rss={}",
         m.push_secs,
         m.finish_secs,
         m.drain_secs,
@@ -514,6 +539,7 @@ struct Summary {
     push: f64,
     finish: f64,
     drain: f64,
+    cpu: f64,
     records_per_sec: f64,
     mb_per_sec: f64,
     disk_per_record: f64,
@@ -540,6 +566,7 @@ fn summarize(
         push: med(&|f| f["push_secs"]),
         finish: med(&|f| f["finish_secs"]),
         drain: med(&|f| f["drain_secs"]),
+        cpu: med(&|f| f["cpu_secs"]),
         records_per_sec: med(&|f| n as f64 / wall(f)),
         mb_per_sec: med(&|f| (n * encoded) as f64 / 1e6 / wall(f)),
         disk_per_record: med(&|f| f["disk_bytes"] / n.max(1) as f64),
@@ -622,14 +649,15 @@ fn parent(o: &Options) -> BoxResult<()> {
                 let _ = std::fs::remove_dir_all(&dir);
                 let wall = f["push_secs"] + f["finish_secs"] + f["drain_secs"];
                 println!(
-                    "   run {} {:8} {:7.2} s (push {:.2} + finish {:.2} + drain {:.2})  \
-                     {:6.2} Mrec/s  {:7.1} MB/s  peak RSS {}",
+                    "   run {} {:8} {:7.2} s (push {:.2} + finish {:.2} + drain {:.2}), \
+                     cpu {:6.2} s  {:6.2} Mrec/s  {:7.1} MB/s  peak RSS {}",
                     round + 1,
                     engines[e],
                     wall,
                     f["push_secs"],
                     f["finish_secs"],
                     f["drain_secs"],
+                    f["cpu_secs"],
                     n as f64 / wall / 1e6,
                     (n * encoded) as f64 / 1e6 / wall,
                     format_bytes(f["peak_rss"] as u64)
@@ -648,11 +676,12 @@ fn parent(o: &Options) -> BoxResult<()> {
         format_bytes(o.budget)
     );
     println!(
-        "{:<8} {:<8} {:>8} {:>22} {:>8} {:>8} {:>9} {:>9} {:>10} {:>11} {:>11}",
+        "{:<8} {:<8} {:>8} {:>22} {:>7} {:>8} {:>8} {:>9} {:>9} {:>10} {:>11} {:>11}",
         "workload",
         "engine",
         "wall s",
         "push/finish/drain s",
+        "cpu s",
         "Mrec/s",
         "MB/s",
         "disk B/r",
@@ -663,11 +692,12 @@ fn parent(o: &Options) -> BoxResult<()> {
     );
     for s in &summaries {
         println!(
-            "{:<8} {:<8} {:>8.2} {:>22} {:>8.2} {:>8.1} {:>9} {:>9} {:>10} {:>11} {:>11}",
+            "{:<8} {:<8} {:>8.2} {:>22} {:>7.2} {:>8.2} {:>8.1} {:>9} {:>9} {:>10} {:>11} {:>11}",
             s.workload,
             s.engine,
             s.wall,
             format!("{:.2}/{:.2}/{:.2}", s.push, s.finish, s.drain),
+            s.cpu,
             s.records_per_sec / 1e6,
             s.mb_per_sec,
             if s.written_per_record > s.disk_per_record + 0.005 {
@@ -692,8 +722,10 @@ fn parent(o: &Options) -> BoxResult<()> {
         let find = |e: &str| summaries.iter().find(|s| s.workload == *w && s.engine == e);
         if let (Some(a), Some(b)) = (find("webmill"), find("extsort")) {
             println!(
-                "{w}: webmill / extsort throughput = {:.2}x; webmill peak RSS {} budget",
+                "{w}: webmill / extsort throughput = {:.2}x (CPU seconds extsort / webmill \
+                 = {:.2}x); webmill peak RSS {} budget",
                 a.records_per_sec / b.records_per_sec,
+                b.cpu / a.cpu,
                 format_signed(a.peak_rss - o.budget as f64)
             );
         }

@@ -20,5 +20,7 @@ pub mod docs;
 pub mod graph;
 pub mod job;
 pub mod kinds;
+pub mod plot;
+pub mod rank;
 pub mod stats;
 pub mod tsv;

@@ -24,6 +24,8 @@ pub trait Task: Send + Sync {
     fn set_position(&self, pos: u64);
     /// Sets a short message shown beside the bar.
     fn set_message(&self, msg: String);
+    /// Changes the expected total (when a better estimate is known).
+    fn set_total(&self, _total: u64) {}
 }
 
 /// Receives progress and notes from the engine.

@@ -80,6 +80,8 @@ impl Global {
 #[derive(Subcommand, Debug)]
 enum Command {
     ImportGraph(cmd::import_graph::Args),
+    Pagerank(cmd::pagerank::Args),
+    Top(cmd::top::Args),
     Stats(cmd::stats::Args),
     Export(cmd::export::Args),
     Inspect(cmd::inspect::Args),
@@ -101,6 +103,8 @@ fn main() -> ExitCode {
     let g = &cli.global;
     let result = match cli.command {
         Command::ImportGraph(a) => cmd::import_graph::run(a, g),
+        Command::Pagerank(a) => cmd::pagerank::run(a, g),
+        Command::Top(a) => cmd::top::run(a, g),
         Command::Stats(a) => cmd::stats::run(a, g),
         Command::Export(a) => cmd::export::run(a, g),
         Command::Inspect(a) => cmd::inspect::run(a, g),

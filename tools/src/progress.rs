@@ -64,6 +64,9 @@ impl Task for BarTask {
         self.bar.set_message(msg);
         self.maybe_show();
     }
+    fn set_total(&self, total: u64) {
+        self.bar.set_length(total);
+    }
 }
 
 impl Drop for BarTask {

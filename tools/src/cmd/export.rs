@@ -16,7 +16,8 @@ use crate::Global;
 /// one record a line; text fields escape \, tab and newlines).
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// What to export: docs = `docid url crawled bytes title`, edges = `src dst`
+    /// What to export: docs = `docid url crawled bytes title`, edges = `src
+    /// dst`, ranks = `docid url rank` (after `webmill pagerank`)
     #[arg(value_enum)]
     what: What,
     /// Job directory
@@ -27,6 +28,7 @@ pub struct Args {
 enum What {
     Docs,
     Edges,
+    Ranks,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
@@ -47,6 +49,17 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
                     d.bytes,
                     escape(&d.title)
                 )?;
+            }
+        }
+        What::Ranks => {
+            job.finished_stage(webmill::rank::STAGE)?;
+            let ranks = webmill::rank::RankVector::open(job.path(webmill::rank::RANKS_FILE))?;
+            let t = DocTable::open(job.path(DOCS_FILE))?;
+            let mut r = ranks.reader();
+            writeln!(out, "# docid\turl\trank")?;
+            for doc in t.iter() {
+                let (id, d) = doc?;
+                writeln!(out, "{id}\t{}\t{:e}", escape(&d.url), r.get(id)?)?;
             }
         }
         What::Edges => {

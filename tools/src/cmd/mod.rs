@@ -4,7 +4,9 @@ pub mod dump;
 pub mod export;
 pub mod import_graph;
 pub mod inspect;
+pub mod pagerank;
 pub mod stats;
+pub mod top;
 pub mod verify;
 
 use std::io::{self, Write};

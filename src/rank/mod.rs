@@ -1,0 +1,653 @@
+//! PageRank out of core (Brin & Page 1998; Henzinger's reset-vector form).
+//!
+//! ```text
+//! PR₊[j] = (1−d)·v[j] + d·( Σ_{i→j} PR[i]/outdeg(i)  +  D·u[j] )
+//! ```
+//!
+//! `d` is the damping (the probability of following a link, 0.85 by default;
+//! Henzinger writes the reset probability, her d = 1 − ours), `v` the reset
+//! (preference) vector — uniform, or from a personalization file for
+//! topic-flavoured / personalized PageRank — `D` the rank held by dangling nodes
+//! (no out-links), spread by `u` (uniform, or `v`). Iteration starts from `v` and
+//! stops when the L1 change falls below the tolerance, or at the iteration cap.
+//!
+//! # Three modes, one answer — bit for bit
+//!
+//! * [`memory`]: vectors in RAM, in-links held as an in-memory CSR when the
+//!   budget allows (streamed from the transposed edge file otherwise); rayon
+//!   over destination ranges.
+//! * [`blocked`] (Haveliwala 1999): destinations cut into blocks that fit the
+//!   budget; arcs partitioned once by destination block and sorted by source;
+//!   per block, the contribution vector is streamed from disk.
+//! * [`sortmerge`]: `(dst, src, contribution)` messages sorted externally and
+//!   merged into the next vector.
+//!
+//! All modes add each node's in-contributions in increasing source order
+//! starting from 0.0, compute every term with the same expression, and sum the
+//! dangling mass and the L1 change in fixed chunks of docIDs ([`ChunkedSum`]),
+//! so they produce the same bits whatever the mode, thread count or budget. That
+//! is also what makes a resumed run bit-identical to an uninterrupted one: each
+//! iteration's vector is checkpointed atomically and is all the next one needs.
+
+pub mod blocked;
+pub mod memory;
+pub mod sortmerge;
+pub mod vector;
+
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::docs::DocTable;
+use crate::error::{Error, IoContext, Result};
+use crate::graph::import::{DOCS_FILE, EDGES_FILE, STAGE as IMPORT_STAGE, TRANSPOSED_FILE};
+use crate::graph::EdgeFile;
+use crate::job::{Begin, Figures, Job, Settings, StageRecord};
+use crate::progress::Unit;
+pub use vector::{RankVector, VectorReader, VectorWriter};
+
+/// Name of the stage.
+pub const STAGE: &str = "pagerank";
+/// The published rank vector.
+pub const RANKS_FILE: &str = "ranks.wm";
+/// The convergence plot.
+pub const PLOT_FILE: &str = "pagerank-convergence.svg";
+/// Chunk length of [`ChunkedSum`].
+pub const SUM_CHUNK: u64 = 1 << 16;
+
+/// Where dangling nodes' rank goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dangling {
+    /// Spread uniformly over all nodes.
+    Uniform,
+    /// Spread like the preference (reset) vector.
+    Preference,
+}
+
+/// How to run the iterations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Memory if the vectors fit the budget, else blocked.
+    Auto,
+    /// Vectors in RAM.
+    Memory,
+    /// Haveliwala's block strategy.
+    Blocked,
+    /// Sorted messages.
+    SortMerge,
+}
+
+impl Mode {
+    /// The mode's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Auto => "auto",
+            Mode::Memory => "memory",
+            Mode::Blocked => "blocked",
+            Mode::SortMerge => "sort-merge",
+        }
+    }
+}
+
+/// PageRank parameters.
+#[derive(Clone, Debug)]
+pub struct PageRankOptions {
+    /// Probability of following a link.
+    pub damping: f64,
+    /// Stop when the L1 change is below this.
+    pub tol: f64,
+    /// Stop after this many iterations.
+    pub max_iter: u32,
+    /// Personalization file (`docid-or-URL<TAB>weight` lines).
+    pub personalize: Option<PathBuf>,
+    /// Where dangling mass goes.
+    pub dangling: Dangling,
+    /// Execution mode.
+    pub mode: Mode,
+}
+
+impl Default for PageRankOptions {
+    fn default() -> Self {
+        PageRankOptions {
+            damping: 0.85,
+            tol: 1e-10,
+            max_iter: 100,
+            personalize: None,
+            dangling: Dangling::Uniform,
+            mode: Mode::Auto,
+        }
+    }
+}
+
+/// Sums values fed in docID order in fixed chunks of [`SUM_CHUNK`] docIDs, so
+/// that a parallel sum over chunks and a streaming sum give the same bits.
+#[derive(Clone, Debug, Default)]
+pub struct ChunkedSum {
+    total: f64,
+    chunk: f64,
+    chunk_id: u64,
+}
+
+impl ChunkedSum {
+    /// Adds the value of docID `i` (docIDs fed in increasing order; docIDs
+    /// with nothing to add may be left out).
+    #[inline]
+    pub fn add(&mut self, i: u64, v: f64) {
+        let c = i / SUM_CHUNK;
+        if c != self.chunk_id {
+            self.total += self.chunk;
+            self.chunk = 0.0;
+            self.chunk_id = c;
+        }
+        self.chunk += v;
+    }
+
+    /// The sum.
+    pub fn total(&self) -> f64 {
+        self.total + self.chunk
+    }
+
+    /// The chunked sum of a whole slice (docIDs `0..`), in parallel.
+    pub fn of_slice(values: &[f64], f: impl Fn(usize, f64) -> f64 + Sync) -> f64 {
+        use rayon::prelude::*;
+        let partials: Vec<f64> = values
+            .par_chunks(SUM_CHUNK as usize)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let base = c * SUM_CHUNK as usize;
+                let mut s = 0.0;
+                for (k, &v) in chunk.iter().enumerate() {
+                    s += f(base + k, v);
+                }
+                s
+            })
+            .collect();
+        let mut total = 0.0;
+        for p in partials {
+            total += p;
+        }
+        total
+    }
+}
+
+/// The per-iteration constants, shared by the modes.
+#[derive(Clone, Copy, Debug)]
+pub struct Step {
+    /// Damping.
+    pub damping: f64,
+    /// Dangling mass of the previous vector.
+    pub dangling_mass: f64,
+    /// 1/n, for uniform vectors.
+    pub uniform: f64,
+}
+
+impl Step {
+    /// The new value of a node: `acc` is its in-contributions summed in source
+    /// order, `v` and `u` its reset and dangling-distribution values.
+    #[inline]
+    pub fn value(&self, acc: f64, v: f64, u: f64) -> f64 {
+        (1.0 - self.damping) * v + self.damping * (acc + self.dangling_mass * u)
+    }
+}
+
+/// The graph and vectors an iteration works on, as files.
+pub struct Inputs {
+    /// Nodes.
+    pub n: u64,
+    /// Arcs.
+    pub m: u64,
+    /// Forward edge file.
+    pub forward: PathBuf,
+    /// Transposed edge file.
+    pub transposed: PathBuf,
+    /// Out-degrees as a vector file (f64).
+    pub degrees: PathBuf,
+    /// Reset vector file, `None` = uniform.
+    pub preference: Option<PathBuf>,
+    /// Dangling distribution.
+    pub dangling: Dangling,
+    /// The stage's temporary directory.
+    pub tmp: PathBuf,
+}
+
+/// One iteration's result.
+#[derive(Clone, Copy, Debug)]
+pub struct IterationOutcome {
+    /// L1 distance between the new and the previous vector.
+    pub l1: f64,
+    /// Sum of the new vector.
+    pub sum: f64,
+}
+
+/// A mode's engine: computes iteration t+1's vector file from iteration t's.
+pub trait Iterate {
+    /// Computes iteration `t` (≥ 1): reads `prev` (a vector file), writes the
+    /// next vector to `next` with footer metadata `meta(outcome)`.
+    fn iterate(
+        &mut self,
+        t: u32,
+        prev: &Path,
+        next: &Path,
+        meta: &dyn Fn(IterationOutcome) -> Value,
+    ) -> Result<IterationOutcome>;
+}
+
+/// Computes the L1 change and sum of a new vector in memory against the
+/// previous one, in the fixed chunk order.
+pub fn l1_and_sum(prev: &[f64], next: &[f64]) -> IterationOutcome {
+    IterationOutcome {
+        l1: ChunkedSum::of_slice(next, |j, v| (v - prev[j]).abs()),
+        sum: ChunkedSum::of_slice(next, |_, v| v),
+    }
+}
+
+/// Memory (bytes) the memory mode needs for `n` nodes and `m` arcs: four
+/// vectors (previous, next, contributions, degrees), the preference vector if
+/// any, and the in-link CSR.
+pub fn memory_mode_bytes(n: u64, m: u64, personalized: bool) -> (u64, u64) {
+    let vectors = n * 8 * (4 + u64::from(personalized));
+    let csr = (n + 1) * 8 + m * if n <= u32::MAX as u64 { 4 } else { 8 };
+    (vectors, csr)
+}
+
+/// How the stage went.
+#[derive(Debug)]
+pub enum PageRankOutcome {
+    /// Finished earlier with the same parameters.
+    AlreadyDone(StageRecord),
+    /// Ran (possibly resumed) and finished.
+    Done {
+        /// The manifest record.
+        record: StageRecord,
+        /// Iteration it resumed after, if it resumed.
+        resumed_from: Option<u32>,
+        /// The mode that ran.
+        mode: Mode,
+    },
+}
+
+fn file_identity(p: &Path) -> Result<Value> {
+    let bytes = std::fs::read(p).at(p)?;
+    Ok(json!({
+        "path": std::fs::canonicalize(p).at(p)?.to_string_lossy(),
+        "bytes": bytes.len(),
+        "crc32c": format!("{:08x}", crc32c::crc32c(&bytes)),
+    }))
+}
+
+/// Runs (or resumes, or skips) PageRank on `job`.
+pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<PageRankOutcome> {
+    if !(opts.damping >= 0.0 && opts.damping < 1.0) {
+        return Err(Error::Invalid(format!(
+            "--damping must be in [0, 1), got {}",
+            opts.damping
+        )));
+    }
+    if opts.tol.is_nan() || opts.tol <= 0.0 || opts.max_iter == 0 {
+        return Err(Error::Invalid(
+            "--tol must be > 0 and --max-iter ≥ 1".into(),
+        ));
+    }
+    job.finished_stage(IMPORT_STAGE)?;
+    let params = json!({
+        "damping": opts.damping,
+        "tol": opts.tol,
+        "max_iter": opts.max_iter,
+        "personalize": opts.personalize.as_deref().map(file_identity).transpose()?,
+        "dangling": match opts.dangling { Dangling::Uniform => "uniform", Dangling::Preference => "preference" },
+    });
+    let resumed = match job.begin(
+        STAGE,
+        params.clone(),
+        &[IMPORT_STAGE],
+        &[RANKS_FILE],
+        s.force,
+    )? {
+        Begin::Skip(rec) => return Ok(PageRankOutcome::AlreadyDone(rec)),
+        Begin::Run { resumed } => resumed,
+    };
+    let tmp = job.tmp_dir(STAGE);
+    let forward = EdgeFile::open(job.path(EDGES_FILE))?;
+    let n = forward.stats().nodes;
+    let m = forward.stats().arcs;
+    if n == 0 {
+        return Err(Error::job(job.dir(), "the graph has no nodes"));
+    }
+
+    // Static inputs, built once and kept as checkpoints.
+    let degrees = tmp.join("degrees.wm");
+    if RankVector::open(&degrees).is_err() {
+        write_degrees(&forward, &degrees)?;
+    }
+    let preference = match &opts.personalize {
+        None => None,
+        Some(file) => {
+            let p = tmp.join("preference.wm");
+            if RankVector::open(&p).is_err() {
+                write_preference(file, &job.path(DOCS_FILE), n, &p, s)?;
+            }
+            Some(p)
+        }
+    };
+    let inputs = Inputs {
+        n,
+        m,
+        forward: job.path(EDGES_FILE),
+        transposed: job.path(TRANSPOSED_FILE),
+        degrees,
+        preference,
+        dangling: opts.dangling,
+        tmp: tmp.clone(),
+    };
+
+    let (vectors, csr) = memory_mode_bytes(n, m, inputs.preference.is_some());
+    let mode = match opts.mode {
+        Mode::Auto if vectors + csr <= s.mem => Mode::Memory,
+        Mode::Auto => Mode::Blocked,
+        m => m,
+    };
+    if mode == Mode::Memory && vectors > s.mem {
+        s.reporter.note(&format!(
+            "pagerank: warning: memory mode needs {} for its vectors, more than --mem {}",
+            crate::resources::format_bytes(vectors),
+            crate::resources::format_bytes(s.mem)
+        ));
+    }
+
+    // Where to start: the last checkpointed iteration, or v.
+    let (mut t, mut history) = match last_checkpoint(&tmp)? {
+        Some((t, history)) if resumed => (t, history),
+        _ => {
+            write_start(&inputs, &iteration_path(&tmp, 0))?;
+            (0, Vec::new())
+        }
+    };
+    let resumed_from = (t > 0).then_some(t);
+    if let Some(t) = resumed_from {
+        s.reporter.note(&format!(
+            "pagerank: resuming after iteration {t} (checkpoint in {})",
+            tmp.display()
+        ));
+    }
+
+    let mut engine: Box<dyn Iterate> = match mode {
+        Mode::Memory => Box::new(memory::MemoryEngine::new(
+            &inputs,
+            opts.damping,
+            s.mem.saturating_sub(vectors),
+        )?),
+        Mode::Blocked => Box::new(blocked::BlockedEngine::new(&inputs, opts.damping, s)?),
+        Mode::SortMerge => Box::new(sortmerge::SortMergeEngine::new(&inputs, opts.damping, s)?),
+        Mode::Auto => unreachable!("auto resolved above"),
+    };
+
+    let task = s.reporter.task(
+        &format!("{STAGE} ({})", mode.name()),
+        Some(opts.max_iter as u64),
+        Unit::Steps,
+    );
+    task.set_position(t as u64);
+    let converged = |h: &[f64]| h.last().is_some_and(|&l1| l1 < opts.tol);
+    while t < opts.max_iter && !converged(&history) {
+        let prev = iteration_path(&tmp, t);
+        let next = iteration_path(&tmp, t + 1);
+        let hist_so_far = history.clone();
+        let meta = move |o: IterationOutcome| {
+            let mut h = hist_so_far.clone();
+            h.push(o.l1);
+            json!({"iteration": t + 1, "l1": o.l1, "sum": o.sum, "history": h})
+        };
+        let outcome = engine.iterate(t + 1, &prev, &next, &meta)?;
+        crate::publish::failpoint("pagerank.iteration")?;
+        history.push(outcome.l1);
+        std::fs::remove_file(&prev).at(&prev)?;
+        t += 1;
+        task.set_position(t as u64);
+        task.set_message(format!("L1 change {:.3e}", outcome.l1));
+        // Re-estimate the iterations left from the contraction rate, for the ETA.
+        if let [.., a, b] = history[..] {
+            if b > 0.0 && a > b {
+                let left = ((opts.tol / b).ln() / (b / a).ln()).ceil().max(0.0);
+                task.set_total((t as f64 + left).min(opts.max_iter as f64) as u64);
+            }
+        }
+    }
+    drop(task);
+
+    // Publish.
+    let last = RankVector::open(iteration_path(&tmp, t))?;
+    let sum = last.container().meta()["sum"].as_f64().unwrap_or(1.0);
+    let l1 = history.last().copied().unwrap_or(f64::NAN);
+    let meta = json!({
+        "iterations": t,
+        "l1": l1,
+        "converged": converged(&history),
+        "sum": sum,
+        "mode": mode.name(),
+        "history": history,
+    });
+    let mut w = VectorWriter::create(job.path(RANKS_FILE), n, params)?;
+    let (mut scratch, mut block) = (Vec::new(), Vec::new());
+    for i in 0..last.container().blocks().len() {
+        last.read_block(i, &mut scratch, &mut block)?;
+        w.extend(&block)?;
+    }
+    w.finish(&meta)?;
+    let points: Vec<(f64, f64)> = history
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| ((i + 1) as f64, l))
+        .collect();
+    let svg = crate::plot::line_plot_svg(
+        &format!(
+            "PageRank convergence (d = {}, {} mode)",
+            opts.damping,
+            mode.name()
+        ),
+        "iteration",
+        "L1 change",
+        &points,
+        true,
+    );
+    crate::publish::write_atomic(job.path(PLOT_FILE), svg.as_bytes())?;
+    let mut figures = Figures {
+        records: n,
+        ..Figures::default()
+    };
+    if let Value::Object(m) = json!({
+        "iterations": t, "l1": l1, "converged": converged(&history), "mode": mode.name(),
+        "nodes": n, "arcs": m, "sum": sum,
+    }) {
+        figures.extra = m;
+    }
+    let record = job.finish(STAGE, &[RANKS_FILE], figures)?;
+    Ok(PageRankOutcome::Done {
+        record,
+        resumed_from,
+        mode,
+    })
+}
+
+/// Path of iteration `t`'s checkpoint.
+pub fn iteration_path(tmp: &Path, t: u32) -> PathBuf {
+    tmp.join(format!("iter-{t:05}.wm"))
+}
+
+/// The last valid checkpoint: (iteration, history of L1 changes). Older or
+/// damaged checkpoints are removed.
+fn last_checkpoint(tmp: &Path) -> Result<Option<(u32, Vec<f64>)>> {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return Ok(None);
+    };
+    let mut found: Vec<(u32, PathBuf)> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|p| {
+            let name = p.file_name()?.to_str()?;
+            let t = name
+                .strip_prefix("iter-")?
+                .strip_suffix(".wm")?
+                .parse()
+                .ok()?;
+            Some((t, p))
+        })
+        .collect();
+    found.sort();
+    let mut best = None;
+    while let Some((t, p)) = found.pop() {
+        if best.is_none() {
+            if let Ok(v) = RankVector::open(&p) {
+                if v.verify().is_ok() {
+                    let history = v.container().meta()["history"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(Value::as_f64).collect())
+                        .unwrap_or_default();
+                    best = Some((t, history));
+                    continue;
+                }
+            }
+        }
+        std::fs::remove_file(&p).at(&p)?;
+    }
+    Ok(best)
+}
+
+/// Writes the out-degree of every node as a vector (f64, 0 for dangling nodes).
+fn write_degrees(forward: &EdgeFile, path: &Path) -> Result<()> {
+    let n = forward.stats().nodes;
+    let mut w = VectorWriter::create(path, n, json!({"what": "out-degrees"}))?;
+    let mut next = 0u64;
+    for list in forward.lists() {
+        let (node, dsts) = list?;
+        while next < node {
+            w.push(0.0)?;
+            next += 1;
+        }
+        w.push(dsts.len() as f64)?;
+        next += 1;
+    }
+    while next < n {
+        w.push(0.0)?;
+        next += 1;
+    }
+    w.finish(&json!({}))?;
+    Ok(())
+}
+
+/// Reads a personalization file into a normalized dense preference vector.
+///
+/// Lines: `docid-or-URL<TAB>weight`; a first field of digits only is a docID,
+/// anything else a URL (or, for graph jobs, a node name) looked up in the doc
+/// table. `#` lines are comments. Weights must be finite and ≥ 0, with a
+/// positive total; repeated entries add up.
+fn write_preference(file: &Path, docs: &Path, n: u64, out: &Path, s: &Settings) -> Result<()> {
+    let reader = crate::graph::snap::open_maybe_gzip(file, Arc::new(Default::default()))?;
+    let mut by_doc: BTreeMap<u64, f64> = BTreeMap::new();
+    let mut by_url: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    for (k, line) in reader.split(b'\n').enumerate() {
+        let line = line.at(file)?;
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches('\r');
+        if text.trim().is_empty() || text.starts_with('#') {
+            continue;
+        }
+        let bad = |detail: String| Error::Input {
+            path: file.to_path_buf(),
+            location: format!("line {}", k + 1),
+            detail,
+        };
+        let (key, weight) = text
+            .rsplit_once('\t')
+            .ok_or_else(|| bad("expected `docid-or-URL<TAB>weight`".into()))?;
+        let weight: f64 = weight
+            .trim()
+            .parse()
+            .map_err(|_| bad(format!("weight {weight:?} is not a number")))?;
+        if !(weight.is_finite() && weight >= 0.0) {
+            return Err(bad(format!("weight {weight} must be finite and ≥ 0")));
+        }
+        if !key.is_empty() && key.bytes().all(|b| b.is_ascii_digit()) {
+            let id: u64 = key
+                .parse()
+                .map_err(|_| bad(format!("docID {key} is too large")))?;
+            if id >= n {
+                return Err(bad(format!("docID {id} is not in the graph ({n} nodes)")));
+            }
+            *by_doc.entry(id).or_default() += weight;
+        } else {
+            by_url
+                .entry(key.to_string())
+                .or_insert((0.0, (k + 1) as u64))
+                .0 += weight;
+        }
+    }
+    if !by_url.is_empty() {
+        let table = DocTable::open(docs)?;
+        for doc in table.iter() {
+            let (id, d) = doc?;
+            if let Some((w, _)) = by_url.remove(&d.url) {
+                *by_doc.entry(id).or_default() += w;
+            }
+        }
+        if let Some((url, (_, line))) = by_url.into_iter().next() {
+            return Err(Error::Input {
+                path: file.to_path_buf(),
+                location: format!("line {line}"),
+                detail: format!("URL {url:?} is not in the job's doc table"),
+            });
+        }
+    }
+    let total: f64 = by_doc.values().sum();
+    if total.is_nan() || total <= 0.0 {
+        return Err(Error::Input {
+            path: file.to_path_buf(),
+            location: "whole file".into(),
+            detail: "the weights add up to zero: nothing to personalize on".into(),
+        });
+    }
+    s.reporter.note(&format!(
+        "pagerank: personalized on {} docs from {}",
+        by_doc.len(),
+        file.display()
+    ));
+    let mut w = VectorWriter::create(out, n, json!({"what": "preference"}))?;
+    let mut next = 0u64;
+    for (&id, &weight) in &by_doc {
+        while next < id {
+            w.push(0.0)?;
+            next += 1;
+        }
+        w.push(weight / total)?;
+        next += 1;
+    }
+    while next < n {
+        w.push(0.0)?;
+        next += 1;
+    }
+    w.finish(&json!({"docs": by_doc.len()}))?;
+    Ok(())
+}
+
+/// Writes iteration 0: the preference vector (uniform when none).
+fn write_start(inputs: &Inputs, path: &Path) -> Result<()> {
+    let mut w = VectorWriter::create(path, inputs.n, json!({"iteration": 0}))?;
+    match &inputs.preference {
+        None => {
+            let u = 1.0 / inputs.n as f64;
+            for _ in 0..inputs.n {
+                w.push(u)?;
+            }
+        }
+        Some(p) => {
+            let v = RankVector::open(p)?;
+            let mut r = v.reader();
+            for i in 0..inputs.n {
+                w.push(r.get(i)?)?;
+            }
+        }
+    }
+    w.finish(&json!({"iteration": 0, "history": []}))?;
+    Ok(())
+}

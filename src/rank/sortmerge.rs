@@ -1,0 +1,134 @@
+//! Sort–merge mode: every arc's contribution becomes a message
+//! `(dst, src, contribution)`; the messages are sorted with the external sort
+//! (within the budget) and merged into the next vector in docID order. Needs no
+//! vector in memory at all. Messages are not combined during the sort, so each
+//! destination still sums its contributions in source order, as the other modes.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::{ChunkedSum, Inputs, Iterate, IterationOutcome, RankVector, Step, VectorWriter};
+use crate::error::Result;
+use crate::graph::EdgeFile;
+use crate::job::Settings;
+use crate::sort::{Combine, ExternalSorter, SortConfig};
+
+/// The sort–merge engine.
+pub struct SortMergeEngine {
+    n: u64,
+    damping: f64,
+    forward: std::path::PathBuf,
+    degrees: std::path::PathBuf,
+    preference: Option<std::path::PathBuf>,
+    dangling_uniform: bool,
+    tmp: std::path::PathBuf,
+    settings: Settings,
+}
+
+impl SortMergeEngine {
+    /// Sets up the engine.
+    pub fn new(inputs: &Inputs, damping: f64, s: &Settings) -> Result<SortMergeEngine> {
+        Ok(SortMergeEngine {
+            n: inputs.n,
+            damping,
+            forward: inputs.forward.clone(),
+            degrees: inputs.degrees.clone(),
+            preference: inputs.preference.clone(),
+            dangling_uniform: inputs.dangling == super::Dangling::Uniform,
+            tmp: inputs.tmp.clone(),
+            settings: s.clone(),
+        })
+    }
+}
+
+impl Iterate for SortMergeEngine {
+    fn iterate(
+        &mut self,
+        t: u32,
+        prev: &Path,
+        next: &Path,
+        meta: &dyn Fn(IterationOutcome) -> Value,
+    ) -> Result<IterationOutcome> {
+        // Messages of another iteration (left by a crash) are never reused.
+        for entry in std::fs::read_dir(&self.tmp).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("messages-") && name != format!("messages-{t:05}") {
+                crate::sort::remove_sort_dir(&entry.path())?;
+            }
+        }
+        let dir = self.tmp.join(format!("messages-{t:05}"));
+        let s = &self.settings;
+        let cfg = SortConfig::new(&dir, s.share(0.8))
+            .label(format!("pagerank: iteration {t} messages"))
+            .reporter(Arc::clone(&s.reporter));
+        let mut sorter = ExternalSorter::<(u64, u64, u64)>::new(cfg, Combine::None)?;
+        let x = RankVector::open(prev)?;
+        let deg = RankVector::open(&self.degrees)?;
+        let mut dangling = ChunkedSum::default();
+        {
+            let (mut xr, mut dr) = (x.reader(), deg.reader());
+            let forward = EdgeFile::open(&self.forward)?;
+            let mut lists = forward.lists();
+            let mut pending = lists.next().transpose()?;
+            for i in 0..self.n {
+                let (xi, d) = (xr.get(i)?, dr.get(i)?);
+                if d == 0.0 {
+                    dangling.add(i, xi);
+                    continue;
+                }
+                let c = xi / d;
+                if let Some((src, dsts)) = pending.take_if(|(src, _)| *src == i) {
+                    if !sorter.input_complete() {
+                        for dst in dsts {
+                            sorter.push((dst, src, c.to_bits()))?;
+                        }
+                    }
+                    pending = lists.next().transpose()?;
+                }
+            }
+        }
+        let step = Step {
+            damping: self.damping,
+            dangling_mass: dangling.total(),
+            uniform: 1.0 / self.n as f64,
+        };
+        let mut sorted = sorter.finish()?;
+        let pref = self.preference.as_ref().map(RankVector::open).transpose()?;
+        let mut pref_r = pref.as_ref().map(|p| p.reader());
+        let mut xr = x.reader();
+        let (mut l1, mut sum) = (ChunkedSum::default(), ChunkedSum::default());
+        let mut w = VectorWriter::create(next, self.n, json!({}))?;
+        let mut msg = sorted.next_record()?;
+        for j in 0..self.n {
+            let mut acc = 0.0;
+            while let Some((dst, _, bits)) = msg.take_if(|m| m.0 == j) {
+                let _ = dst;
+                acc += f64::from_bits(bits);
+                msg = sorted.next_record()?;
+            }
+            let v = match pref_r.as_mut() {
+                Some(r) => r.get(j)?,
+                None => step.uniform,
+            };
+            let u = if self.dangling_uniform {
+                step.uniform
+            } else {
+                v
+            };
+            let new = step.value(acc, v, u);
+            w.push(new)?;
+            l1.add(j, (new - xr.get(j)?).abs());
+            sum.add(j, new);
+        }
+        let outcome = IterationOutcome {
+            l1: l1.total(),
+            sum: sum.total(),
+        };
+        w.finish(&meta(outcome))?;
+        drop(sorted);
+        crate::sort::remove_sort_dir(&dir)?;
+        Ok(outcome)
+    }
+}

@@ -1,0 +1,263 @@
+//! Rank vectors: the `ranks` container kind (version 1).
+//!
+//! A dense vector of `f64`, one value per docID, little-endian, stored in *raw*
+//! blocks (8-byte aligned, so a block can be memory-mapped and read as
+//! `&[f64]`) of [`BLOCK_VALUES`] values each (the last may be shorter). A block's
+//! first key is its first docID as a big-endian `u64`; its record count is the
+//! number of values in it.
+//!
+//! Header parameters: whatever the producer records (PageRank's damping,
+//! tolerance, …) plus `"len"`, the vector's length. Footer metadata is the
+//! producer's (iterations, final L1 change, convergence history).
+//!
+//! Vectors too large for memory are written and read sequentially, a block at a
+//! time, with positioned reads (no mapping, so the resident set stays small).
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::container::{BlockCodec, Container, ContainerWriter};
+use crate::error::{Error, Result};
+
+/// File kind tag.
+pub const KIND: &str = "ranks";
+/// Format version.
+pub const VERSION: u32 = 1;
+/// Values per block (512 KiB).
+pub const BLOCK_VALUES: usize = 1 << 16;
+
+/// Writes a vector sequentially, value by value or slice by slice.
+pub struct VectorWriter {
+    w: ContainerWriter,
+    block: Vec<u8>,
+    next: u64,
+    len: u64,
+}
+
+impl VectorWriter {
+    /// Starts a vector of `len` values; `params` (a JSON object) gets `"len"` added.
+    pub fn create(path: impl AsRef<Path>, len: u64, mut params: Value) -> Result<VectorWriter> {
+        if let Value::Object(m) = &mut params {
+            m.insert("len".into(), Value::from(len));
+        }
+        Ok(VectorWriter {
+            w: ContainerWriter::create(path, KIND, VERSION, &params)?,
+            block: Vec::with_capacity(BLOCK_VALUES * 8),
+            next: 0,
+            len,
+        })
+    }
+
+    /// Appends one value.
+    #[inline]
+    pub fn push(&mut self, v: f64) -> Result<()> {
+        self.block.extend_from_slice(&v.to_le_bytes());
+        self.next += 1;
+        if self.block.len() == BLOCK_VALUES * 8 {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Appends values.
+    pub fn extend(&mut self, values: &[f64]) -> Result<()> {
+        for &v in values {
+            self.push(v)?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.block.is_empty() {
+            return Ok(());
+        }
+        let n = (self.block.len() / 8) as u64;
+        let first = self.next - n;
+        self.w
+            .write_block(BlockCodec::Raw, &first.to_be_bytes(), n, &self.block)?;
+        self.block.clear();
+        Ok(())
+    }
+
+    /// Publishes the vector with footer metadata `meta`.
+    pub fn finish(mut self, meta: &Value) -> Result<u64> {
+        self.flush()?;
+        if self.next != self.len {
+            return Err(Error::Invalid(format!(
+                "{}: {} values written, {} announced",
+                self.w.path().display(),
+                self.next,
+                self.len
+            )));
+        }
+        Ok(self.w.finish(meta)?.1)
+    }
+}
+
+/// An open rank vector.
+pub struct RankVector {
+    c: Container,
+    len: u64,
+}
+
+impl RankVector {
+    /// Opens and checks a vector file.
+    pub fn open(path: impl AsRef<Path>) -> Result<RankVector> {
+        let c = Container::open_kind(path, KIND, VERSION)?;
+        let len = c.params()["len"].as_u64().unwrap_or(u64::MAX);
+        if len != c.records() {
+            return Err(Error::corrupt(
+                c.path(),
+                "header parameters",
+                0,
+                format!("len is {len}, the blocks hold {} values", c.records()),
+            ));
+        }
+        let mut expected = 0u64;
+        for (i, b) in c.blocks().iter().enumerate() {
+            let first = <[u8; 8]>::try_from(b.key.as_slice())
+                .map(u64::from_be_bytes)
+                .ok();
+            if first != Some(expected)
+                || b.raw != b.records * 8
+                || (b.records != BLOCK_VALUES as u64 && i + 1 != c.blocks().len())
+            {
+                return Err(Error::corrupt(
+                    c.path(),
+                    format!("block {i}"),
+                    b.offset,
+                    format!(
+                        "block does not hold values {expected}.. in {BLOCK_VALUES}-value blocks"
+                    ),
+                ));
+            }
+            expected += b.records;
+        }
+        Ok(RankVector { c, len })
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// `true` if empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The container.
+    pub fn container(&self) -> &Container {
+        &self.c
+    }
+
+    /// Reads block `i` (values `i·BLOCK_VALUES ..`) into `out`.
+    pub fn read_block(&self, i: usize, scratch: &mut Vec<u8>, out: &mut Vec<f64>) -> Result<()> {
+        let mut raw = Vec::new();
+        self.c.read_block_into(i, scratch, &mut raw)?;
+        out.clear();
+        out.extend(
+            raw.chunks_exact(8)
+                .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes"))),
+        );
+        Ok(())
+    }
+
+    /// Loads the whole vector into memory.
+    pub fn load(&self) -> Result<Vec<f64>> {
+        let mut all = Vec::with_capacity(self.len as usize);
+        let (mut scratch, mut block) = (Vec::new(), Vec::new());
+        for i in 0..self.c.blocks().len() {
+            self.read_block(i, &mut scratch, &mut block)?;
+            all.extend_from_slice(&block);
+        }
+        Ok(all)
+    }
+
+    /// A sequential reader.
+    pub fn reader(&self) -> VectorReader<'_> {
+        VectorReader {
+            v: self,
+            block: Vec::new(),
+            scratch: Vec::new(),
+            block_index: usize::MAX,
+        }
+    }
+
+    /// Checks every block and that every value is finite.
+    pub fn verify(&self) -> Result<()> {
+        self.c.verify(|i, e, raw| {
+            for (k, b) in raw.chunks_exact(8).enumerate() {
+                let v = f64::from_le_bytes(b.try_into().expect("8 bytes"));
+                if !v.is_finite() {
+                    return Err(Error::corrupt(
+                        self.c.path(),
+                        format!("block {i}"),
+                        e.offset,
+                        format!("value {k} is {v}"),
+                    ));
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Reads values of a vector by increasing index, one block in memory.
+pub struct VectorReader<'a> {
+    v: &'a RankVector,
+    block: Vec<f64>,
+    scratch: Vec<u8>,
+    block_index: usize,
+}
+
+impl VectorReader<'_> {
+    /// The value at `i`; indices must not decrease by more than within a block.
+    #[inline]
+    pub fn get(&mut self, i: u64) -> Result<f64> {
+        let b = (i / BLOCK_VALUES as u64) as usize;
+        if b != self.block_index {
+            if b >= self.v.c.blocks().len() {
+                return Err(Error::Invalid(format!(
+                    "{}: index {i} past the end ({} values)",
+                    self.v.c.path().display(),
+                    self.v.len
+                )));
+            }
+            self.v.read_block(b, &mut self.scratch, &mut self.block)?;
+            self.block_index = b;
+        }
+        Ok(self.block[i as usize % BLOCK_VALUES])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(16))]
+        #[test]
+        fn roundtrip(values in proptest::collection::vec(-1e300f64..1e300, 0..200_000)) {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("r.wm");
+            let mut w = VectorWriter::create(&p, values.len() as u64, serde_json::json!({})).unwrap();
+            w.extend(&values).unwrap();
+            w.finish(&serde_json::json!({})).unwrap();
+            let v = RankVector::open(&p).unwrap();
+            v.verify().unwrap();
+            let back = v.load().unwrap();
+            prop_assert_eq!(back.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), values.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+            let mut r = v.reader();
+            for i in (0..values.len()).step_by(997) {
+                prop_assert_eq!(r.get(i as u64).unwrap().to_bits(), values[i].to_bits());
+            }
+            if !values.is_empty() {
+                let map = v.container().map_block(0).unwrap();
+                prop_assert_eq!(map.as_ptr() as usize % 8, 0);
+            }
+        }
+    }
+}
