@@ -81,7 +81,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use webmill::resources::{format_bytes, parse_bytes, peak_rss};
-use webmill::sort::{Combine, ExternalSorter, Record, SortConfig};
+use webmill::sort::{Combine, ExternalSorter, Record, RunCodec, SortConfig};
 
 type BoxResult<T> = Result<T, Box<dyn Error>>;
 
@@ -241,10 +241,17 @@ fn dir_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-fn run_webmill<T: BenchRecord>(n: u64, budget: u64, dir: &Path) -> BoxResult<Measured> {
+fn run_webmill<T: BenchRecord>(
+    n: u64,
+    budget: u64,
+    dir: &Path,
+    codec: RunCodec,
+) -> BoxResult<Measured> {
     let mut m = Measured::default();
     let t0 = Instant::now();
-    let mut sorter = ExternalSorter::<T>::new(SortConfig::new(dir, budget), Combine::None)?;
+    let mut cfg = SortConfig::new(dir, budget);
+    cfg.codec = codec;
+    let mut sorter = ExternalSorter::<T>::new(cfg, Combine::None)?;
     let mut fingerprint = 0u64;
     for i in 0..n {
         let r = T::make(i);
@@ -366,8 +373,10 @@ fn cpu_secs() -> Option<f64> {
 /// Child mode: runs one case and prints one `RESULT key=value ...` line.
 fn child(case: &str, n: u64, budget: u64, dir: &Path) -> BoxResult<()> {
     let m = match case {
-        "webmill:pairs" => run_webmill::<(u64, u32)>(n, budget, dir)?,
-        "webmill:wide" => run_webmill::<[u8; 100]>(n, budget, dir)?,
+        "webmill:pairs" => run_webmill::<(u64, u32)>(n, budget, dir, RunCodec::Auto(1))?,
+        "webmill:wide" => run_webmill::<[u8; 100]>(n, budget, dir, RunCodec::Auto(1))?,
+        "webmill-raw:pairs" => run_webmill::<(u64, u32)>(n, budget, dir, RunCodec::Raw)?,
+        "webmill-raw:wide" => run_webmill::<[u8; 100]>(n, budget, dir, RunCodec::Raw)?,
         "extsort:pairs" => run_extsort::<(u64, u32)>(n, budget, dir)?,
         "extsort:wide" => run_extsort::<[u8; 100]>(n, budget, dir)?,
         _ => return Err(format!("unknown case {case:?}").into()),
@@ -605,7 +614,9 @@ fn parent(o: &Options) -> BoxResult<()> {
         tmp.path().display()
     );
 
-    let engines = ["webmill", "extsort"];
+    // webmill with its default codec (zstd where it halves a run, raw otherwise),
+    // webmill with raw runs, and the baseline.
+    let engines = ["webmill", "webmill-raw", "extsort"];
     let mut summaries = Vec::new();
     for &workload in &o.workloads {
         let (n, encoded, in_memory, label) = match workload {
@@ -636,9 +647,9 @@ fn parent(o: &Options) -> BoxResult<()> {
             // Alternate engines, flipping the order every round (ABBA...), so
             // slow drift of a noisy machine hits both alike.
             let order: Vec<usize> = if round % 2 == 0 {
-                vec![0, 1]
+                vec![0, 1, 2]
             } else {
-                vec![1, 0]
+                vec![2, 1, 0]
             };
             for e in order {
                 let case = format!("{}:{workload}", engines[e]);
@@ -720,14 +731,16 @@ fn parent(o: &Options) -> BoxResult<()> {
     println!();
     for w in &o.workloads {
         let find = |e: &str| summaries.iter().find(|s| s.workload == *w && s.engine == e);
-        if let (Some(a), Some(b)) = (find("webmill"), find("extsort")) {
-            println!(
-                "{w}: webmill / extsort throughput = {:.2}x (CPU seconds extsort / webmill \
-                 = {:.2}x); webmill peak RSS {} budget",
-                a.records_per_sec / b.records_per_sec,
-                b.cpu / a.cpu,
-                format_signed(a.peak_rss - o.budget as f64)
-            );
+        for ours in ["webmill", "webmill-raw"] {
+            if let (Some(a), Some(b)) = (find(ours), find("extsort")) {
+                println!(
+                    "{w}: {ours} / extsort throughput = {:.2}x (CPU seconds extsort / {ours} \
+                     = {:.2}x); {ours} peak RSS {} budget",
+                    a.records_per_sec / b.records_per_sec,
+                    b.cpu / a.cpu,
+                    format_signed(a.peak_rss - o.budget as f64)
+                );
+            }
         }
     }
     tmp.close()?;

@@ -171,7 +171,7 @@ impl DocTable {
             )));
         }
         let mut input = raw;
-        let mut docs = Vec::with_capacity(entry.records as usize);
+        let mut docs = Vec::with_capacity((entry.records as usize).min(raw.len() / 4));
         while !input.is_empty() {
             let n = docs.len();
             let cut = || bad(format!("record {n} is cut short"));

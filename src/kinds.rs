@@ -20,9 +20,11 @@ pub fn verify_file(path: &Path) -> Result<Container> {
         crate::graph::edges::KIND => EdgeFile::open(path)?.verify()?,
         crate::docs::KIND => DocTable::open(path)?.verify()?,
         run::KIND => {
+            let c = Container::open_kind(path, run::KIND, run::VERSION)?;
             let fields = run_fields(&c)?;
             c.verify(|i, e, raw| decode_run_block(&c, i, e.records, raw, &fields, None))?;
         }
+        crate::rank::vector::KIND => crate::rank::RankVector::open(path)?.verify()?,
         _ => c.verify(|_, _, _| Ok(()))?,
     }
     Ok(c)
@@ -67,6 +69,14 @@ pub fn dump_file(path: &Path, out: &mut dyn Write) -> Result<()> {
             for i in 0..c.blocks().len() {
                 let raw = c.read_block(i)?;
                 decode_run_block(&c, i, c.blocks()[i].records, &raw, &fields, Some(out))?;
+            }
+        }
+        crate::rank::vector::KIND => {
+            let v = crate::rank::RankVector::open(path)?;
+            w(out, format_args!("# docid\tvalue\n"))?;
+            let mut r = v.reader();
+            for i in 0..v.len() {
+                w(out, format_args!("{i}\t{:e}\n", r.get(i)?))?;
             }
         }
         other => {

@@ -21,6 +21,7 @@ pub struct PartialFile {
     temp_path: PathBuf,
     writer: Option<BufWriter<File>>,
     written: u64,
+    durable: bool,
 }
 
 /// The temporary name used while `path` is written.
@@ -48,7 +49,16 @@ impl PartialFile {
             temp_path,
             writer: Some(BufWriter::with_capacity(1 << 20, file)),
             written: 0,
+            durable: true,
         })
+    }
+
+    /// Skips the fsyncs at publication. For temporary files whose loss in a
+    /// power failure is detected (by checksums) and repaired (by redoing them):
+    /// the rename still makes them appear whole or not at all to other processes
+    /// and after a process crash.
+    pub fn set_durable(&mut self, durable: bool) {
+        self.durable = durable;
     }
 
     /// Bytes written so far.
@@ -75,11 +85,15 @@ impl PartialFile {
         let file = writer
             .into_inner()
             .map_err(|e| Error::io(&self.temp_path, e.into_error()))?;
-        file.sync_all().at(&self.temp_path)?;
+        if self.durable {
+            file.sync_all().at(&self.temp_path)?;
+        }
         drop(file);
         failpoint("publish.before_rename")?;
         fs::rename(&self.temp_path, &self.final_path).at(&self.final_path)?;
-        sync_dir(&self.final_path)?;
+        if self.durable {
+            sync_dir(&self.final_path)?;
+        }
         Ok(self.final_path.clone())
     }
 }

@@ -25,7 +25,8 @@ use webmill::container::{BlockCodec, Container, ContainerWriter};
 use webmill::docs::{Doc, DocTable, DocWriter};
 use webmill::graph::{Direction, EdgeFile, EdgeWriter};
 use webmill::kinds::verify_file;
-use webmill::sort::{RunReader, RunWriter};
+use webmill::rank::{RankVector, VectorWriter};
+use webmill::sort::{RunCodec, RunReader, RunWriter};
 
 /// A golden file: its name in `formats/golden/` and how to write it into a
 /// directory (returning the path written).
@@ -34,7 +35,7 @@ struct Golden {
     write: fn(&Path) -> webmill::Result<PathBuf>,
 }
 
-const GOLDEN: [Golden; 4] = [
+const GOLDEN: [Golden; 5] = [
     Golden {
         name: "container.wm",
         write: write_container,
@@ -50,6 +51,10 @@ const GOLDEN: [Golden; 4] = [
     Golden {
         name: "sortrun.wm",
         write: write_sortrun,
+    },
+    Golden {
+        name: "ranks.wm",
+        write: write_ranks,
     },
 ];
 
@@ -207,8 +212,8 @@ fn write_sortrun(dir: &Path) -> webmill::Result<PathBuf> {
     // The writer names its file after what it covers; write it aside and rename.
     let aside = dir.join("sortrun");
     fs::create_dir_all(&aside).map_err(|e| webmill::Error::io(&aside, e))?;
-    let mut w = RunWriter::<(u64, u32)>::create(&aside, 0, 0, 7, "none", 3, 64)?;
-    w.write_slice(&RUN_RECORDS)?;
+    let mut w = RunWriter::<(u64, u32)>::create(&aside, 0, 0, 7, "none", RunCodec::Zstd(3), 64)?;
+    w.write_sorted(&RUN_RECORDS, None)?;
     let info = w.finish()?;
     let path = dir.join("sortrun.wm");
     fs::rename(&info.path, &path).map_err(|e| webmill::Error::io(&path, e))?;
@@ -221,7 +226,8 @@ fn sortrun_golden_decodes() {
     let c = Container::open_kind(&path, "sortrun", 1).expect("open sortrun.wm");
     assert_eq!(
         c.params(),
-        &json!({"record_type": "(u64,u32)", "combine": "none", "level": 0, "start": 0, "end": 7})
+        &json!({"record_type": "(u64,u32)", "combine": "none", "level": 0, "start": 0, "end": 7,
+                "codec": "zstd:3"})
     );
     assert_eq!(c.meta(), &json!({"records": 7}));
     let index: Vec<(Vec<u8>, u64)> = c
@@ -239,6 +245,65 @@ fn sortrun_golden_decodes() {
         records.push(rec);
     }
     assert_eq!(records, RUN_RECORDS);
+}
+
+// ---------------------------------------------------------------------------
+// ranks.wm: a PageRank-style vector of five values (exact binary fractions
+// summing to 1), one raw block, with PageRank's parameters and metadata.
+
+const RANKS: [f64; 5] = [0.125, 0.25, 0.375, 0.0625, 0.1875];
+
+fn ranks_params() -> serde_json::Value {
+    json!({"damping": 0.85, "dangling": "uniform", "max_iter": 100, "personalize": null,
+           "tol": 0.05})
+}
+
+fn ranks_meta() -> serde_json::Value {
+    json!({"iterations": 3, "l1": 0.03125, "converged": true, "sum": 1.0, "mode": "memory",
+           "history": [0.75, 0.125, 0.03125]})
+}
+
+fn write_ranks(dir: &Path) -> webmill::Result<PathBuf> {
+    let path = dir.join("ranks.wm");
+    let mut w = VectorWriter::create(&path, RANKS.len() as u64, ranks_params())?;
+    w.push(RANKS[0])?;
+    w.extend(&RANKS[1..])?;
+    w.finish(&ranks_meta())?;
+    Ok(path)
+}
+
+#[test]
+fn ranks_golden_decodes() {
+    let v = RankVector::open(golden_path("ranks.wm")).expect("open ranks.wm");
+    assert_eq!(v.len(), RANKS.len() as u64);
+    let c = v.container();
+    let mut params = ranks_params();
+    params["len"] = json!(RANKS.len());
+    assert_eq!(c.params(), &params);
+    assert_eq!(c.meta(), &ranks_meta());
+    let index: Vec<(&[u8], u64, u64, u64)> = c
+        .blocks()
+        .iter()
+        .map(|b| (b.key.as_slice(), b.records, b.stored, b.raw))
+        .collect();
+    assert_eq!(index, [(&0u64.to_be_bytes()[..], 5, 40, 40)]);
+    let bits = |values: &[f64]| values.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&v.load().expect("load")), bits(&RANKS));
+    let mut r = v.reader();
+    for (i, &x) in (0..).zip(&RANKS) {
+        assert_eq!(r.get(i).expect("get").to_bits(), x.to_bits());
+    }
+    let map = c.map_block(0).expect("map block 0");
+    assert_eq!(
+        map.as_ptr() as usize % 8,
+        0,
+        "a raw block is 8-byte aligned"
+    );
+    let mapped: Vec<f64> = map
+        .chunks_exact(8)
+        .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
+        .collect();
+    assert_eq!(bits(&mapped), bits(&RANKS));
 }
 
 // ---------------------------------------------------------------------------

@@ -35,6 +35,7 @@
 //!   28  M  metadata         UTF-8 JSON object: totals known only at the end
 //!   then per block:
 //!        8 offset u64 · 8 stored length u64 · 8 raw length u64 · 8 records u64 ·
+//!        4 block crc32c u32 (the same value as in the block header) ·
 //!        2 key length K u16 · K first key (opaque bytes, kind-defined)
 //!
 //! tail    (the last 24 bytes of the file)
@@ -50,8 +51,12 @@
 //! * trailing magic, footer crc, and a block index that tiles the body exactly:
 //!   the first block starts at the padded end of the header, each block ends
 //!   (padded) where the next begins and the last ends at `F`;
-//! * per block, on read: the index agrees with the block header, the crc, and the
-//!   decoded length equals `R`.
+//! * per block, on read: the index agrees with the block header (lengths and
+//!   crc), the crc matches the bytes, and the decoded length equals `R`.
+//!
+//! Because the index repeats every block's crc and the footer crc covers the
+//! index, the footer crc identifies the whole file's content: it is the
+//! checksum the job manifest records.
 //!
 //! [`Container::verify`] additionally checks every padding byte is zero, so that
 //! any single flipped byte anywhere in a file is detected.

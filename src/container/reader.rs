@@ -24,6 +24,8 @@ pub struct BlockEntry {
     pub raw: u64,
     /// Records in the block.
     pub records: u64,
+    /// The block's crc32c.
+    pub crc: u32,
     /// First key of the block (kind-defined bytes).
     pub key: Vec<u8>,
 }
@@ -44,6 +46,9 @@ pub struct Container {
     footer_offset: u64,
     footer_crc: u32,
 }
+
+/// Fixed part of an index entry: offset, stored, raw, records, crc, key length.
+const ENTRY_FIXED: usize = 38;
 
 fn le_u16(b: &[u8]) -> u16 {
     u16::from_le_bytes([b[0], b[1]])
@@ -227,8 +232,8 @@ impl Container {
             serde_json::from_slice(&footer[FOOTER_FIXED..FOOTER_FIXED + meta_len])
                 .map_err(|e| bad_footer(FOOTER_FIXED, &format!("metadata: {e}")))?;
         let mut pos = FOOTER_FIXED + meta_len;
-        // Each entry is at least 34 bytes, which bounds the allocation below.
-        if n_blocks > (footer.len() / 34) as u64 {
+        // Each entry is at least 38 bytes, which bounds the allocation below.
+        if n_blocks > (footer.len() / ENTRY_FIXED) as u64 {
             return Err(bad_footer(
                 0,
                 "block count exceeds what the footer can hold",
@@ -238,26 +243,28 @@ impl Container {
         let mut expected_offset = header_len;
         let (mut sum_records, mut sum_raw) = (0u64, 0u64);
         for i in 0..n_blocks {
-            if pos + 34 > footer.len() {
+            if pos + ENTRY_FIXED > footer.len() {
                 return Err(bad_footer(pos, &format!("index entry {i} is cut short")));
             }
+            let entry_at = pos;
             let e = &footer[pos..];
             let offset = le_u64(&e[0..8]);
             let stored = le_u64(&e[8..16]);
             let raw = le_u64(&e[16..24]);
             let recs = le_u64(&e[24..32]);
-            let key_len = le_u16(&e[32..34]) as usize;
-            if pos + 34 + key_len > footer.len() {
+            let crc = le_u32(&e[32..36]);
+            let key_len = le_u16(&e[36..38]) as usize;
+            if pos + ENTRY_FIXED + key_len > footer.len() {
                 return Err(bad_footer(
                     pos,
                     &format!("key of index entry {i} is cut short"),
                 ));
             }
-            let key = e[34..34 + key_len].to_vec();
-            pos += 34 + key_len;
+            let key = e[ENTRY_FIXED..ENTRY_FIXED + key_len].to_vec();
+            pos += ENTRY_FIXED + key_len;
             if offset != expected_offset {
                 return Err(bad_footer(
-                    pos,
+                    entry_at,
                     &format!("block {i} is indexed at offset {offset}, expected {expected_offset}"),
                 ));
             }
@@ -274,6 +281,7 @@ impl Container {
                 stored,
                 raw,
                 records: recs,
+                crc,
                 key,
             });
         }
@@ -390,12 +398,12 @@ impl Container {
             return Err(self.block_error(i, "reserved bytes are not zero".into()));
         }
         let (stored, raw) = (le_u64(&buf[8..16]), le_u64(&buf[16..24]));
-        if stored != e.stored || raw != e.raw {
+        if stored != e.stored || raw != e.raw || stored_crc != e.crc {
             return Err(self.block_error(
                 i,
                 format!(
-                    "block header says {stored} stored / {raw} raw bytes, index says {} / {}",
-                    e.stored, e.raw
+                    "block header says {stored} stored / {raw} raw bytes with crc {stored_crc:08x}, index says {} / {} with crc {:08x}",
+                    e.stored, e.raw, e.crc
                 ),
             ));
         }
@@ -424,7 +432,20 @@ impl Container {
             return Ok(());
         }
         let raw = self.blocks[i].raw as usize;
-        out.reserve(raw);
+        // Bound the allocation by what zstd says the frame holds, so a crafted
+        // length cannot exhaust memory.
+        let frame = zstd::zstd_safe::get_frame_content_size(payload)
+            .ok()
+            .flatten();
+        if frame != Some(raw as u64) {
+            return Err(self.block_error(
+                i,
+                format!("zstd frame holds {frame:?} bytes, the index says {raw}"),
+            ));
+        }
+        out.try_reserve(raw).map_err(|_| {
+            self.block_error(i, format!("cannot allocate {raw} bytes to decode it"))
+        })?;
         thread_local! {
             static DECODER: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
         }
@@ -462,17 +483,23 @@ impl Container {
             e.offset,
             BLOCK_HEADER + e.stored as usize,
         )?;
-        if map[0] != 0 {
-            return Err(self.block_error(i, "block is compressed, cannot be mapped".into()));
+        if map[0] != 0 || map[1..4] != [0, 0, 0] {
+            return Err(self.block_error(
+                i,
+                "not a raw block (or reserved bytes set): cannot be mapped".into(),
+            ));
+        }
+        if le_u64(&map[8..16]) != e.stored || le_u64(&map[16..24]) != e.raw || e.raw != e.stored {
+            return Err(self.block_error(i, "block header lengths disagree with the index".into()));
         }
         let stored_crc = le_u32(&map[4..8]);
         let crc = crc32c::crc32c_append(crc32c::crc32c(&map[0..4]), &map[8..]);
-        if crc != stored_crc {
+        if crc != stored_crc || crc != e.crc {
             return Err(Error::Checksum {
                 path: self.path.clone(),
                 region: format!("block {i}"),
                 offset: e.offset,
-                expected: stored_crc,
+                expected: e.crc,
                 found: crc,
             });
         }

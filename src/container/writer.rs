@@ -32,6 +32,7 @@ struct IndexEntry {
     stored: u64,
     raw: u64,
     records: u64,
+    crc: u32,
     key: Vec<u8>,
 }
 
@@ -153,11 +154,17 @@ impl ContainerWriter {
             stored,
             raw: block.raw_len,
             records,
+            crc,
             key: first_key.to_vec(),
         });
         self.records += records;
         self.raw_bytes += block.raw_len;
         Ok(())
+    }
+
+    /// See [`PartialFile::set_durable`]: temporary files skip the fsyncs.
+    pub fn set_durable(&mut self, durable: bool) {
+        self.file.set_durable(durable);
     }
 
     /// Blocks written so far.
@@ -199,6 +206,7 @@ impl ContainerWriter {
             footer.write_u64::<LittleEndian>(e.stored).unwrap();
             footer.write_u64::<LittleEndian>(e.raw).unwrap();
             footer.write_u64::<LittleEndian>(e.records).unwrap();
+            footer.write_u32::<LittleEndian>(e.crc).unwrap();
             footer
                 .write_u16::<LittleEndian>(e.key.len() as u16)
                 .unwrap();

@@ -2,13 +2,16 @@
 //!
 //! Records are pushed one by one into an in-memory buffer. When the buffer
 //! reaches its share of the budget it is handed to a background thread, which
-//! sorts it with rayon (`par_sort_unstable`), combines equal keys if asked, and
-//! writes it as a *run*: a checksummed container of zstd blocks (see [`run`]),
-//! published atomically in the sort's directory. Meanwhile the producer fills
-//! the second buffer (two buffers of ~42% of the budget each).
+//! sorts it with rayon (`par_sort_unstable`; for wide records, 16-byte
+//! (key prefix, index) pairs are sorted instead and the records gathered in
+//! that order), combines equal keys if asked, and writes it as a *run*: a
+//! checksummed container of blocks, zstd-compressed where that pays (see
+//! [`run`]), published atomically in the sort's directory. Meanwhile the
+//! producer fills the second buffer (two buffers of ~42% of the budget each).
 //!
 //! At [`ExternalSorter::finish`], if nothing was spilled the buffer is sorted in
-//! memory and streamed. Otherwise runs are merged with a loser tree. The fan-in is
+//! memory and streamed. Otherwise runs are merged with a loser tree, each run
+//! read, checked and decoded a block ahead on its own thread. The fan-in is
 //! derived from the budget (each open run costs two block buffers) and capped;
 //! while more runs exist than the fan-in allows, consecutive runs are merged
 //! into longer runs on disk (multi-pass), and the last merge streams straight to
@@ -48,7 +51,7 @@ use crate::progress::{silent, SharedReporter, Unit};
 use crate::publish::{write_atomic, PARTIAL_SUFFIX};
 pub use loser_tree::LoserTree;
 pub use record::Record;
-pub use run::{RunInfo, RunReader, RunWriter};
+pub use run::{RunCodec, RunInfo, RunReader, RunWriter};
 
 /// `f(acc, next)`: folds `next` into `acc` and returns `true` if they share a key.
 pub type CombineFn<T> = Arc<dyn Fn(&mut T, &T) -> bool + Send + Sync>;
@@ -120,8 +123,8 @@ pub struct SortConfig {
     pub dir: PathBuf,
     /// Upper bound on runs merged at once.
     pub max_fan_in: usize,
-    /// zstd level of run blocks.
-    pub zstd_level: i32,
+    /// How run blocks are stored.
+    pub codec: RunCodec,
     /// Label for progress and messages.
     pub label: String,
     /// Where progress goes.
@@ -132,13 +135,14 @@ pub struct SortConfig {
 }
 
 impl SortConfig {
-    /// A configuration with defaults: fan-in ≤ 128, zstd level 1.
+    /// A configuration with defaults: fan-in ≤ 128, runs compressed with zstd
+    /// level 1 where that halves them.
     pub fn new(dir: impl Into<PathBuf>, budget: u64) -> SortConfig {
         SortConfig {
             budget,
             dir: dir.into(),
             max_fan_in: 128,
-            zstd_level: 1,
+            codec: RunCodec::Auto(1),
             label: "sort".into(),
             reporter: silent(),
             persist: false,
@@ -168,11 +172,12 @@ impl SortConfig {
         (self.budget / 256).clamp(4 << 10, 256 << 10) as usize
     }
 
-    /// Runs merged at once within `merge_budget`: each open run costs a
-    /// compressed and a decoded block buffer; half the budget is kept for the
-    /// intermediate run writer's batches.
+    /// Runs merged at once within `merge_budget`: each open run holds up to
+    /// three decoded blocks (consumed, queued, being read) and the stored and
+    /// raw bytes of one; half the budget is kept for the intermediate run
+    /// writer's batches.
     fn fan_in(&self, merge_budget: u64) -> usize {
-        let per_run = 2 * self.block_bytes() as u64 + 256;
+        let per_run = 5 * self.block_bytes() as u64 + 4096;
         ((merge_budget / 2 / per_run) as usize).clamp(2, self.max_fan_in.max(2))
     }
 }
@@ -288,11 +293,15 @@ impl<T: Record> ExternalSorter<T> {
             return Ok(());
         }
         if self.buf.capacity() == 0 && !T::HAS_HEAP {
-            let cap = self.chunk_bytes / std::mem::size_of::<T>().max(1);
+            // A key-prefix sort needs a 16-byte index entry per record.
+            let per_record = std::mem::size_of::<T>().max(1) + if T::PREFIX_SORT { 16 } else { 0 };
+            let cap = self.chunk_bytes / per_record;
             self.buf = self.spare.take().unwrap_or_else(|| Vec::with_capacity(cap));
         }
         if T::HAS_HEAP {
-            self.buf_bytes += std::mem::size_of::<T>() + record.heap_bytes();
+            self.buf_bytes += std::mem::size_of::<T>()
+                + record.heap_bytes()
+                + if T::PREFIX_SORT { 16 } else { 0 };
         }
         self.buf.push(record);
         let full = if T::HAS_HEAP {
@@ -330,14 +339,35 @@ impl<T: Record> ExternalSorter<T> {
         self.buf_start = end;
         let dir = self.cfg.dir.clone();
         let combine = self.combine.clone();
-        let level = self.cfg.zstd_level;
+        let codec = self.cfg.codec;
         let block_bytes = self.cfg.block_bytes();
         self.pending = Some(std::thread::spawn(move || {
-            buf.par_sort_unstable();
-            combine.apply_sorted(&mut buf);
             let mut w =
-                RunWriter::<T>::create(&dir, 0, start, end, combine.name(), level, block_bytes)?;
-            w.write_slice(&buf)?;
+                RunWriter::<T>::create(&dir, 0, start, end, combine.name(), codec, block_bytes)?;
+            if T::PREFIX_SORT
+                && !matches!(combine, Combine::Custom(..))
+                && buf.len() <= u32::MAX as usize
+            {
+                // Sort 16-byte (key prefix, index) pairs instead of moving wide
+                // records around; equal prefixes fall back to comparing records.
+                let mut order: Vec<(u64, u32)> = buf
+                    .par_iter()
+                    .enumerate()
+                    .map(|(i, r)| (r.key_prefix(), i as u32))
+                    .collect();
+                order.par_sort_unstable_by(|a, b| {
+                    a.0.cmp(&b.0)
+                        .then_with(|| buf[a.1 as usize].cmp(&buf[b.1 as usize]))
+                });
+                if matches!(combine, Combine::Dedup) {
+                    order.dedup_by(|a, b| buf[a.1 as usize] == buf[b.1 as usize]);
+                }
+                w.write_sorted(&buf, Some(&order))?;
+            } else {
+                buf.par_sort_unstable();
+                combine.apply_sorted(&mut buf);
+                w.write_sorted(&buf, None)?;
+            }
             let info = w.finish()?;
             crate::publish::failpoint("sort.run_written")?;
             let bytes = fs::metadata(&info.path).map(|m| m.len()).unwrap_or(0);
@@ -419,7 +449,7 @@ impl<T: Record> ExternalSorter<T> {
             start,
             end,
             self.combine.name(),
-            self.cfg.zstd_level,
+            self.cfg.codec,
             self.cfg.block_bytes(),
         )?;
         let mut n = 0u64;
@@ -474,14 +504,17 @@ fn recover_runs<T: Record>(dir: &Path) -> Result<Vec<RunInfo>> {
             continue;
         }
         if let Some((level, start, end)) = run::parse_run_file_name(&name) {
-            // A run that does not open cleanly is dropped and will be redone.
-            match RunReader::<T>::open(&entry.path()) {
-                Ok(r) => found.push(RunInfo {
+            // A run that does not verify completely (runs are not fsynced: a
+            // power failure may have damaged one) is dropped and will be redone.
+            let checked = run::open_run::<T>(&entry.path())
+                .and_then(|c| c.verify(|_, _, _| Ok(())).map(|()| c.records()));
+            match checked {
+                Ok(records) => found.push(RunInfo {
                     path: entry.path(),
                     level,
                     start,
                     end,
-                    records: r.records(),
+                    records,
                 }),
                 Err(_) => fs::remove_file(entry.path()).at(entry.path())?,
             }

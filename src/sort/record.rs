@@ -9,6 +9,14 @@
 pub trait Record: Ord + Send + Sync + Sized + 'static {
     /// `true` if records own heap memory (counted through [`Record::heap_bytes`]).
     const HAS_HEAP: bool = false;
+    /// `true` if run formation should sort (key prefix, index) pairs rather than
+    /// the records themselves (for wide or indirect records).
+    const PREFIX_SORT: bool = false;
+    /// A `u64` consistent with the order: `a < b` implies
+    /// `a.key_prefix() <= b.key_prefix()`. Used when [`Record::PREFIX_SORT`].
+    fn key_prefix(&self) -> u64 {
+        0
+    }
     /// A stable name of the record type, stored in run files and used by `dump`.
     fn type_name() -> String;
     /// Heap bytes owned by this record, for the memory budget.
@@ -27,6 +35,8 @@ macro_rules! int_record {
         impl Record for $t {
             fn type_name() -> String { stringify!($t).to_string() }
             #[inline]
+            fn key_prefix(&self) -> u64 { u64::from(*self) }
+            #[inline]
             fn encode(&self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_le_bytes()); }
             #[inline]
             fn decode(input: &mut &[u8]) -> Option<Self> {
@@ -44,6 +54,9 @@ macro_rules! tuple_record {
     ($($t:ident $i:tt),*) => {
         impl<$($t: Record),*> Record for ($($t,)*) {
             const HAS_HEAP: bool = $($t::HAS_HEAP)||*;
+            const PREFIX_SORT: bool = Self::HAS_HEAP || std::mem::size_of::<Self>() > 16;
+            #[inline]
+            fn key_prefix(&self) -> u64 { self.0.key_prefix() }
             fn type_name() -> String {
                 let parts: Vec<String> = vec![$($t::type_name()),*];
                 format!("({})", parts.join(","))
@@ -60,7 +73,21 @@ tuple_record!(A 0, B 1);
 tuple_record!(A 0, B 1, C 2);
 tuple_record!(A 0, B 1, C 2, D 3);
 
+/// The first 8 bytes, big-endian, zero-padded: consistent with byte order.
+#[inline]
+fn bytes_prefix(b: &[u8]) -> u64 {
+    let mut p = [0u8; 8];
+    let n = b.len().min(8);
+    p[..n].copy_from_slice(&b[..n]);
+    u64::from_be_bytes(p)
+}
+
 impl<const N: usize> Record for [u8; N] {
+    const PREFIX_SORT: bool = N > 16;
+    #[inline]
+    fn key_prefix(&self) -> u64 {
+        bytes_prefix(self)
+    }
     fn type_name() -> String {
         format!("[u8;{N}]")
     }
@@ -78,6 +105,11 @@ impl<const N: usize> Record for [u8; N] {
 
 impl Record for Vec<u8> {
     const HAS_HEAP: bool = true;
+    const PREFIX_SORT: bool = true;
+    #[inline]
+    fn key_prefix(&self) -> u64 {
+        bytes_prefix(self)
+    }
     fn type_name() -> String {
         "bytes".to_string()
     }
@@ -124,6 +156,16 @@ mod tests {
             roundtrip(&c);
             roundtrip(&d);
             roundtrip(&e);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn prefixes_follow_the_order(a in any::<(u64, Vec<u8>)>(), b in any::<(u64, Vec<u8>)>(),
+                                     c in proptest::collection::vec(any::<u8>(), 0..12),
+                                     d in proptest::collection::vec(any::<u8>(), 0..12)) {
+            if a < b { prop_assert!(a.key_prefix() <= b.key_prefix()); }
+            if c < d { prop_assert!(c.key_prefix() <= d.key_prefix()); }
         }
     }
 

@@ -1,14 +1,24 @@
-//! Sort runs: the `sortrun` container kind.
+//! Sort runs: the `sortrun` container kind (version 1).
 //!
-//! A run is a sorted sequence of records of one [`Record`] type, in zstd blocks
-//! of about `block_bytes` raw bytes each. Header parameters:
-//! `{"record_type", "combine", "level", "start", "end"}` where `[start, end)` is
-//! the range of input record numbers the run covers (what makes it reusable after
-//! a crash). The first key of a block is the encoding of its first record.
-//! Records are concatenated encodings ([`Record::encode`]); the block's record
-//! count is in the index.
+//! A run is a sorted sequence of records of one [`Record`] type, in blocks of
+//! about `block_bytes` raw bytes each, zstd-compressed when that pays (see
+//! [`RunCodec`]) and raw otherwise. Header parameters:
+//! `{"record_type", "combine", "level", "start", "end", "codec"}` where `level`
+//! is the merge level (0 = formed from input) and `[start, end)` is the range of
+//! input record numbers the run covers (what makes it reusable after a crash).
+//! Footer metadata: `{"records": N}`. A block's first key is the encoding of its
+//! first record ([`Record::encode`], little-endian fields — not byte-comparable,
+//! so `find_block` does not apply to runs); its record count is in the index.
+//! Records are concatenated encodings.
+//!
+//! Runs are temporary: they are published atomically but not fsynced; after a
+//! power failure a damaged run fails verification at recovery and is redone.
+//!
+//! [`RunReader`] reads, checks, decompresses and decodes the next block on a
+//! background thread while the merge consumes the current one.
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver};
 
 use rayon::prelude::*;
 use serde_json::json;
@@ -21,6 +31,30 @@ use crate::error::{Error, Result};
 pub const KIND: &str = "sortrun";
 /// Format version of sort runs.
 pub const VERSION: u32 = 1;
+
+/// How run blocks are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunCodec {
+    /// Raw blocks (still checksummed).
+    Raw,
+    /// zstd at this level.
+    Zstd(i32),
+    /// zstd at this level if it at least halves the run's first block, raw
+    /// otherwise: compression costs CPU on every byte and pays only where it
+    /// saves much I/O.
+    Auto(i32),
+}
+
+impl RunCodec {
+    /// The name recorded in run headers: `raw`, `zstd:L` or `auto:L`.
+    pub fn name(self) -> String {
+        match self {
+            RunCodec::Raw => "raw".into(),
+            RunCodec::Zstd(level) => format!("zstd:{level}"),
+            RunCodec::Auto(level) => format!("auto:{level}"),
+        }
+    }
+}
 
 /// A run on disk.
 #[derive(Clone, Debug)]
@@ -55,10 +89,10 @@ pub fn parse_run_file_name(name: &str) -> Option<(u32, u64, u64)> {
     Some((level, start, end))
 }
 
-/// Writes a sorted sequence of records as a run, compressing blocks in parallel.
+/// Writes a sorted sequence of records as a run, encoding blocks in parallel.
 pub struct RunWriter<T: Record> {
     writer: ContainerWriter,
-    level: i32,
+    codec: RunCodec,
     block_bytes: usize,
     batch: Vec<T>,
     batch_bytes: usize,
@@ -73,7 +107,7 @@ impl<T: Record> RunWriter<T> {
         start: u64,
         end: u64,
         combine: &str,
-        zstd_level: i32,
+        codec: RunCodec,
         block_bytes: usize,
     ) -> Result<RunWriter<T>> {
         let path = dir.join(run_file_name(level, start, end));
@@ -83,11 +117,13 @@ impl<T: Record> RunWriter<T> {
             "level": level,
             "start": start,
             "end": end,
+            "codec": codec.name(),
         });
-        let writer = ContainerWriter::create(&path, KIND, VERSION, &params)?;
+        let mut writer = ContainerWriter::create(&path, KIND, VERSION, &params)?;
+        writer.set_durable(false);
         Ok(RunWriter {
             writer,
-            level: zstd_level,
+            codec,
             block_bytes: block_bytes.max(64),
             batch: Vec::new(),
             batch_bytes: 0,
@@ -101,41 +137,79 @@ impl<T: Record> RunWriter<T> {
         })
     }
 
-    /// Writes a slice of records (already sorted, continuing what came before).
-    pub fn write_slice(&mut self, records: &[T]) -> Result<()>
-    where
-        T: Sync,
-    {
-        // Split into blocks of about `block_bytes`, estimating each record's size
-        // from the first one; encode and compress a batch of blocks in parallel.
-        if records.is_empty() {
+    /// Writes sorted records: `records` in order, or, with `order`, the records
+    /// `records[order[k].1]` for k = 0, 1, … (a key-prefix index sort).
+    pub fn write_sorted(&mut self, records: &[T], order: Option<&[(u64, u32)]>) -> Result<()> {
+        let n = order.map_or(records.len(), <[_]>::len);
+        if n == 0 {
             return Ok(());
         }
+        let at = |k: usize| -> &T {
+            match order {
+                Some(o) => &records[o[k].1 as usize],
+                None => &records[k],
+            }
+        };
         let mut probe = Vec::new();
-        records[0].encode(&mut probe);
+        at(0).encode(&mut probe);
         let per_block = (self.block_bytes / probe.len().max(1)).max(1);
         let batch_blocks = rayon::current_num_threads() * 2;
-        for group in records.chunks(per_block * batch_blocks) {
-            let encoded: Vec<Result<(Vec<u8>, u64, EncodedBlock)>> = group
-                .par_chunks(per_block)
-                .map(|chunk| {
+        let mut start = 0;
+        while start < n {
+            let end = (start + per_block * batch_blocks).min(n);
+            let codec = self.block_codec(&at, start, per_block.min(end - start))?;
+            let encoded: Vec<Result<(Vec<u8>, u64, EncodedBlock)>> = (start..end)
+                .step_by(per_block)
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|b| {
+                    let e = (b + per_block).min(end);
                     let mut raw = Vec::with_capacity(self.block_bytes + 64);
                     let mut key = Vec::new();
-                    chunk[0].encode(&mut key);
-                    for r in chunk {
-                        r.encode(&mut raw);
+                    at(b).encode(&mut key);
+                    for k in b..e {
+                        at(k).encode(&mut raw);
                     }
-                    let block = EncodedBlock::encode(BlockCodec::Zstd(self.level), &raw)?;
-                    Ok((key, chunk.len() as u64, block))
+                    Ok((key, (e - b) as u64, EncodedBlock::encode(codec, &raw)?))
                 })
                 .collect();
             for e in encoded {
-                let (key, n, block) = e?;
-                self.writer.append_block(block, &key, n)?;
+                let (key, count, block) = e?;
+                self.writer.append_block(block, &key, count)?;
+            }
+            start = end;
+        }
+        self.info.records += n as u64;
+        Ok(())
+    }
+
+    /// Settles [`RunCodec::Auto`] on the run's first block.
+    fn block_codec<'a>(
+        &mut self,
+        at: &impl Fn(usize) -> &'a T,
+        start: usize,
+        len: usize,
+    ) -> Result<BlockCodec>
+    where
+        T: 'a,
+    {
+        match self.codec {
+            RunCodec::Raw => Ok(BlockCodec::Raw),
+            RunCodec::Zstd(level) => Ok(BlockCodec::Zstd(level)),
+            RunCodec::Auto(level) => {
+                let mut raw = Vec::new();
+                for k in start..start + len {
+                    at(k).encode(&mut raw);
+                }
+                let trial = EncodedBlock::encode(BlockCodec::Zstd(level), &raw)?;
+                self.codec = if trial.stored_len() * 2 <= raw.len() {
+                    RunCodec::Zstd(level)
+                } else {
+                    RunCodec::Raw
+                };
+                self.block_codec(at, start, len)
             }
         }
-        self.info.records += records.len() as u64;
-        Ok(())
     }
 
     /// Appends one record (for merges, which produce records one at a time).
@@ -150,7 +224,7 @@ impl<T: Record> RunWriter<T> {
 
     fn flush_batch(&mut self) -> Result<()> {
         let batch = std::mem::take(&mut self.batch);
-        self.write_slice(&batch)?;
+        self.write_sorted(&batch, None)?;
         self.batch = batch;
         self.batch.clear();
         self.batch_bytes = 0;
@@ -166,84 +240,99 @@ impl<T: Record> RunWriter<T> {
     }
 }
 
-/// Streams the records of a run, one block in memory at a time.
+/// Opens a run and checks it holds records of type `T`.
+pub fn open_run<T: Record>(path: &Path) -> Result<Container> {
+    let container = Container::open_kind(path, KIND, VERSION)?;
+    let found = container.params()["record_type"].as_str().unwrap_or("");
+    if found != T::type_name() {
+        return Err(Error::corrupt(
+            path,
+            "header parameters",
+            0,
+            format!(
+                "run holds records of type {found}, expected {}",
+                T::type_name()
+            ),
+        ));
+    }
+    Ok(container)
+}
+
+/// Decodes block `i` of a run into records.
+fn decode_block<T: Record>(c: &Container, i: usize, raw: &[u8]) -> Result<Vec<T>> {
+    let entry = &c.blocks()[i];
+    let bad = |detail: &str| {
+        Error::corrupt(
+            c.path(),
+            format!("block {i}"),
+            entry.offset,
+            detail.to_string(),
+        )
+    };
+    let mut input = raw;
+    let n = (entry.records as usize).min(raw.len());
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..entry.records {
+        out.push(T::decode(&mut input).ok_or_else(|| bad("undecodable record"))?);
+    }
+    if !input.is_empty() {
+        return Err(bad("bytes left over after the block's last record"));
+    }
+    Ok(out)
+}
+
+/// Streams the records of a run. A background thread reads, checks and decodes
+/// the next block while the current one is consumed.
 pub struct RunReader<T: Record> {
-    container: Container,
-    next_block: usize,
-    scratch: Vec<u8>,
-    raw: Vec<u8>,
-    pos: usize,
-    left_in_block: u64,
-    _marker: std::marker::PhantomData<T>,
+    rx: Receiver<Result<Vec<T>>>,
+    current: std::vec::IntoIter<T>,
+    records: u64,
 }
 
 impl<T: Record> RunReader<T> {
-    /// Opens a run and checks it holds records of type `T`.
+    /// Opens a run and starts reading it.
     pub fn open(path: &Path) -> Result<RunReader<T>> {
-        let container = Container::open_kind(path, KIND, VERSION)?;
-        let found = container.params()["record_type"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
-        if found != T::type_name() {
-            return Err(Error::corrupt(
-                path,
-                "header parameters",
-                0,
-                format!(
-                    "run holds records of type {found}, expected {}",
-                    T::type_name()
-                ),
-            ));
-        }
+        let container = open_run::<T>(path)?;
+        let records = container.records();
+        let (tx, rx) = sync_channel::<Result<Vec<T>>>(1);
+        std::thread::Builder::new()
+            .name("webmill-run-reader".into())
+            .spawn(move || {
+                let (mut scratch, mut raw) = (Vec::new(), Vec::new());
+                for i in 0..container.blocks().len() {
+                    let block = container
+                        .read_block_into(i, &mut scratch, &mut raw)
+                        .and_then(|()| decode_block::<T>(&container, i, &raw));
+                    let failed = block.is_err();
+                    if tx.send(block).is_err() || failed {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| Error::io(path, e))?;
         Ok(RunReader {
-            container,
-            next_block: 0,
-            scratch: Vec::new(),
-            raw: Vec::new(),
-            pos: 0,
-            left_in_block: 0,
-            _marker: std::marker::PhantomData,
+            rx,
+            current: Vec::new().into_iter(),
+            records,
         })
     }
 
     /// Records in the run.
     pub fn records(&self) -> u64 {
-        self.container.records()
+        self.records
     }
 
     /// The next record, or `None` at the end.
     #[inline]
     pub fn next_record(&mut self) -> Result<Option<T>> {
-        while self.left_in_block == 0 {
-            if self.pos != self.raw.len() {
-                return Err(self.bad_block("bytes left over after the block's last record"));
+        loop {
+            if let Some(r) = self.current.next() {
+                return Ok(Some(r));
             }
-            if self.next_block == self.container.blocks().len() {
-                return Ok(None);
+            match self.rx.recv() {
+                Ok(block) => self.current = block?.into_iter(),
+                Err(_) => return Ok(None),
             }
-            let i = self.next_block;
-            self.container
-                .read_block_into(i, &mut self.scratch, &mut self.raw)?;
-            self.left_in_block = self.container.blocks()[i].records;
-            self.pos = 0;
-            self.next_block += 1;
         }
-        let mut input = &self.raw[self.pos..];
-        let before = input.len();
-        let record = T::decode(&mut input).ok_or_else(|| self.bad_block("undecodable record"))?;
-        self.pos += before - input.len();
-        self.left_in_block -= 1;
-        Ok(Some(record))
-    }
-
-    fn bad_block(&self, detail: &str) -> Error {
-        let i = self.next_block.saturating_sub(1);
-        Error::corrupt(
-            self.container.path(),
-            format!("block {i}"),
-            self.container.blocks().get(i).map_or(0, |b| b.offset),
-            detail.to_string(),
-        )
     }
 }
