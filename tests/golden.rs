@@ -259,7 +259,7 @@ fn ranks_params() -> serde_json::Value {
 }
 
 fn ranks_meta() -> serde_json::Value {
-    json!({"iterations": 3, "l1": 0.03125, "converged": true, "sum": 1.0, "mode": "memory",
+    json!({"iterations": 3, "l1": 0.03125, "converged": true, "sum": 1.0,
            "history": [0.75, 0.125, 0.03125]})
 }
 

@@ -55,8 +55,9 @@
 //!   crc), the crc matches the bytes, and the decoded length equals `R`.
 //!
 //! Because the index repeats every block's crc and the footer crc covers the
-//! index, the footer crc identifies the whole file's content: it is the
-//! checksum the job manifest records.
+//! index, the footer crc identifies the body; together with the header crc it
+//! identifies the whole file ([`Container::checksum`], what job manifests
+//! record).
 //!
 //! [`Container::verify`] additionally checks every padding byte is zero, so that
 //! any single flipped byte anywhere in a file is detected.

@@ -45,6 +45,7 @@ pub struct Container {
     header_len: u64,
     footer_offset: u64,
     footer_crc: u32,
+    header_crc: u32,
 }
 
 /// Fixed part of an index entry: offset, stored, raw, records, crc, key length.
@@ -130,6 +131,7 @@ impl Container {
         header.extend_from_slice(&read_at(HEADER_FIXED as u64, params_len as usize + 4)?);
         let body_end = HEADER_FIXED + params_len as usize;
         let stored_crc = le_u32(&header[body_end..body_end + 4]);
+        let header_crc = stored_crc;
         let computed = crc32c::crc32c(&header[..body_end]);
         if stored_crc != computed {
             return Err(Error::Checksum {
@@ -313,6 +315,7 @@ impl Container {
             header_len,
             footer_offset,
             footer_crc,
+            header_crc,
         })
     }
 
@@ -352,10 +355,15 @@ impl Container {
     pub fn size(&self) -> u64 {
         self.size
     }
-    /// The footer checksum: identifies the file's content (it covers every
-    /// block's checksum through the index).
+    /// The file's content checksum: crc32c of the header crc followed by the
+    /// footer crc. The header crc covers kind, version and parameters; the
+    /// footer crc covers the index, which repeats every block's crc; so this
+    /// identifies the whole content. It is what job manifests record.
     pub fn checksum(&self) -> u32 {
-        self.footer_crc
+        let mut both = [0u8; 8];
+        both[..4].copy_from_slice(&self.header_crc.to_le_bytes());
+        both[4..].copy_from_slice(&self.footer_crc.to_le_bytes());
+        crc32c::crc32c(&both)
     }
     /// Length of the header including padding (offset of the first block).
     pub fn header_len(&self) -> u64 {

@@ -421,12 +421,12 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
     let last = RankVector::open(iteration_path(&tmp, t))?;
     let sum = last.container().meta()["sum"].as_f64().unwrap_or(1.0);
     let l1 = history.last().copied().unwrap_or(f64::NAN);
+    // The mode is not recorded in the file: every mode writes the same bytes.
     let meta = json!({
         "iterations": t,
         "l1": l1,
         "converged": converged(&history),
         "sum": sum,
-        "mode": mode.name(),
         "history": history,
     });
     let mut w = VectorWriter::create(job.path(RANKS_FILE), n, params)?;

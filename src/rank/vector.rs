@@ -119,16 +119,20 @@ impl RankVector {
             let first = <[u8; 8]>::try_from(b.key.as_slice())
                 .map(u64::from_be_bytes)
                 .ok();
+            let last = i + 1 == c.blocks().len();
+            let full = b.records == BLOCK_VALUES as u64;
             if first != Some(expected)
-                || b.raw != b.records * 8
-                || (b.records != BLOCK_VALUES as u64 && i + 1 != c.blocks().len())
+                || b.records.checked_mul(8) != Some(b.raw)
+                || b.stored != b.raw
+                || b.records > BLOCK_VALUES as u64
+                || (!full && !last)
             {
                 return Err(Error::corrupt(
                     c.path(),
                     format!("block {i}"),
                     b.offset,
                     format!(
-                        "block does not hold values {expected}.. in {BLOCK_VALUES}-value blocks"
+                        "not a raw block of values {expected}.. in {BLOCK_VALUES}-value blocks"
                     ),
                 ));
             }
@@ -217,8 +221,8 @@ impl VectorReader<'_> {
     #[inline]
     pub fn get(&mut self, i: u64) -> Result<f64> {
         let b = (i / BLOCK_VALUES as u64) as usize;
-        if b != self.block_index {
-            if b >= self.v.c.blocks().len() {
+        if b != self.block_index || i >= self.v.len {
+            if i >= self.v.len {
                 return Err(Error::Invalid(format!(
                     "{}: index {i} past the end ({} values)",
                     self.v.c.path().display(),
@@ -228,7 +232,17 @@ impl VectorReader<'_> {
             self.v.read_block(b, &mut self.scratch, &mut self.block)?;
             self.block_index = b;
         }
-        Ok(self.block[i as usize % BLOCK_VALUES])
+        self.block
+            .get(i as usize % BLOCK_VALUES)
+            .copied()
+            .ok_or_else(|| {
+                Error::corrupt(
+                    self.v.c.path(),
+                    format!("block {b}"),
+                    0,
+                    "block shorter than announced",
+                )
+            })
     }
 }
 

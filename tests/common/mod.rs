@@ -144,3 +144,48 @@ pub fn read_snap(path: &Path) -> Vec<(u64, u64)> {
         })
         .collect()
 }
+
+/// Straightforward PageRank by power iteration over an arc list (push style),
+/// the independent reference for the engine's three modes. `pref` is the
+/// normalized reset vector (uniform when `None`); dangling mass follows `pref`
+/// when `dangling_pref`, else is spread uniformly. Stops when the L1 change is
+/// below `tol` or after `max_iter` iterations.
+pub fn naive_pagerank(
+    n: usize,
+    arcs: &[(u64, u64)],
+    damping: f64,
+    tol: f64,
+    max_iter: u32,
+    pref: Option<&[f64]>,
+    dangling_pref: bool,
+) -> Vec<f64> {
+    let uniform = vec![1.0 / n as f64; n];
+    let v: Vec<f64> = pref.map_or(uniform.clone(), <[f64]>::to_vec);
+    let u = if dangling_pref { v.clone() } else { uniform };
+    let mut deg = vec![0u64; n];
+    for &(s, _) in arcs {
+        deg[s as usize] += 1;
+    }
+    let mut x = v.clone();
+    for _ in 0..max_iter {
+        let dangling: f64 = (0..n).filter(|&i| deg[i] == 0).map(|i| x[i]).sum();
+        let mut next: Vec<f64> = (0..n)
+            .map(|j| (1.0 - damping) * v[j] + damping * dangling * u[j])
+            .collect();
+        for &(s, t) in arcs {
+            next[t as usize] += damping * x[s as usize] / deg[s as usize] as f64;
+        }
+        let change: f64 = next.iter().zip(&x).map(|(a, b)| (a - b).abs()).sum();
+        x = next;
+        if change < tol {
+            break;
+        }
+    }
+    x
+}
+
+/// L1 distance.
+pub fn l1(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum()
+}

@@ -249,3 +249,67 @@ fn real_graph_under_a_small_budget() {
         .assert()
         .success();
 }
+
+#[test]
+fn pagerank_top_export_and_job_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.tsv");
+    write_snap(&input, &random_graph(4, 30_000), false);
+    let job = dir.path().join("job");
+    let j = job.to_str().unwrap();
+    import(&job, &[&input], &[]).success();
+    webmill()
+        .args(["pagerank", j, "--mem", "64M"])
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("pagerank: converged after")
+                .and(predicate::str::contains("memory mode")),
+        );
+    webmill()
+        .args(["pagerank", j])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("already finished"));
+    webmill()
+        .args(["pagerank", j, "--damping", "0.9"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--force"));
+    webmill()
+        .args(["pagerank", j, "--damping", "1.5", "--force"])
+        .assert()
+        .failure();
+    let ranks = stdout_of(&["export", "ranks", j]);
+    let values: Vec<f64> = ranks
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').nth(2).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(values.len() as u64, {
+        let s: serde_json::Value =
+            serde_json::from_str(&stdout_of(&["stats", "--json", j])).unwrap();
+        s["nodes"].as_u64().unwrap()
+    });
+    assert!((values.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+    let top = stdout_of(&["top", j, "-k", "5"]);
+    let rows: Vec<&str> = top.lines().skip(1).collect();
+    assert_eq!(rows.len(), 5);
+    let best = values.iter().cloned().fold(0.0, f64::max);
+    let first: f64 = rows[0].split('\t').next().unwrap().parse().unwrap();
+    assert!((first - best).abs() / best < 1e-5, "{first} vs {best}");
+    let svg = std::fs::read_to_string(job.join("pagerank-convergence.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("polyline"));
+    webmill()
+        .args(["verify", j])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ranks.wm"));
+    // Recomputing the graph invalidates the ranks.
+    import(&job, &[&input], &["--keep-self-loops", "--force"]).success();
+    webmill()
+        .args(["top", j])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("pagerank"));
+}
