@@ -54,13 +54,30 @@ pub struct EncodedBlock {
     payload: Vec<u8>,
 }
 
+/// zstd-compresses with a per-thread context, reused across blocks (creating a
+/// context costs more than compressing a small block).
+fn compress(raw: &[u8], level: i32) -> Result<Vec<u8>> {
+    use std::cell::RefCell;
+    thread_local! {
+        static COMPRESSOR: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
+    }
+    let failed = |e: std::io::Error| Error::Invalid(format!("zstd compression failed: {e}"));
+    COMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_none_or(|(l, _)| *l != level) {
+            *slot = Some((level, zstd::bulk::Compressor::new(level).map_err(failed)?));
+        }
+        let (_, c) = slot.as_mut().expect("compressor was just created");
+        c.compress(raw).map_err(failed)
+    })
+}
+
 impl EncodedBlock {
     /// Encodes `raw` with `codec`.
     pub fn encode(codec: BlockCodec, raw: &[u8]) -> Result<EncodedBlock> {
         let payload = match codec {
             BlockCodec::Raw => raw.to_vec(),
-            BlockCodec::Zstd(level) => zstd::bulk::compress(raw, level)
-                .map_err(|e| Error::Invalid(format!("zstd compression failed: {e}")))?,
+            BlockCodec::Zstd(level) => compress(raw, level)?,
         };
         Ok(EncodedBlock {
             codec: codec.id(),

@@ -293,6 +293,24 @@ impl EdgeFile {
 
     /// Decodes block `i` into (node, neighbours) lists, checking its invariants.
     pub fn decode_block(&self, i: usize, raw: &[u8]) -> Result<Vec<(u64, Vec<u64>)>> {
+        let mut lists = Vec::new();
+        let mut buf = Vec::new();
+        self.visit_block(i, raw, &mut buf, &mut |node, dsts| {
+            lists.push((node, dsts.to_vec()));
+            Ok(())
+        })?;
+        Ok(lists)
+    }
+
+    /// Decodes block `i`, calling `f(node, neighbours)` for each list in it
+    /// (`buf` is reused between lists), checking the block's invariants.
+    pub fn visit_block(
+        &self,
+        i: usize,
+        raw: &[u8],
+        buf: &mut Vec<u64>,
+        f: &mut dyn FnMut(u64, &[u64]) -> Result<()>,
+    ) -> Result<()> {
         let entry = &self.c.blocks()[i];
         let bad = |detail: String| {
             Error::corrupt(self.c.path(), format!("block {i}"), entry.offset, detail)
@@ -306,7 +324,6 @@ impl EdgeFile {
                 ))
             })?;
         let mut input = raw;
-        let mut lists = Vec::new();
         let mut prev: Option<u64> = None;
         let mut arcs = 0u64;
         let nodes = self.stats.nodes;
@@ -321,6 +338,11 @@ impl EdgeFile {
                     .checked_add(gap)
                     .ok_or_else(|| bad("node overflows".into()))?,
             };
+            if node >= nodes {
+                return Err(bad(format!(
+                    "node {node} outside the graph's {nodes} nodes"
+                )));
+            }
             let degree = varint::get(&mut input).ok_or_else(truncated)?;
             if degree == 0 || degree > input.len() as u64 {
                 return Err(bad(format!(
@@ -329,7 +351,7 @@ impl EdgeFile {
             }
             let first_dst = node as i128
                 + varint::unzigzag(varint::get(&mut input).ok_or_else(truncated)?) as i128;
-            let mut dsts = Vec::with_capacity(degree as usize);
+            buf.clear();
             let mut d = first_dst;
             for k in 0..degree {
                 if k > 0 {
@@ -340,16 +362,11 @@ impl EdgeFile {
                         "arc ({node}, {d}) outside the graph's {nodes} nodes"
                     )));
                 }
-                dsts.push(d as u64);
-            }
-            if node >= nodes {
-                return Err(bad(format!(
-                    "node {node} outside the graph's {nodes} nodes"
-                )));
+                buf.push(d as u64);
             }
             arcs += degree;
             prev = Some(node);
-            lists.push((node, dsts));
+            f(node, buf)?;
         }
         if arcs != entry.records {
             return Err(bad(format!(
@@ -357,7 +374,19 @@ impl EdgeFile {
                 entry.records
             )));
         }
-        Ok(lists)
+        Ok(())
+    }
+
+    /// Calls `f(node, neighbours)` for every list in node order without
+    /// allocating per list. A list split across blocks is delivered in pieces
+    /// (consecutive calls with the same node).
+    pub fn for_each_list(&self, mut f: impl FnMut(u64, &[u64]) -> Result<()>) -> Result<()> {
+        let (mut scratch, mut raw, mut buf) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..self.c.blocks().len() {
+            self.c.read_block_into(i, &mut scratch, &mut raw)?;
+            self.visit_block(i, &raw, &mut buf, &mut f)?;
+        }
+        Ok(())
     }
 
     /// Iterates over all (node, neighbours) lists in node order, joining lists

@@ -172,7 +172,7 @@ impl Iterate for BlockedEngine {
         {
             let (mut xr, mut dr) = (x.reader(), deg.reader());
             let mut w =
-                VectorWriter::create(&self.contrib, self.n, json!({"what": "contributions"}))?;
+                VectorWriter::scratch(&self.contrib, self.n, json!({"what": "contributions"}))?;
             for i in 0..self.n {
                 let (xi, d) = (xr.get(i)?, dr.get(i)?);
                 if d > 0.0 {
@@ -194,7 +194,7 @@ impl Iterate for BlockedEngine {
         let mut pref_r = pref.as_ref().map(|p| p.reader());
         let mut xr = x.reader();
         let (mut l1, mut sum) = (ChunkedSum::default(), ChunkedSum::default());
-        let mut w = VectorWriter::create(next, self.n, json!({}))?;
+        let mut w = VectorWriter::scratch(next, self.n, json!({}))?;
         let mut acc = vec![0.0f64; self.block.min(self.n) as usize];
         // 2. Block by block.
         for (b, part) in self.parts.iter().enumerate() {
@@ -203,13 +203,13 @@ impl Iterate for BlockedEngine {
             acc[..len].iter_mut().for_each(|a| *a = 0.0);
             let arcs = EdgeFile::open(part)?;
             let mut cr = contrib.reader();
-            for list in arcs.lists() {
-                let (src, dsts) = list?;
+            arcs.for_each_list(|src, dsts| {
                 let c = cr.get(src)?;
-                for d in dsts {
+                for &d in dsts {
                     acc[(d - base) as usize] += c;
                 }
-            }
+                Ok(())
+            })?;
             for (k, &a) in acc[..len].iter().enumerate() {
                 let j = base + k as u64;
                 let v = match pref_r.as_mut() {

@@ -155,7 +155,7 @@ impl Iterate for MemoryEngine {
             .collect();
         drop(acc);
         let outcome = l1_and_sum(&x, &new);
-        let mut w = VectorWriter::create(next, self.n, serde_json::json!({}))?;
+        let mut w = VectorWriter::scratch(next, self.n, serde_json::json!({}))?;
         w.extend(&new)?;
         w.finish(&meta(outcome))?;
         self.cache = Some((next.to_path_buf(), new));

@@ -517,7 +517,7 @@ fn last_checkpoint(tmp: &Path) -> Result<Option<(u32, Vec<f64>)>> {
 /// Writes the out-degree of every node as a vector (f64, 0 for dangling nodes).
 fn write_degrees(forward: &EdgeFile, path: &Path) -> Result<()> {
     let n = forward.stats().nodes;
-    let mut w = VectorWriter::create(path, n, json!({"what": "out-degrees"}))?;
+    let mut w = VectorWriter::scratch(path, n, json!({"what": "out-degrees"}))?;
     let mut next = 0u64;
     for list in forward.lists() {
         let (node, dsts) = list?;
@@ -612,7 +612,7 @@ fn write_preference(file: &Path, docs: &Path, n: u64, out: &Path, s: &Settings) 
         by_doc.len(),
         file.display()
     ));
-    let mut w = VectorWriter::create(out, n, json!({"what": "preference"}))?;
+    let mut w = VectorWriter::scratch(out, n, json!({"what": "preference"}))?;
     let mut next = 0u64;
     for (&id, &weight) in &by_doc {
         while next < id {
@@ -632,7 +632,7 @@ fn write_preference(file: &Path, docs: &Path, n: u64, out: &Path, s: &Settings) 
 
 /// Writes iteration 0: the preference vector (uniform when none).
 fn write_start(inputs: &Inputs, path: &Path) -> Result<()> {
-    let mut w = VectorWriter::create(path, inputs.n, json!({"iteration": 0}))?;
+    let mut w = VectorWriter::scratch(path, inputs.n, json!({"iteration": 0}))?;
     match &inputs.preference {
         None => {
             let u = 1.0 / inputs.n as f64;

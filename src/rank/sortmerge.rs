@@ -60,9 +60,12 @@ impl Iterate for SortMergeEngine {
         }
         let dir = self.tmp.join(format!("messages-{t:05}"));
         let s = &self.settings;
-        let cfg = SortConfig::new(&dir, s.share(0.8))
+        let mut cfg = SortConfig::new(&dir, s.share(0.8))
             .label(format!("pagerank: iteration {t} messages"))
             .reporter(Arc::clone(&s.reporter));
+        // Messages live for one iteration and are merged again in every pass:
+        // compressing them costs more CPU than the I/O it saves.
+        cfg.codec = crate::sort::RunCodec::Raw;
         let mut sorter = ExternalSorter::<(u64, u64, u64)>::new(cfg, Combine::None)?;
         let x = RankVector::open(prev)?;
         let deg = RankVector::open(&self.degrees)?;
@@ -99,7 +102,7 @@ impl Iterate for SortMergeEngine {
         let mut pref_r = pref.as_ref().map(|p| p.reader());
         let mut xr = x.reader();
         let (mut l1, mut sum) = (ChunkedSum::default(), ChunkedSum::default());
-        let mut w = VectorWriter::create(next, self.n, json!({}))?;
+        let mut w = VectorWriter::scratch(next, self.n, json!({}))?;
         let mut msg = sorted.next_record()?;
         for j in 0..self.n {
             let mut acc = 0.0;

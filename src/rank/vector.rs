@@ -49,6 +49,21 @@ impl VectorWriter {
         })
     }
 
+    /// Like [`VectorWriter::create`] for temporary vectors (checkpoints,
+    /// contributions): published atomically but not fsynced — they are
+    /// verified before reuse and recomputed when damaged.
+    pub fn scratch(path: impl AsRef<Path>, len: u64, params: Value) -> Result<VectorWriter> {
+        let mut w = VectorWriter::create(path, len, params)?;
+        w.set_durable(false);
+        Ok(w)
+    }
+
+    /// Skips the fsyncs at publication (for checkpoints and scratch vectors,
+    /// which are verified before reuse and recomputed when damaged).
+    pub fn set_durable(&mut self, durable: bool) {
+        self.w.set_durable(durable);
+    }
+
     /// Appends one value.
     #[inline]
     pub fn push(&mut self, v: f64) -> Result<()> {

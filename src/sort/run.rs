@@ -32,6 +32,11 @@ pub const KIND: &str = "sortrun";
 /// Format version of sort runs.
 pub const VERSION: u32 = 1;
 
+/// Blocks at least this large are encoded in parallel and read ahead on a
+/// background thread; smaller ones (tiny budgets) cost less to handle inline
+/// than to hand between threads.
+pub const PARALLEL_BLOCK: usize = 64 << 10;
+
 /// How run blocks are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunCodec {
@@ -158,21 +163,24 @@ impl<T: Record> RunWriter<T> {
         while start < n {
             let end = (start + per_block * batch_blocks).min(n);
             let codec = self.block_codec(&at, start, per_block.min(end - start))?;
-            let encoded: Vec<Result<(Vec<u8>, u64, EncodedBlock)>> = (start..end)
-                .step_by(per_block)
-                .collect::<Vec<_>>()
-                .into_par_iter()
-                .map(|b| {
-                    let e = (b + per_block).min(end);
-                    let mut raw = Vec::with_capacity(self.block_bytes + 64);
-                    let mut key = Vec::new();
-                    at(b).encode(&mut key);
-                    for k in b..e {
-                        at(k).encode(&mut raw);
-                    }
-                    Ok((key, (e - b) as u64, EncodedBlock::encode(codec, &raw)?))
-                })
-                .collect();
+            let encode = |b: usize| {
+                let e = (b + per_block).min(end);
+                let mut raw = Vec::with_capacity(self.block_bytes + 64);
+                let mut key = Vec::new();
+                at(b).encode(&mut key);
+                for k in b..e {
+                    at(k).encode(&mut raw);
+                }
+                Ok((key, (e - b) as u64, EncodedBlock::encode(codec, &raw)?))
+            };
+            let starts: Vec<usize> = (start..end).step_by(per_block).collect();
+            // Small blocks are cheaper to encode here than to hand to other threads.
+            let encoded: Vec<Result<(Vec<u8>, u64, EncodedBlock)>> =
+                if self.block_bytes >= PARALLEL_BLOCK {
+                    starts.into_par_iter().map(encode).collect()
+                } else {
+                    starts.into_iter().map(encode).collect()
+                };
             for e in encoded {
                 let (key, count, block) = e?;
                 self.writer.append_block(block, &key, count)?;
@@ -281,10 +289,24 @@ fn decode_block<T: Record>(c: &Container, i: usize, raw: &[u8]) -> Result<Vec<T>
     Ok(out)
 }
 
-/// Streams the records of a run. A background thread reads, checks and decodes
-/// the next block while the current one is consumed.
+/// Where a [`RunReader`] gets its blocks from.
+enum Source<T> {
+    /// A background thread reading ahead.
+    Prefetch(Receiver<Result<Vec<T>>>),
+    /// Read on demand, on the caller's thread.
+    Inline {
+        container: Container,
+        next: usize,
+        scratch: Vec<u8>,
+        raw: Vec<u8>,
+    },
+}
+
+/// Streams the records of a run. With blocks of [`PARALLEL_BLOCK`] bytes or
+/// more, a background thread reads, checks and decodes the next block while the
+/// current one is consumed.
 pub struct RunReader<T: Record> {
-    rx: Receiver<Result<Vec<T>>>,
+    source: Source<T>,
     current: std::vec::IntoIter<T>,
     records: u64,
 }
@@ -294,6 +316,20 @@ impl<T: Record> RunReader<T> {
     pub fn open(path: &Path) -> Result<RunReader<T>> {
         let container = open_run::<T>(path)?;
         let records = container.records();
+        let small =
+            container.blocks().iter().map(|b| b.raw).max().unwrap_or(0) < PARALLEL_BLOCK as u64;
+        if small {
+            return Ok(RunReader {
+                source: Source::Inline {
+                    container,
+                    next: 0,
+                    scratch: Vec::new(),
+                    raw: Vec::new(),
+                },
+                current: Vec::new().into_iter(),
+                records,
+            });
+        }
         let (tx, rx) = sync_channel::<Result<Vec<T>>>(1);
         std::thread::Builder::new()
             .name("webmill-run-reader".into())
@@ -311,7 +347,7 @@ impl<T: Record> RunReader<T> {
             })
             .map_err(|e| Error::io(path, e))?;
         Ok(RunReader {
-            rx,
+            source: Source::Prefetch(rx),
             current: Vec::new().into_iter(),
             records,
         })
@@ -329,9 +365,24 @@ impl<T: Record> RunReader<T> {
             if let Some(r) = self.current.next() {
                 return Ok(Some(r));
             }
-            match self.rx.recv() {
-                Ok(block) => self.current = block?.into_iter(),
-                Err(_) => return Ok(None),
+            match &mut self.source {
+                Source::Prefetch(rx) => match rx.recv() {
+                    Ok(block) => self.current = block?.into_iter(),
+                    Err(_) => return Ok(None),
+                },
+                Source::Inline {
+                    container,
+                    next,
+                    scratch,
+                    raw,
+                } => {
+                    if *next == container.blocks().len() {
+                        return Ok(None);
+                    }
+                    container.read_block_into(*next, scratch, raw)?;
+                    self.current = decode_block::<T>(container, *next, raw)?.into_iter();
+                    *next += 1;
+                }
             }
         }
     }
