@@ -294,12 +294,15 @@ enum Source<T> {
     /// A background thread reading ahead.
     Prefetch(Receiver<Result<Vec<T>>>),
     /// Read on demand, on the caller's thread.
-    Inline {
-        container: Container,
-        next: usize,
-        scratch: Vec<u8>,
-        raw: Vec<u8>,
-    },
+    Inline(Box<InlineSource>),
+}
+
+/// State of a run read on the caller's thread.
+struct InlineSource {
+    container: Container,
+    next: usize,
+    scratch: Vec<u8>,
+    raw: Vec<u8>,
 }
 
 /// Streams the records of a run. With blocks of [`PARALLEL_BLOCK`] bytes or
@@ -320,68 +323,13 @@ impl<T: Record> RunReader<T> {
             container.blocks().iter().map(|b| b.raw).max().unwrap_or(0) < PARALLEL_BLOCK as u64;
         if small {
             return Ok(RunReader {
-                source: Source::Inline {
-                    container,
-                    next: 0,
-                    scratch: Vec::new(),
-                    raw: Vec::new(),
-                },
-                current: Vec::new().into_iter(),
-                records,
-            });
-        }
-        let (tx, rx) = sync_channel::<Result<Vec<T>>>(1);
-        std::thread::Builder::new()
-            .name("webmill-run-reader".into())
-            .spawn(move || {
-                let (mut scratch, mut raw) = (Vec::new(), Vec::new());
-                for i in 0..container.blocks().len() {
-                    let block = container
-                        .read_block_into(i, &mut scratch, &mut raw)
-                        .and_then(|()| decode_block::<T>(&container, i, &raw));
-                    let failed = block.is_err();
-                    if tx.send(block).is_err() || failed {
-                        return;
-                    }
-                }
-            })
-            .map_err(|e| Error::io(path, e))?;
-        Ok(RunReader {
-            source: Source::Prefetch(rx),
-            current: Vec::new().into_iter(),
-            records,
-        })
-    }
-
-    /// Records in the run.
-    pub fn records(&self) -> u64 {
-        self.records
-    }
-
-    /// The next record, or `None` at the end.
-    #[inline]
-    pub fn next_record(&mut self) -> Result<Option<T>> {
-        loop {
-            if let Some(r) = self.current.next() {
-                return Ok(Some(r));
-            }
-            match &mut self.source {
-                Source::Prefetch(rx) => match rx.recv() {
-                    Ok(block) => self.current = block?.into_iter(),
-                    Err(_) => return Ok(None),
-                },
-                Source::Inline {
-                    container,
-                    next,
-                    scratch,
-                    raw,
-                } => {
-                    if *next == container.blocks().len() {
+                source: Source::Inline(src) => {
+                    if src.next == src.container.blocks().len() {
                         return Ok(None);
                     }
-                    container.read_block_into(*next, scratch, raw)?;
-                    self.current = decode_block::<T>(container, *next, raw)?.into_iter();
-                    *next += 1;
+                    src.container.read_block_into(src.next, &mut src.scratch, &mut src.raw)?;
+                    self.current = decode_block::<T>(&src.container, src.next, &src.raw)?.into_iter();
+                    src.next += 1;
                 }
             }
         }
