@@ -323,12 +323,64 @@ impl<T: Record> RunReader<T> {
             container.blocks().iter().map(|b| b.raw).max().unwrap_or(0) < PARALLEL_BLOCK as u64;
         if small {
             return Ok(RunReader {
-                source: Source::Inline(src) => {
+                source: Source::Inline(Box::new(InlineSource {
+                    container,
+                    next: 0,
+                    scratch: Vec::new(),
+                    raw: Vec::new(),
+                })),
+                current: Vec::new().into_iter(),
+                records,
+            });
+        }
+        let (tx, rx) = sync_channel::<Result<Vec<T>>>(1);
+        std::thread::Builder::new()
+            .name("webmill-run-reader".into())
+            .spawn(move || {
+                let (mut scratch, mut raw) = (Vec::new(), Vec::new());
+                for i in 0..container.blocks().len() {
+                    let block = container
+                        .read_block_into(i, &mut scratch, &mut raw)
+                        .and_then(|()| decode_block::<T>(&container, i, &raw));
+                    let failed = block.is_err();
+                    if tx.send(block).is_err() || failed {
+                        return;
+                    }
+                }
+            })
+            .map_err(|e| Error::io(path, e))?;
+        Ok(RunReader {
+            source: Source::Prefetch(rx),
+            current: Vec::new().into_iter(),
+            records,
+        })
+    }
+
+    /// Records in the run.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// The next record, or `None` at the end.
+    #[inline]
+    pub fn next_record(&mut self) -> Result<Option<T>> {
+        loop {
+            if let Some(r) = self.current.next() {
+                return Ok(Some(r));
+            }
+            match &mut self.source {
+                Source::Prefetch(rx) => match rx.recv() {
+                    Ok(block) => self.current = block?.into_iter(),
+                    Err(_) => return Ok(None),
+                },
+                Source::Inline(src) => {
                     if src.next == src.container.blocks().len() {
                         return Ok(None);
                     }
-                    src.container.read_block_into(src.next, &mut src.scratch, &mut src.raw)?;
-                    self.current = decode_block::<T>(&src.container, src.next, &src.raw)?.into_iter();
+                    src.container
+                        .read_block_into(src.next, &mut src.scratch, &mut src.raw)?;
+                    self.current =
+                        decode_block::<T>(&src.container, src.next, &src.raw)?.into_iter();
                     src.next += 1;
                 }
             }
