@@ -20,7 +20,10 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::vector::BLOCK_VALUES;
-use super::{ChunkedSum, Inputs, Iterate, IterationOutcome, RankVector, Step, VectorWriter};
+use super::{
+    ChunkedSum, Dangling, Inputs, Iterate, IterationOutcome, NextVector, RankVector, Step,
+    VectorWriter,
+};
 use crate::error::{Error, IoContext, Result};
 use crate::graph::{Direction, EdgeFile, EdgeWriter};
 use crate::job::Settings;
@@ -36,7 +39,7 @@ pub struct BlockedEngine {
     parts: Vec<PathBuf>,
     degrees: PathBuf,
     preference: Option<PathBuf>,
-    dangling_uniform: bool,
+    dangling: Dangling,
     contrib: PathBuf,
 }
 
@@ -79,7 +82,7 @@ impl BlockedEngine {
             parts,
             degrees: inputs.degrees.clone(),
             preference: inputs.preference.clone(),
-            dangling_uniform: inputs.dangling == super::Dangling::Uniform,
+            dangling: inputs.dangling,
             contrib: inputs.tmp.join("contrib.wm"),
         })
     }
@@ -191,10 +194,7 @@ impl Iterate for BlockedEngine {
         };
         let contrib = RankVector::open(&self.contrib)?;
         let pref = self.preference.as_ref().map(RankVector::open).transpose()?;
-        let mut pref_r = pref.as_ref().map(|p| p.reader());
-        let mut xr = x.reader();
-        let (mut l1, mut sum) = (ChunkedSum::default(), ChunkedSum::default());
-        let mut w = VectorWriter::scratch(next, self.n, json!({}))?;
+        let mut out = NextVector::create(next, self.n, step, self.dangling, pref.as_ref(), &x)?;
         let mut acc = vec![0.0f64; self.block.min(self.n) as usize];
         // 2. Block by block.
         for (b, part) in self.parts.iter().enumerate() {
@@ -211,27 +211,9 @@ impl Iterate for BlockedEngine {
                 Ok(())
             })?;
             for (k, &a) in acc[..len].iter().enumerate() {
-                let j = base + k as u64;
-                let v = match pref_r.as_mut() {
-                    Some(r) => r.get(j)?,
-                    None => step.uniform,
-                };
-                let u = if self.dangling_uniform {
-                    step.uniform
-                } else {
-                    v
-                };
-                let new = step.value(a, v, u);
-                w.push(new)?;
-                l1.add(j, (new - xr.get(j)?).abs());
-                sum.add(j, new);
+                out.push(base + k as u64, a)?;
             }
         }
-        let outcome = IterationOutcome {
-            l1: l1.total(),
-            sum: sum.total(),
-        };
-        w.finish(&meta(outcome))?;
-        Ok(outcome)
+        out.finish(meta)
     }
 }

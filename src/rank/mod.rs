@@ -244,6 +244,71 @@ pub fn l1_and_sum(prev: &[f64], next: &[f64]) -> IterationOutcome {
     }
 }
 
+/// Writes the next vector node by node, in docID order, from each node's
+/// in-contributions sum: adds the reset and dangling terms (streaming the
+/// preference vector) and accumulates the L1 change (streaming the previous
+/// vector) and the sum. Shared by the streaming modes.
+pub struct NextVector<'a> {
+    step: Step,
+    dangling_uniform: bool,
+    pref: Option<VectorReader<'a>>,
+    prev: VectorReader<'a>,
+    w: VectorWriter,
+    l1: ChunkedSum,
+    sum: ChunkedSum,
+}
+
+impl<'a> NextVector<'a> {
+    /// Starts the vector at `path` (a scratch vector: not fsynced).
+    pub fn create(
+        path: &Path,
+        n: u64,
+        step: Step,
+        dangling: Dangling,
+        pref: Option<&'a RankVector>,
+        prev: &'a RankVector,
+    ) -> Result<NextVector<'a>> {
+        Ok(NextVector {
+            step,
+            dangling_uniform: dangling == Dangling::Uniform,
+            pref: pref.map(RankVector::reader),
+            prev: prev.reader(),
+            w: VectorWriter::scratch(path, n, json!({}))?,
+            l1: ChunkedSum::default(),
+            sum: ChunkedSum::default(),
+        })
+    }
+
+    /// Node `j`'s value from its in-contributions sum `acc`.
+    #[inline]
+    pub fn push(&mut self, j: u64, acc: f64) -> Result<()> {
+        let v = match self.pref.as_mut() {
+            Some(r) => r.get(j)?,
+            None => self.step.uniform,
+        };
+        let u = if self.dangling_uniform {
+            self.step.uniform
+        } else {
+            v
+        };
+        let new = self.step.value(acc, v, u);
+        self.w.push(new)?;
+        self.l1.add(j, (new - self.prev.get(j)?).abs());
+        self.sum.add(j, new);
+        Ok(())
+    }
+
+    /// Publishes the vector with metadata `meta(outcome)`.
+    pub fn finish(self, meta: &dyn Fn(IterationOutcome) -> Value) -> Result<IterationOutcome> {
+        let outcome = IterationOutcome {
+            l1: self.l1.total(),
+            sum: self.sum.total(),
+        };
+        self.w.finish(&meta(outcome))?;
+        Ok(outcome)
+    }
+}
+
 /// Memory (bytes) the memory mode needs for `n` nodes and `m` arcs: four
 /// vectors (previous, next, contributions, degrees), the preference vector if
 /// any, and the in-link CSR.

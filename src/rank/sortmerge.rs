@@ -7,9 +7,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::{ChunkedSum, Inputs, Iterate, IterationOutcome, RankVector, Step, VectorWriter};
+use super::{
+    ChunkedSum, Dangling, Inputs, Iterate, IterationOutcome, NextVector, RankVector, Step,
+};
 use crate::error::Result;
 use crate::graph::EdgeFile;
 use crate::job::Settings;
@@ -22,7 +24,7 @@ pub struct SortMergeEngine {
     forward: std::path::PathBuf,
     degrees: std::path::PathBuf,
     preference: Option<std::path::PathBuf>,
-    dangling_uniform: bool,
+    dangling: Dangling,
     tmp: std::path::PathBuf,
     settings: Settings,
 }
@@ -36,7 +38,7 @@ impl SortMergeEngine {
             forward: inputs.forward.clone(),
             degrees: inputs.degrees.clone(),
             preference: inputs.preference.clone(),
-            dangling_uniform: inputs.dangling == super::Dangling::Uniform,
+            dangling: inputs.dangling,
             tmp: inputs.tmp.clone(),
             settings: s.clone(),
         })
@@ -99,37 +101,17 @@ impl Iterate for SortMergeEngine {
         };
         let mut sorted = sorter.finish()?;
         let pref = self.preference.as_ref().map(RankVector::open).transpose()?;
-        let mut pref_r = pref.as_ref().map(|p| p.reader());
-        let mut xr = x.reader();
-        let (mut l1, mut sum) = (ChunkedSum::default(), ChunkedSum::default());
-        let mut w = VectorWriter::scratch(next, self.n, json!({}))?;
+        let mut out = NextVector::create(next, self.n, step, self.dangling, pref.as_ref(), &x)?;
         let mut msg = sorted.next_record()?;
         for j in 0..self.n {
             let mut acc = 0.0;
-            while let Some((dst, _, bits)) = msg.take_if(|m| m.0 == j) {
-                let _ = dst;
+            while let Some((_, _, bits)) = msg.take_if(|m| m.0 == j) {
                 acc += f64::from_bits(bits);
                 msg = sorted.next_record()?;
             }
-            let v = match pref_r.as_mut() {
-                Some(r) => r.get(j)?,
-                None => step.uniform,
-            };
-            let u = if self.dangling_uniform {
-                step.uniform
-            } else {
-                v
-            };
-            let new = step.value(acc, v, u);
-            w.push(new)?;
-            l1.add(j, (new - xr.get(j)?).abs());
-            sum.add(j, new);
+            out.push(j, acc)?;
         }
-        let outcome = IterationOutcome {
-            l1: l1.total(),
-            sum: sum.total(),
-        };
-        w.finish(&meta(outcome))?;
+        let outcome = out.finish(meta)?;
         drop(sorted);
         crate::sort::remove_sort_dir(&dir)?;
         Ok(outcome)
