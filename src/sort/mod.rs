@@ -129,6 +129,12 @@ pub struct SortConfig {
     pub label: String,
     /// Where progress goes.
     pub reporter: SharedReporter,
+    /// Fill a second buffer while the first is sorted and written (two buffers
+    /// of 42% of the budget), or spill synchronously from one buffer of 84%:
+    /// half as many runs, so a cheaper merge, but the producer waits during
+    /// each spill. Overlap pays when producing records costs about as much as
+    /// sorting them (parsing input); not when records are cheap to make.
+    pub overlap: bool,
     /// Always write runs, even when everything fits in memory, so that a
     /// finished sort can be merged again (by a resumed job) without its input.
     pub persist: bool,
@@ -146,6 +152,7 @@ impl SortConfig {
             label: "sort".into(),
             reporter: silent(),
             persist: false,
+            overlap: true,
         }
     }
 
@@ -243,7 +250,8 @@ impl<T: Record> ExternalSorter<T> {
             .and_then(|v| v["records"].as_u64())
             .is_some_and(|n| n == skip && !runs.is_empty());
         // Two buffers of ~42% each, the rest for encoding and merge buffers.
-        let chunk_bytes = ((cfg.budget as f64 * 0.42) as usize).max(4096);
+        let chunk_bytes =
+            ((cfg.budget as f64 * if cfg.overlap { 0.42 } else { 0.84 }) as usize).max(4096);
         let stats = SortStats {
             reused_runs: runs.len(),
             ..SortStats::default()
@@ -374,6 +382,9 @@ impl<T: Record> ExternalSorter<T> {
             buf.clear();
             Ok((info, buf, bytes))
         }));
+        if !self.cfg.overlap {
+            self.wait_pending()?;
+        }
         Ok(())
     }
 

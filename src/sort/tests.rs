@@ -39,6 +39,21 @@ proptest! {
         prop_assert_eq!(got, input);
     }
 
+    /// One synchronous buffer instead of two overlapping ones, raw runs.
+    #[test]
+    fn single_buffer_raw_runs_sort_like_std(
+        mut input in proptest::collection::vec((0u64..5000, any::<u32>()), 0..6000),
+        budget in prop_oneof![Just(8u64 << 10), Just(64 << 10)],
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut c = cfg(dir.path(), budget, 3);
+        c.overlap = false;
+        c.codec = RunCodec::Raw;
+        let got = collect(sort_iter(c, Combine::None, input.clone()).unwrap());
+        input.sort();
+        prop_assert_eq!(got, input);
+    }
+
     #[test]
     fn dedup_like_std(
         mut input in proptest::collection::vec(0u64..300, 0..5000),
