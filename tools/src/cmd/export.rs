@@ -36,21 +36,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     job.finished_stage(STAGE)?;
     let mut out = stdout();
     match args.what {
-        What::Docs => {
-            let t = DocTable::open(job.path(DOCS_FILE))?;
-            writeln!(out, "# docid\turl\tcrawled\tbytes\ttitle")?;
-            for doc in t.iter() {
-                let (id, d) = doc?;
-                writeln!(
-                    out,
-                    "{id}\t{}\t{}\t{}\t{}",
-                    escape(&d.url),
-                    u8::from(d.crawled),
-                    d.bytes,
-                    escape(&d.title)
-                )?;
-            }
-        }
+        // The doc table's own record dump is exactly the export format.
+        What::Docs => webmill::kinds::dump_file(&job.path(DOCS_FILE), &mut out)?,
         What::Ranks => {
             job.finished_stage(webmill::rank::STAGE)?;
             let ranks = webmill::rank::RankVector::open(job.path(webmill::rank::RANKS_FILE))?;
