@@ -58,7 +58,10 @@ fn inspect_file(path: &std::path::Path, all_blocks: bool) -> anyhow::Result<()> 
             c.size() as f64 * 8.0 / c.records() as f64
         );
     }
-    println!("checksum    {:08x} (content crc32c: header and footer crcs)", c.checksum());
+    println!(
+        "checksum    {:08x} (content crc32c: header and footer crcs)",
+        c.checksum()
+    );
     let mut sizes: Vec<u64> = c.blocks().iter().map(|b| b.stored).collect();
     sizes.sort_unstable();
     if !sizes.is_empty() {
