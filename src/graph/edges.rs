@@ -90,6 +90,7 @@ pub struct EdgeWriter {
     list_len: u64,
     last_arc: Option<(u64, u64)>,
     stats: EdgeFileStats,
+    codec: BlockCodec,
 }
 
 impl EdgeWriter {
@@ -110,7 +111,17 @@ impl EdgeWriter {
                 nodes,
                 ..Default::default()
             },
+            codec: BlockCodec::Zstd(ZSTD_LEVEL),
         })
+    }
+
+    /// Stores blocks raw (varint-coded but not zstd-compressed): about twice
+    /// the bytes, much cheaper to decode. For scratch files read many times,
+    /// such as PageRank's per-block partitions; published graphs use zstd.
+    pub fn raw_blocks(mut self) -> EdgeWriter {
+        self.codec = BlockCodec::Raw;
+        self.w.set_durable(false);
+        self
     }
 
     /// Adds an arc; arcs must come in strictly increasing (node, neighbour) order.
@@ -195,7 +206,7 @@ impl EdgeWriter {
             return Ok(());
         }
         self.w.write_block(
-            BlockCodec::Zstd(ZSTD_LEVEL),
+            self.codec,
             &self.block_first.to_be_bytes(),
             self.block_arcs,
             &self.block,

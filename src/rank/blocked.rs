@@ -129,12 +129,13 @@ fn partition(
             // Blocks without arcs still get (empty) files.
             while next_part < b {
                 EdgeWriter::create(&parts[next_part as usize], Direction::Forward, inputs.n)?
+                    .raw_blocks()
                     .finish()?;
                 next_part += 1;
             }
             current = Some((
                 b,
-                EdgeWriter::create(&parts[b as usize], Direction::Forward, inputs.n)?,
+                EdgeWriter::create(&parts[b as usize], Direction::Forward, inputs.n)?.raw_blocks(),
             ));
             next_part = b + 1;
         }
@@ -146,7 +147,9 @@ fn partition(
         w.finish()?;
     }
     while (next_part as usize) < parts.len() {
-        EdgeWriter::create(&parts[next_part as usize], Direction::Forward, inputs.n)?.finish()?;
+        EdgeWriter::create(&parts[next_part as usize], Direction::Forward, inputs.n)?
+            .raw_blocks()
+            .finish()?;
         next_part += 1;
     }
     crate::sort::remove_sort_dir(&dir.join("sort"))
