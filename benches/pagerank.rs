@@ -24,16 +24,21 @@
 //! four times the budget.
 //!
 //! Prints, per graph and engine, medians over `--runs` runs of: wall seconds
-//! at K iterations, ns per arc per iteration including the setup (wall / (arcs
-//! × K): reading inputs, building the CSR, partitioning arcs, writing the
-//! output), ns per arc per iteration without it (the difference between runs
-//! of K and K/2 iterations, divided by K/2 iterations — setup cancels out),
-//! the setup seconds that leaves, peak RSS (VmHWM of the child; webgraph-rs'
-//! from `/usr/bin/time -v`) and the budget. Then: whether the modes gave the
-//! same bits (memory mode is run once more at sort-merge's iteration count for
-//! that), the L1 distances between webmill's vector, webgraph-rs' and the
-//! reference after K iterations, and the two checks "memory mode no slower per
-//! iteration than webgraph-rs" and "blocked mode within 3× of memory mode".
+//! at K iterations; ns per arc per iteration including the setup (wall /
+//! (arcs × K), the setup being reading inputs, building the CSR, partitioning
+//! arcs, and at the end publishing the vector); ns per arc per iteration
+//! without it; the setup seconds; peak RSS (VmHWM of the child; webgraph-rs'
+//! from `/usr/bin/time -v`) against the budget, also less what a child holds
+//! before any work. The iterations are timed inside the child, by a progress
+//! reporter that notes when PageRank's iteration counter moves (set to 0 once
+//! the engine is built, to t after iteration t): no setup noise gets in.
+//! webgraph-rs is timed from outside, runs of K and K/2 iterations, the
+//! difference divided by K/2 (setup cancels out); its own log's ms/iteration
+//! is printed beside. Then: whether the modes gave the same bits (memory mode
+//! is run once more at sort-merge's iteration count for that), the L1
+//! distances between webmill's vector, webgraph-rs' and the reference after K
+//! iterations, and the two checks "memory mode no slower per iteration than
+//! webgraph-rs" and "blocked mode within 3× of memory mode".
 //!
 //! ```text
 //! cargo build --release -p webmill-cli --bin webmill-gen   # for the generated graph
@@ -53,13 +58,16 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use webmill::graph::import::{import_graph, GraphFormat, ImportOptions, EDGES_FILE};
 use webmill::graph::EdgeFile;
 use webmill::job::{Job, Settings};
+use webmill::progress::{Reporter, Task, Unit};
 use webmill::rank::{
     memory_mode_bytes, pagerank, Mode, PageRankOptions, PageRankOutcome, RankVector, RANKS_FILE,
+    STAGE as PAGERANK_STAGE,
 };
 use webmill::resources::{current_rss, format_bytes, parse_bytes, peak_rss};
 
@@ -80,14 +88,48 @@ fn parse_mode(name: &str) -> Mode {
     }
 }
 
+/// A progress reporter that notes when PageRank's iteration counter moves:
+/// position 0 is set once the engine is built (CSR, partitions), position t
+/// when iteration t is done. Everything else is ignored.
+#[derive(Default)]
+struct IterationClock {
+    marks: Marks,
+}
+
+/// (counter position, when) pairs.
+type Marks = Arc<Mutex<Vec<(u64, Instant)>>>;
+
+struct ClockTask(Option<Marks>);
+
+impl Task for ClockTask {
+    fn inc(&self, _: u64) {}
+    fn set_position(&self, pos: u64) {
+        if let Some(m) = &self.0 {
+            m.lock().unwrap().push((pos, Instant::now()));
+        }
+    }
+    fn set_message(&self, _: String) {}
+}
+
+impl Reporter for IterationClock {
+    fn task(&self, label: &str, _: Option<u64>, _: Unit) -> Box<dyn Task> {
+        let ours = label.starts_with(&format!("{PAGERANK_STAGE} ("));
+        Box::new(ClockTask(ours.then(|| Arc::clone(&self.marks))))
+    }
+    fn note(&self, _: &str) {}
+}
+
 /// Child: PageRank on the imported job for `iters` iterations under `mem`;
-/// prints `RESULT secs peak_rss iterations crc32c-of-the-vector start_rss`.
+/// prints `RESULT secs peak_rss iterations crc32c-of-the-vector start_rss
+/// setup_secs iterating_secs`.
 fn run_case(job_dir: &Path, mode: Mode, mem: u64, iters: u32) {
     // What the process holds before any work (binary, libraries, stacks).
     let base = current_rss().unwrap_or(0);
     let mut job = Job::open(job_dir, false).expect("job");
+    let clock = Arc::new(IterationClock::default());
     let mut s = Settings::new(mem);
     s.force = true;
+    s.reporter = clock.clone();
     let opts = PageRankOptions {
         tol: 1e-300,
         max_iter: iters,
@@ -107,12 +149,23 @@ fn run_case(job_dir: &Path, mode: Mode, mem: u64, iters: u32) {
     assert_eq!(ran, mode, "ran in another mode");
     let done = record.figures.extra["iterations"].as_u64();
     assert_eq!(done, Some(iters as u64), "iterations");
+    let marks = clock.marks.lock().unwrap().clone();
+    let at = |pos: u64| {
+        marks
+            .iter()
+            .find(|(p, _)| *p == pos)
+            .map(|(_, i)| i.duration_since(t).as_secs_f64())
+    };
+    let (setup, iterating) = match (at(0), at(iters as u64)) {
+        (Some(a), Some(b)) => (a, b - a),
+        _ => (f64::NAN, f64::NAN),
+    };
     let ranks = RankVector::open(job.path(RANKS_FILE))
         .and_then(|v| v.load())
         .expect("ranks");
     let bytes: Vec<u8> = ranks.iter().flat_map(|x| x.to_le_bytes()).collect();
     println!(
-        "RESULT {secs} {rss} {iters} {:08x} {base}",
+        "RESULT {secs} {rss} {iters} {:08x} {base} {setup} {iterating}",
         crc32c::crc32c(&bytes)
     );
 }
@@ -126,6 +179,23 @@ struct Graph {
     bvgraph: Option<PathBuf>,
     reference: Option<PathBuf>,
     iters: u32,
+}
+
+/// Measurements of one engine on one graph, one value per run.
+#[derive(Default)]
+struct Samples {
+    /// Wall seconds at K iterations.
+    secs: Vec<f64>,
+    /// Wall seconds at K/2 iterations (engines timed from outside only).
+    half_secs: Vec<f64>,
+    /// Seconds per iteration, timed inside (webmill).
+    per_iter: Vec<f64>,
+    /// Seconds before the first iteration, timed inside (webmill).
+    setup: Vec<f64>,
+    /// Seconds per iteration from the engine's own log (webgraph-rs).
+    logged: Vec<f64>,
+    /// Peak RSS in bytes.
+    rss: Vec<f64>,
 }
 
 /// Medians of one engine on one graph.
@@ -260,15 +330,41 @@ fn prepare_webgraph(bin: &Path, g: &Graph, n: u64, m: u64, dir: &Path) -> PathBu
     t
 }
 
-/// Runs `webgraph-rank pagerank` for `iters` iterations; returns (wall
-/// seconds, peak RSS in bytes if `/usr/bin/time` told).
+/// What a `webgraph-rank pagerank` run gave.
+struct WebgraphResult {
+    secs: f64,
+    /// Peak RSS in bytes, if `/usr/bin/time` told.
+    rss: Option<f64>,
+    /// Seconds per iteration as webgraph-rank logs them (its own clock
+    /// around the iterations), if found.
+    logged_iter: Option<f64>,
+}
+
+/// Seconds per iteration from webgraph-rank's last log line of the form
+/// `Elapsed: 3s [100 iterations, 25.02 iterations/s, 39.97 ms/iteration]`.
+fn logged_seconds_per_iteration(log: &str) -> Option<f64> {
+    let line = log.lines().rev().find(|l| l.contains("/iteration]"))?;
+    let head = &line[..line.find("/iteration]")?];
+    let (value, unit) = head.rsplit(", ").next()?.trim().split_once(' ')?;
+    let scale = match unit {
+        "ns" => 1e-9,
+        "µs" | "us" => 1e-6,
+        "ms" => 1e-3,
+        "s" => 1.0,
+        "min" => 60.0,
+        _ => return None,
+    };
+    value.parse::<f64>().ok().map(|v| v * scale)
+}
+
+/// Runs `webgraph-rank pagerank` for `iters` iterations.
 fn run_webgraph(
     bin: &Path,
     transpose: &Path,
     out: &Path,
     iters: u32,
     threads: usize,
-) -> (f64, Option<f64>) {
+) -> WebgraphResult {
     let timer = Path::new("/usr/bin/time");
     let rank = bin.join("webgraph-rank");
     let mut c = if timer.exists() {
@@ -286,7 +382,7 @@ fn run_webgraph(
         .arg(out)
         .arg(transpose)
         .env("RUST_MIN_STACK", "8388608")
-        .env("RUST_LOG", "warn");
+        .env("RUST_LOG", "info");
     let t = Instant::now();
     let o = c.output().expect("webgraph-rank");
     let secs = t.elapsed().as_secs_f64();
@@ -297,7 +393,11 @@ fn run_webgraph(
         .find_map(|l| l.trim().strip_prefix("Maximum resident set size (kbytes):"))
         .and_then(|v| v.trim().parse::<f64>().ok())
         .map(|k| k * 1024.0);
-    (secs, rss)
+    WebgraphResult {
+        secs,
+        rss,
+        logged_iter: logged_seconds_per_iteration(&err),
+    }
 }
 
 struct Config {
@@ -331,8 +431,17 @@ fn import(g: &Graph, job_dir: &Path, mem: u64) -> (u64, u64) {
     (stats.nodes, stats.arcs)
 }
 
-/// Runs one `--case` child; returns (seconds, peak RSS, hash of the vector,
-/// RSS at its start).
+/// What a `--case` child reports.
+struct CaseResult {
+    secs: f64,
+    rss: f64,
+    hash: String,
+    start_rss: f64,
+    setup: f64,
+    iterating: f64,
+}
+
+/// Runs one `--case` child.
 fn run_child(
     exe: &Path,
     job_dir: &Path,
@@ -340,7 +449,7 @@ fn run_child(
     budget: u64,
     iters: u32,
     threads: usize,
-) -> (f64, f64, String, f64) {
+) -> CaseResult {
     let out = Command::new(exe)
         .args(["--case", &job_dir.to_string_lossy(), mode])
         .args([budget.to_string(), iters.to_string()])
@@ -358,12 +467,15 @@ fn run_child(
             )
         });
     let f: Vec<&str> = line.split(' ').collect();
-    (
-        f[0].parse().expect("seconds"),
-        f[1].parse().expect("rss"),
-        f[3].to_string(),
-        f[4].parse().expect("start rss"),
-    )
+    let num = |i: usize| -> f64 { f[i].parse().expect("a number") };
+    CaseResult {
+        secs: num(0),
+        rss: num(1),
+        hash: f[3].to_string(),
+        start_rss: num(4),
+        setup: num(5),
+        iterating: num(6),
+    }
 }
 
 fn bench_graph(g: &Graph, cfg: &Config) -> Vec<Row> {
@@ -400,8 +512,6 @@ fn bench_graph(g: &Graph, cfg: &Config) -> Vec<Row> {
             k
         }
     };
-    // samples[engine] = (secs at K, secs at K/2, rss at K)
-    type Samples = (Vec<f64>, Vec<f64>, Vec<f64>);
     let mut samples: BTreeMap<String, Samples> = BTreeMap::new();
     // hashes[iterations][mode] = crc32c of the vector
     let mut hashes: BTreeMap<u32, BTreeMap<String, String>> = BTreeMap::new();
@@ -409,23 +519,28 @@ fn bench_graph(g: &Graph, cfg: &Config) -> Vec<Row> {
     let mut base = Vec::new();
     for run in 0..cfg.runs {
         for mode in &cfg.modes {
-            let budget = budgets[mode.as_str()];
             let km = iters_of(mode);
-            let hm = (km / 2).max(1);
-            for iters in [hm, km] {
-                let (secs, rss, hash, start) =
-                    run_child(&exe, &job_dir, mode, budget, iters, cfg.threads);
-                base.push(start);
-                let e = samples.entry(mode.clone()).or_default();
-                if iters == km {
-                    e.0.push(secs);
-                    e.2.push(rss);
-                    hashes.entry(km).or_default().insert(mode.clone(), hash);
-                } else {
-                    e.1.push(secs);
-                }
-                eprintln!("  [run {run}] {mode} {iters} iterations: {secs:.2} s");
-            }
+            let r = run_child(
+                &exe,
+                &job_dir,
+                mode,
+                budgets[mode.as_str()],
+                km,
+                cfg.threads,
+            );
+            base.push(r.start_rss);
+            let e = samples.entry(mode.clone()).or_default();
+            e.secs.push(r.secs);
+            e.rss.push(r.rss);
+            e.per_iter.push(r.iterating / km as f64);
+            e.setup.push(r.setup);
+            hashes.entry(km).or_default().insert(mode.clone(), r.hash);
+            eprintln!(
+                "  [run {run}] {mode} {km} iterations: {:.2} s ({:.2} s setup, {:.2} s after)",
+                r.secs,
+                r.setup,
+                r.secs - r.setup - r.iterating
+            );
             if mode == "memory" && ours.is_none() {
                 ours = Some(
                     RankVector::open(job_dir.join(RANKS_FILE))
@@ -435,16 +550,20 @@ fn bench_graph(g: &Graph, cfg: &Config) -> Vec<Row> {
             }
         }
         if let Some((bin, t)) = &wg {
+            let e = samples.entry("webgraph-rs".into()).or_default();
             for iters in [half, k] {
-                let (secs, rss) = run_webgraph(bin, t, &wg_out, iters, cfg.threads);
-                let e = samples.entry("webgraph-rs".into()).or_default();
+                let r = run_webgraph(bin, t, &wg_out, iters, cfg.threads);
                 if iters == k {
-                    e.0.push(secs);
-                    e.2.push(rss.unwrap_or(f64::NAN));
+                    e.secs.push(r.secs);
+                    e.rss.push(r.rss.unwrap_or(f64::NAN));
+                    e.logged.extend(r.logged_iter);
                 } else {
-                    e.1.push(secs);
+                    e.half_secs.push(r.secs);
                 }
-                eprintln!("  [run {run}] webgraph-rs {iters} iterations: {secs:.2} s");
+                eprintln!(
+                    "  [run {run}] webgraph-rs {iters} iterations: {:.2} s",
+                    r.secs
+                );
             }
         }
     }
@@ -454,9 +573,11 @@ fn bench_graph(g: &Graph, cfg: &Config) -> Vec<Row> {
         && cfg.modes.iter().any(|m| m == "sort-merge")
         && cfg.modes.iter().any(|m| m == "memory")
     {
-        let (_, _, hash, _) =
-            run_child(&exe, &job_dir, "memory", budgets["memory"], sm, cfg.threads);
-        hashes.entry(sm).or_default().insert("memory".into(), hash);
+        let r = run_child(&exe, &job_dir, "memory", budgets["memory"], sm, cfg.threads);
+        hashes
+            .entry(sm)
+            .or_default()
+            .insert("memory".into(), r.hash);
     }
 
     let start_rss = median(base);
@@ -465,26 +586,35 @@ fn bench_graph(g: &Graph, cfg: &Config) -> Vec<Row> {
     if wg.is_some() {
         engines.push("webgraph-rs".into());
     }
+    let ns = |secs_per_iter: f64| secs_per_iter * 1e9 / m as f64;
     for engine in engines {
-        let (full, halves, rss) = samples.remove(&engine).unwrap_or_default();
+        let e = samples.remove(&engine).unwrap_or_default();
         let km = iters_of(&engine);
-        let hm = (km / 2).max(1);
-        let secs_k = median(full);
-        let secs_half = median(halves);
-        let per_iter = (secs_k - secs_half) / (km - hm).max(1) as f64;
+        let secs_k = median(e.secs.clone());
+        let (per_iter, setup) = if e.half_secs.is_empty() {
+            (median(e.per_iter), median(e.setup))
+        } else {
+            // Timed from outside: the difference between K and K/2
+            // iterations cancels what is done once.
+            let hm = (km / 2).max(1);
+            let p = (secs_k - median(e.half_secs)) / (km - hm).max(1) as f64;
+            (p, secs_k - p * km as f64)
+        };
+        if !e.logged.is_empty() {
+            println!(
+                "  ({engine}'s own log: {:.2} ns/arc/iter, median)",
+                ns(median(e.logged))
+            );
+        }
         rows.push(Row {
             budget: budgets.get(engine.as_str()).copied(),
             engine,
             iters: km,
             secs_k,
             per_iter_total: secs_k * 1e9 / (m as f64 * km as f64),
-            per_iter: if km > hm {
-                per_iter * 1e9 / m as f64
-            } else {
-                f64::NAN
-            },
-            setup: secs_k - per_iter * km as f64,
-            rss: median(rss),
+            per_iter: ns(per_iter),
+            setup,
+            rss: median(e.rss),
         });
     }
 
