@@ -16,8 +16,10 @@ pub mod sort;
 pub mod varint;
 
 pub use error::{Error, Result};
+pub mod dedup;
 pub mod docs;
 pub mod graph;
+pub mod ingest;
 pub mod job;
 pub mod kinds;
 pub mod plot;

@@ -1,0 +1,1 @@
+//! Near-duplicates by sorting sketches.

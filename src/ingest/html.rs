@@ -1,0 +1,1 @@
+//! Extracting title, tokens and links from HTML (placeholder).

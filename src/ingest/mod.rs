@@ -1,0 +1,5 @@
+//! Ingest: web dumps (WARC files, directories of HTML) into a repository, URL
+//! records, links and anchors; then the URL resolver.
+
+pub mod html;
+pub mod warc;

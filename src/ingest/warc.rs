@@ -1,0 +1,1 @@
+//! Reading WARC files (placeholder).
