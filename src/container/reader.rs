@@ -474,6 +474,15 @@ impl Container {
         Ok(())
     }
 
+    /// Block `i` as stored (checked against its crc, not decoded), ready to be
+    /// appended to another container with [`super::ContainerWriter::append_block`].
+    pub fn copy_block(&self, i: usize) -> Result<super::EncodedBlock> {
+        let mut buf = Vec::new();
+        let codec = self.read_stored(i, &mut buf)?;
+        buf.drain(..BLOCK_HEADER);
+        Ok(super::EncodedBlock::from_stored(codec, self.blocks[i].raw, buf))
+    }
+
     /// Reads and decodes block `i`.
     pub fn read_block(&self, i: usize) -> Result<Vec<u8>> {
         let (mut scratch, mut out) = (Vec::new(), Vec::new());

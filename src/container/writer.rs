@@ -86,6 +86,15 @@ impl EncodedBlock {
         })
     }
 
+    /// A block copied as stored from another container (codec id, decoded length, payload).
+    pub(crate) fn from_stored(codec: u8, raw_len: u64, payload: Vec<u8>) -> EncodedBlock {
+        EncodedBlock {
+            codec,
+            raw_len,
+            payload,
+        }
+    }
+
     /// Bytes the payload takes on disk.
     pub fn stored_len(&self) -> usize {
         self.payload.len()

@@ -2,4 +2,6 @@
 //! records, links and anchors; then the URL resolver.
 
 pub mod html;
+pub mod pagefile;
+pub mod url;
 pub mod warc;
