@@ -78,7 +78,9 @@ fn run_ours(pages: &[Vec<u8>]) -> (f64, u64, u64, u64) {
 /// One pass of the lol_html baseline; returns (seconds, text bytes, hrefs).
 fn run_lol(pages: &[Vec<u8>]) -> (f64, u64, u64) {
     use lol_html::html_content::{Element, TextChunk};
-    use lol_html::{DocumentContentHandlers, ElementContentHandlers, HtmlRewriter, Selector, Settings};
+    use lol_html::{
+        DocumentContentHandlers, ElementContentHandlers, HtmlRewriter, Selector, Settings,
+    };
     let all: Selector = "*".parse().expect("selector");
     let a_href: Selector = "a[href]".parse().expect("selector");
     let (mut text_bytes, mut hrefs) = (0u64, 0u64);
@@ -144,7 +146,10 @@ fn main() {
     let baseline = args.iter().any(|a| a == "--baseline");
     let root = corpus_root();
     if !root.is_dir() {
-        println!("skipped: corpus {} not found (set WEBMILL_CORPUS)", root.display());
+        println!(
+            "skipped: corpus {} not found (set WEBMILL_CORPUS)",
+            root.display()
+        );
         return;
     }
     for name in ["rust-doc", "postgresql-doc-15"] {
@@ -185,7 +190,10 @@ fn main() {
                 );
                 mbs.push(mb / secs);
             }
-            println!("  lol_html baseline median of {runs}: {:.1} MB/s per core", median(mbs));
+            println!(
+                "  lol_html baseline median of {runs}: {:.1} MB/s per core",
+                median(mbs)
+            );
         }
     }
 }

@@ -1,8 +1,9 @@
-//! The doc table: the `docs` container kind (version 1).
+//! The doc table: the `docs` container kind (version 2).
 //!
 //! docID → what is known of the document: its URL (for graph-only jobs, the
-//! node's name from the input), whether it was crawled, its size in bytes and
-//! its title. DocIDs are dense: the n-th record is docID n.
+//! node's name from the input), whether it was crawled, its size in bytes, its
+//! title, where its page is in the repository and its host. DocIDs are dense:
+//! the n-th record is docID n.
 //!
 //! Header parameters: `{"source": …}` (what made the table). Footer metadata:
 //! `{"docs": N, "crawled": C}`.
@@ -14,10 +15,14 @@
 //! covers docIDs `[key, key + records)`. Each record:
 //!
 //! ```text
-//! flags u8           bit 0: crawled; other bits 0
+//! flags u8           bit 0: crawled; bit 1: has a page; other bits 0
 //! varint bytes       document size in bytes (0 when not crawled)
 //! varint len, bytes  URL or name, UTF-8
 //! varint len, bytes  title, UTF-8 (empty when unknown)
+//! varint page        only with bit 1: the page number, i.e. the record of the
+//!                    repository (`repository.wm`) holding the page
+//! varint host        host number: hosts are numbered in docID order, one
+//!                    host's docs are contiguous (0 for graph-only jobs)
 //! ```
 
 use std::path::Path;
@@ -31,7 +36,7 @@ use crate::varint;
 /// File kind tag.
 pub const KIND: &str = "docs";
 /// Format version.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 const BLOCK_BYTES: usize = 64 << 10;
 
 /// One document's entry.
@@ -45,6 +50,11 @@ pub struct Doc {
     pub bytes: u64,
     /// Title, empty when unknown.
     pub title: String,
+    /// The page number (record of the repository and of the text file), for
+    /// docs ingested from pages.
+    pub page: Option<u64>,
+    /// Host number (one host's docs are contiguous; 0 for graph-only jobs).
+    pub host: u64,
 }
 
 /// Writes a doc table, docID by docID.
@@ -75,10 +85,15 @@ impl DocWriter {
         if self.block_docs == 0 {
             self.block_first = self.docs;
         }
-        self.block.push(u8::from(doc.crawled));
+        self.block
+            .push(u8::from(doc.crawled) | (u8::from(doc.page.is_some()) << 1));
         varint::put(&mut self.block, doc.bytes);
         varint::put_bytes(&mut self.block, doc.url.as_bytes());
         varint::put_bytes(&mut self.block, doc.title.as_bytes());
+        if let Some(page) = doc.page {
+            varint::put(&mut self.block, page);
+        }
+        varint::put(&mut self.block, doc.host);
         self.block_docs += 1;
         self.docs += 1;
         self.crawled += u64::from(doc.crawled);
@@ -177,7 +192,7 @@ impl DocTable {
             let cut = || bad(format!("record {n} is cut short"));
             let (&flags, rest) = input.split_first().ok_or_else(cut)?;
             input = rest;
-            if flags > 1 {
+            if flags > 3 {
                 return Err(bad(format!("record {n} has unknown flags {flags:#x}")));
             }
             let bytes = varint::get(&mut input).ok_or_else(cut)?;
@@ -188,11 +203,19 @@ impl DocTable {
             };
             let url = text(&mut input, "URL")?;
             let title = text(&mut input, "title")?;
+            let page = if flags & 2 != 0 {
+                Some(varint::get(&mut input).ok_or_else(cut)?)
+            } else {
+                None
+            };
+            let host = varint::get(&mut input).ok_or_else(cut)?;
             docs.push(Doc {
                 url,
                 crawled: flags & 1 == 1,
                 bytes,
                 title,
+                page,
+                host,
             });
         }
         if docs.len() as u64 != entry.records {
@@ -277,9 +300,9 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(32))]
         #[test]
         fn roundtrip(docs in proptest::collection::vec(
-            (".{0,40}", any::<bool>(), any::<u64>(), ".{0,30}"), 0..3000)) {
+            (".{0,40}", any::<bool>(), any::<u64>(), ".{0,30}", any::<Option<u64>>(), any::<u64>()), 0..3000)) {
             let docs: Vec<Doc> = docs.into_iter()
-                .map(|(url, crawled, bytes, title)| Doc { url, crawled, bytes, title }).collect();
+                .map(|(url, crawled, bytes, title, page, host)| Doc { url, crawled, bytes, title, page, host }).collect();
             let dir = tempfile::tempdir().unwrap();
             let p = dir.path().join("d.wm");
             let mut w = DocWriter::create(&p, "test").unwrap();

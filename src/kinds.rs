@@ -9,6 +9,8 @@ use crate::container::Container;
 use crate::docs::DocTable;
 use crate::error::{Error, IoContext, Result};
 use crate::graph::EdgeFile;
+use crate::ingest::pagefile::PageFile;
+use crate::ingest::records;
 use crate::sort::run;
 use crate::tsv::escape;
 
@@ -25,6 +27,15 @@ pub fn verify_file(path: &Path) -> Result<Container> {
             c.verify(|i, e, raw| decode_run_block(&c, i, e.records, raw, &fields, None))?;
         }
         crate::rank::vector::KIND => crate::rank::RankVector::open(path)?.verify()?,
+        crate::ingest::urltable::KIND => {
+            c.verify(|_, _, _| Ok(()))?;
+            crate::ingest::urltable::UrlTable::open(path)?.verify()?
+        }
+        k if records::KINDS.contains(&k) => {
+            c.verify(|_, _, _| Ok(()))?;
+            let f = PageFile::open(path, k)?;
+            f.for_each(|page, input| records::format_record(k, page, input, None))?;
+        }
         _ => c.verify(|_, _, _| Ok(()))?,
     }
     Ok(c)
@@ -78,6 +89,20 @@ pub fn dump_file(path: &Path, out: &mut dyn Write) -> Result<()> {
             for i in 0..v.len() {
                 w(out, format_args!("{i}\t{:e}\n", r.get(i)?))?;
             }
+        }
+        crate::ingest::urltable::KIND => {
+            let t = crate::ingest::urltable::UrlTable::open(path)?;
+            w(out, format_args!("# fingerprint\tdocid\n"))?;
+            t.for_each(|fp, doc| w(out, format_args!("{fp:016x}\t{doc}\n")))?;
+        }
+        k if records::KINDS.contains(&k) => {
+            let f = PageFile::open(path, k)?;
+            w(out, format_args!("{}\n", records::dump_header(k)))?;
+            let mut line = String::new();
+            f.for_each(|page, input| {
+                records::format_record(k, page, input, Some(&mut line))?;
+                w(out, format_args!("{line}\n"))
+            })?;
         }
         other => {
             return Err(Error::Invalid(format!(

@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 
 use crate::docs::DocTable;
 use crate::error::Result;
-use crate::graph::import::{DOCS_FILE, EDGES_FILE, STAGE, TRANSPOSED_FILE};
+use crate::graph::import::{DOCS_FILE, EDGES_FILE, TRANSPOSED_FILE};
 use crate::graph::EdgeFile;
 use crate::job::Job;
 
@@ -14,7 +14,7 @@ use crate::job::Job;
 /// `bits_per_arc`, degree maxima, and what the import counted (self-loops,
 /// duplicates, skipped lines).
 pub fn graph_stats(job: &Job) -> Result<Map<String, Value>> {
-    let rec = job.finished_stage(STAGE)?;
+    let rec = job.finished_stage(crate::graph::graph_stage(job)?)?;
     let docs = DocTable::open(job.path(DOCS_FILE))?;
     let fwd = EdgeFile::open(job.path(EDGES_FILE))?;
     let rev = EdgeFile::open(job.path(TRANSPOSED_FILE))?;
@@ -44,12 +44,43 @@ pub fn graph_stats(job: &Job) -> Result<Map<String, Value>> {
         "input_arcs",
         "skipped",
         "input_bytes",
+        "hosts",
+        "pages",
+        "links",
+        "duplicate_captures",
+        "anchors",
     ] {
         if let Some(v) = rec.figures.extra.get(key) {
             m.insert(key.into(), v.clone());
         }
     }
-    m.insert("import_seconds".into(), json!(rec.figures.seconds));
-    m.insert("import_peak_rss".into(), json!(rec.figures.peak_rss));
+    let graph_stage = crate::graph::graph_stage(job)?;
+    m.insert("graph_stage".into(), json!(graph_stage));
+    m.insert(format!("{graph_stage}_seconds"), json!(rec.figures.seconds));
+    m.insert(
+        format!("{graph_stage}_peak_rss"),
+        json!(rec.figures.peak_rss),
+    );
+    if let Some(ingest) = job.stage(crate::ingest::STAGE) {
+        let f = &ingest.figures;
+        for key in [
+            "skipped",
+            "html_bytes",
+            "input_bytes",
+            "not_html",
+            "error_status",
+            "redirects",
+            "dropped_links",
+            "records",
+            "files",
+            "other_files",
+        ] {
+            if let Some(v) = f.extra.get(key) {
+                m.insert(key.into(), v.clone());
+            }
+        }
+        m.insert("ingest_seconds".into(), json!(f.seconds));
+        m.insert("ingest_peak_rss".into(), json!(f.peak_rss));
+    }
     Ok(m)
 }

@@ -171,6 +171,8 @@ fn golden_docs() -> Vec<Doc> {
         crawled,
         bytes,
         title: title.to_string(),
+        page: crawled.then_some(bytes % 7),
+        host: url.len() as u64 % 3,
     };
     vec![
         doc("https://example.org/", true, 1256, "Example"),

@@ -480,7 +480,11 @@ impl Container {
         let mut buf = Vec::new();
         let codec = self.read_stored(i, &mut buf)?;
         buf.drain(..BLOCK_HEADER);
-        Ok(super::EncodedBlock::from_stored(codec, self.blocks[i].raw, buf))
+        Ok(super::EncodedBlock::from_stored(
+            codec,
+            self.blocks[i].raw,
+            buf,
+        ))
     }
 
     /// Reads and decodes block `i`.

@@ -203,8 +203,15 @@ pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result
     let doc_table = DocTable::open(&docs_path)?;
     let n = doc_table.len();
     let crawled = doc_table.crawled();
-    let fwd_stats = write_edges(fwd, &job.path(EDGES_FILE), Direction::Forward, n, s)?;
-    let rev_stats = write_edges(rev, &job.path(TRANSPOSED_FILE), Direction::Transposed, n, s)?;
+    let fwd_stats = write_edges(fwd, &job.path(EDGES_FILE), Direction::Forward, n, STAGE, s)?;
+    let rev_stats = write_edges(
+        rev,
+        &job.path(TRANSPOSED_FILE),
+        Direction::Transposed,
+        n,
+        STAGE,
+        s,
+    )?;
     if fwd_stats.arcs != rev_stats.arcs {
         return Err(Error::Invalid(format!(
             "internal error: {} forward arcs but {} transposed",
@@ -352,8 +359,7 @@ fn graph_doc(id: u64) -> Doc {
     Doc {
         url: id.to_string(),
         crawled: true,
-        bytes: 0,
-        title: String::new(),
+        ..Doc::default()
     }
 }
 
@@ -414,12 +420,13 @@ fn join_destinations(
     Ok(())
 }
 
-/// Step 4: a sorted arc stream into an edge file.
-fn write_edges(
+/// Step 4: a sorted arc stream into an edge file (`stage` labels the progress).
+pub(crate) fn write_edges(
     sorter: ExternalSorter<(u64, u64)>,
     path: &Path,
     direction: Direction,
     nodes: u64,
+    stage: &str,
     s: &Settings,
 ) -> Result<super::EdgeFileStats> {
     if let Ok(existing) = EdgeFile::open(path) {
@@ -429,7 +436,7 @@ fn write_edges(
     }
     let mut sorted = sorter.finish()?;
     let task = s.reporter.task(
-        &format!("{STAGE}: writing {} edges", direction.name()),
+        &format!("{stage}: writing {} edges", direction.name()),
         None,
         Unit::Records,
     );

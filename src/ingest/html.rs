@@ -420,7 +420,10 @@ const SIGNATURES: &[(&[u8], &str, bool)] = &[
 fn binary_signature(body: &[u8]) -> Option<&'static str> {
     for &(magic, name, short) in SIGNATURES {
         if body.starts_with(magic)
-            && !(short && body.get(magic.len()).is_none_or(|b| b.is_ascii_alphabetic()))
+            && !(short
+                && body
+                    .get(magic.len())
+                    .is_none_or(|b| b.is_ascii_alphabetic()))
         {
             return Some(name);
         }
@@ -575,7 +578,10 @@ fn prescan(b: &[u8]) -> Option<&'static Encoding> {
 
 fn trim_space(v: &[u8]) -> &[u8] {
     let start = v.iter().position(|&c| !is_space(c)).unwrap_or(v.len());
-    let end = v.iter().rposition(|&c| !is_space(c)).map_or(start, |p| p + 1);
+    let end = v
+        .iter()
+        .rposition(|&c| !is_space(c))
+        .map_or(start, |p| p + 1);
     &v[start..end.max(start)]
 }
 
@@ -618,7 +624,11 @@ fn prescan_attr(b: &[u8], mut i: usize) -> Option<(Vec<u8>, Vec<u8>, usize)> {
     let c = *b.get(i)?;
     if c == b'"' || c == b'\'' {
         let close = b[i + 1..].iter().position(|&x| x == c)?;
-        value.extend(b[i + 1..i + 1 + close].iter().map(|x| x.to_ascii_lowercase()));
+        value.extend(
+            b[i + 1..i + 1 + close]
+                .iter()
+                .map(|x| x.to_ascii_lowercase()),
+        );
         return Some((name, value, i + close + 2));
     }
     if c == b'>' {
@@ -638,7 +648,10 @@ fn prescan_attr(b: &[u8], mut i: usize) -> Option<(Vec<u8>, Vec<u8>, usize)> {
 fn charset_from_content(v: &[u8]) -> Option<&'static Encoding> {
     let mut i = 0;
     loop {
-        let p = v.get(i..)?.windows(7).position(|w| w.eq_ignore_ascii_case(b"charset"))?;
+        let p = v
+            .get(i..)?
+            .windows(7)
+            .position(|w| w.eq_ignore_ascii_case(b"charset"))?;
         i += p + 7;
         while i < v.len() && is_space(v[i]) {
             i += 1;
@@ -812,7 +825,10 @@ fn char_ref(s: &[u8], i: usize, in_attr: bool) -> Option<(char, usize)> {
             } else {
                 break;
             };
-            v = v.saturating_mul(if hex { 16 } else { 10 }).saturating_add(d).min(0x11_0000);
+            v = v
+                .saturating_mul(if hex { 16 } else { 10 })
+                .saturating_add(d)
+                .min(0x11_0000);
             j += 1;
         }
         if j == start {
@@ -1429,7 +1445,12 @@ impl Sink {
                     }
                 }
             }
-            if capture && !self.attrs.iter().any(|a| sub(src, a.name).eq_ignore_ascii_case(sub(src, name))) {
+            if capture
+                && !self
+                    .attrs
+                    .iter()
+                    .any(|a| sub(src, a.name).eq_ignore_ascii_case(sub(src, name)))
+            {
                 self.attrs.push(Attr { name, value });
             }
         }
@@ -1479,7 +1500,11 @@ impl Sink {
                                 self.scratch.clear();
                                 decode_refs(alt, &mut self.scratch, true);
                                 if let Some(link) = self.page.links.get_mut(k) {
-                                    Collapse::default().push(&mut link.anchor, MAX_ANCHOR_BYTES, &self.scratch);
+                                    Collapse::default().push(
+                                        &mut link.anchor,
+                                        MAX_ANCHOR_BYTES,
+                                        &self.scratch,
+                                    );
                                 }
                             }
                         }
@@ -1493,7 +1518,11 @@ impl Sink {
                         decode_refs(alt, &mut self.scratch, true);
                         if let Some(link) = self.page.links.get_mut(k) {
                             self.anchor_text.pending = true;
-                            self.anchor_text.push(&mut link.anchor, MAX_ANCHOR_BYTES, &self.scratch);
+                            self.anchor_text.push(
+                                &mut link.anchor,
+                                MAX_ANCHOR_BYTES,
+                                &self.scratch,
+                            );
                             self.anchor_text.pending = true;
                         }
                     }
@@ -1546,7 +1575,11 @@ impl Sink {
                 if !self.title_seen {
                     self.title_seen = true;
                     self.scratch.clear();
-                    decode_refs(sub(src, (j, end.unwrap_or(s.len()))), &mut self.scratch, false);
+                    decode_refs(
+                        sub(src, (j, end.unwrap_or(s.len()))),
+                        &mut self.scratch,
+                        false,
+                    );
                     let mut c = Collapse::default();
                     c.push(&mut self.page.title, MAX_TITLE_BYTES, &self.scratch);
                 }
@@ -1649,7 +1682,8 @@ fn find_end_tag(s: &[u8], from: usize, name: &[u8]) -> Option<usize> {
         let after = k + 2 + name.len();
         if let Some(cand) = s.get(k + 2..after) {
             if cand.eq_ignore_ascii_case(name)
-                && s.get(after).is_some_and(|&c| is_space(c) || c == b'/' || c == b'>')
+                && s.get(after)
+                    .is_some_and(|&c| is_space(c) || c == b'/' || c == b'>')
             {
                 return Some(k);
             }

@@ -80,8 +80,12 @@ impl PageFileWriter {
 
     fn flush(&mut self) -> Result<()> {
         if self.records > 0 {
-            self.w
-                .write_block(self.codec, &self.first.to_be_bytes(), self.records, &self.block)?;
+            self.w.write_block(
+                self.codec,
+                &self.first.to_be_bytes(),
+                self.records,
+                &self.block,
+            )?;
         }
         self.block.clear();
         self.records = 0;

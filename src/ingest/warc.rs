@@ -115,7 +115,9 @@ impl Default for WarcOptions {
 
 /// A place in a WARC file: a byte offset, and for gzip files the uncompressed
 /// bytes to skip in the member starting there (see the module doc).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct WarcPosition {
     /// Byte offset in the file (for gzip files, where a gzip member starts).
     pub offset: u64,
@@ -259,7 +261,10 @@ impl WarcRecord {
     /// - a `resource` record: status 200, the record's `Content-Type` as the
     ///   only header, the block as the body;
     /// - anything else (requests, DNS responses, metadata...): `None`.
-    pub fn http_response(&self, max_bytes: u64) -> Option<std::result::Result<HttpResponse<'_>, String>> {
+    pub fn http_response(
+        &self,
+        max_bytes: u64,
+    ) -> Option<std::result::Result<HttpResponse<'_>, String>> {
         match self.kind {
             RecordType::Response => {
                 let start = self
@@ -735,9 +740,7 @@ impl WarcReader {
         let mut line = Vec::new();
         match self.read_line(&mut line, MAX_VERSION_LINE)? {
             Line::Complete => {}
-            Line::TooLong => {
-                return self.bad_record(at, "version line is too long".into(), false)
-            }
+            Line::TooLong => return self.bad_record(at, "version line is too long".into(), false),
             Line::End(end) => return Ok(self.cut_short(at, end, "version line")),
         }
         let version = String::from_utf8_lossy(&line).trim().to_string();
@@ -998,7 +1001,10 @@ fn looks_like_arc_header(line: &[u8]) -> bool {
     let fields: Vec<&str> = text.split_ascii_whitespace().collect();
     fields.len() >= 5
         && fields[0].contains(':')
-        && fields[0].bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && fields[0]
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic())
 }
 
 impl ArcHeader {
@@ -1300,7 +1306,9 @@ fn scan_magic(input: &mut Input, from: u64) -> io::Result<bool> {
                 None => break,
                 Some(j) => {
                     let k = i + j;
-                    if a[k + 1] == GZIP_MAGIC[1] && a[k + 2] == GZIP_MAGIC[2] && a[k + 3] & 0xe0 == 0
+                    if a[k + 1] == GZIP_MAGIC[1]
+                        && a[k + 2] == GZIP_MAGIC[2]
+                        && a[k + 3] & 0xe0 == 0
                     {
                         found = Some(k);
                         break;
@@ -1494,7 +1502,10 @@ impl Stream {
         self.ws = 0;
         self.we = 0;
         let next = if found {
-            format!("; resumed at the next gzip member, offset {}", self.input.pos)
+            format!(
+                "; resumed at the next gzip member, offset {}",
+                self.input.pos
+            )
         } else {
             "; no gzip member follows".to_string()
         };
@@ -1503,7 +1514,9 @@ impl Stream {
                 offset: start,
                 skip: 0,
             },
-            reason: format!("gzip member at offset {start} {what} ({out} bytes decompressed){next}"),
+            reason: format!(
+                "gzip member at offset {start} {what} ({out} bytes decompressed){next}"
+            ),
         })
     }
 
@@ -1783,7 +1796,10 @@ fn split_line(data: &[u8]) -> (&[u8], &[u8]) {
 /// compressed; decoded output is cut at `max_bytes`. Problems with the body
 /// are reported in [`HttpResponse::body_note`], not as errors. Errors: no
 /// status line.
-pub fn parse_http_response(block: &[u8], max_bytes: u64) -> std::result::Result<HttpResponse<'_>, String> {
+pub fn parse_http_response(
+    block: &[u8],
+    max_bytes: u64,
+) -> std::result::Result<HttpResponse<'_>, String> {
     let start = block
         .iter()
         .position(|&b| b != b'\r' && b != b'\n')
@@ -1857,7 +1873,11 @@ pub fn parse_http_response(block: &[u8], max_bytes: u64) -> std::result::Result<
         .headers
         .iter()
         .filter(|(n, _)| n.eq_ignore_ascii_case("Content-Encoding"))
-        .flat_map(|(_, v)| v.split(',').map(|c| c.trim().to_ascii_lowercase()).collect::<Vec<_>>())
+        .flat_map(|(_, v)| {
+            v.split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        })
         .filter(|c| !c.is_empty() && c != "identity")
         .collect();
     // Codings apply in order, so they are undone from the last.
@@ -1920,7 +1940,10 @@ fn dechunk(mut data: &[u8]) -> Option<(Vec<u8>, Option<String>)> {
             if line.is_empty() && rest.is_empty() {
                 return Some((out, Some("chunked body ends without its last chunk".into())));
             }
-            return Some((out, Some("malformed chunk size line: body cut there".into())));
+            return Some((
+                out,
+                Some("malformed chunk size line: body cut there".into()),
+            ));
         };
         first = false;
         if size == 0 {
@@ -1953,7 +1976,10 @@ fn decode_content(body: &[u8], coding: &str, max_bytes: u64) -> Decoded {
         let result = (&mut decoder).take(max_bytes + 1).read_to_end(&mut out);
         let mut note = None;
         if let Err(e) = result {
-            note = Some(format!("compressed body is corrupt or truncated ({e}): kept the {} bytes decoded", out.len()));
+            note = Some(format!(
+                "compressed body is corrupt or truncated ({e}): kept the {} bytes decoded",
+                out.len()
+            ));
         }
         if out.len() as u64 > max_bytes {
             out.truncate(max_bytes as usize);

@@ -43,7 +43,7 @@ use serde_json::{json, Value};
 
 use crate::docs::DocTable;
 use crate::error::{Error, IoContext, Result};
-use crate::graph::import::{DOCS_FILE, EDGES_FILE, STAGE as IMPORT_STAGE, TRANSPOSED_FILE};
+use crate::graph::import::{DOCS_FILE, EDGES_FILE, TRANSPOSED_FILE};
 use crate::graph::EdgeFile;
 use crate::job::{Begin, Figures, Job, Settings, StageRecord};
 use crate::progress::Unit;
@@ -356,7 +356,7 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
             "--tol must be > 0 and --max-iter ≥ 1".into(),
         ));
     }
-    job.finished_stage(IMPORT_STAGE)?;
+    let graph_stage = crate::graph::graph_stage(job)?;
     let params = json!({
         "damping": opts.damping,
         "tol": opts.tol,
@@ -367,7 +367,7 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
     let resumed = match job.begin(
         STAGE,
         params.clone(),
-        &[IMPORT_STAGE],
+        &[graph_stage],
         &[RANKS_FILE],
         s.force,
     )? {

@@ -189,3 +189,92 @@ pub fn l1(a: &[f64], b: &[f64]) -> f64 {
     assert_eq!(a.len(), b.len());
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum()
 }
+
+/// Words for generated pages.
+const WORDS: [&str; 24] = [
+    "alpha", "Beta", "gamma", "delta", "Epsilon", "zeta", "eta", "theta", "iota", "kappa",
+    "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi",
+    "psi", "omega",
+];
+
+/// Writes a generated site of `pages` HTML files under `dir` (in nested
+/// directories), with relative, root-relative, absolute and external links,
+/// fragments, self-links, duplicate links, frames, meta refresh, a `<base>`,
+/// `mailto:` links, a few non-HTML files and one binary file named `.html`.
+/// Returns the relative paths of the HTML files.
+pub fn write_site(dir: &Path, pages: usize, seed: u64) -> Vec<String> {
+    let mut rng = Rng(seed);
+    let path_of = |i: usize| format!("s{}/d{}/p{i}.html", i % 3, i % 7);
+    let rel: Vec<String> = (0..pages).map(path_of).collect();
+    for (i, r) in rel.iter().enumerate() {
+        let mut html = String::new();
+        html.push_str(&format!(
+            "<!DOCTYPE html><html><head><title>Page {i} — {}</title>",
+            WORDS[i % WORDS.len()]
+        ));
+        if i % 11 == 0 {
+            html.push_str("<base href=\"/s0/\">");
+        }
+        if i % 13 == 0 {
+            html.push_str(&format!(
+                "<meta http-equiv=\"refresh\" content=\"5; url=/{}\">",
+                path_of((i + 1) % pages)
+            ));
+        }
+        html.push_str("</head><body><h1>Heading ");
+        html.push_str(WORDS[(i * 7) % WORDS.len()]);
+        html.push_str("</h1><p>");
+        for _ in 0..(20 + rng.below(60)) {
+            html.push_str(WORDS[rng.below(WORDS.len() as u64) as usize]);
+            html.push(' ');
+        }
+        html.push_str("</p>");
+        for _ in 0..rng.below(12) {
+            let t = rng.below(pages as u64) as usize;
+            let anchor = format!("{} {}", WORDS[t % WORDS.len()], t);
+            let href = match rng.below(7) {
+                0 => format!("/{}", path_of(t)),
+                1 => format!("/{}#sec{}", path_of(t), rng.below(3)),
+                2 => format!("http://external{}.example/x/{}", t % 5, t % 17),
+                3 => "mailto:someone@example.org".to_string(),
+                4 => format!("../../{}", path_of(t)),
+                5 => format!("p{i}.html"),
+                _ => format!("/{}?q={}", path_of(t), t % 3),
+            };
+            html.push_str(&format!("<a href=\"{href}\">{anchor}</a> "));
+        }
+        if i % 17 == 0 {
+            html.push_str(&format!("<iframe src=\"/{}\"></iframe>", path_of(0)));
+        }
+        html.push_str("</body></html>\n");
+        let p = dir.join(r);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, html).unwrap();
+    }
+    std::fs::write(dir.join("style.css"), "body { color: red }").unwrap();
+    std::fs::write(dir.join("s0/logo.png"), b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    std::fs::write(
+        dir.join("s1/binary.html"),
+        b"\x89PNG\r\n\x1a\n\0\0\0\0\0\0\0\0junk",
+    )
+    .unwrap();
+    rel
+}
+
+/// The workspace's `webmill-data`-independent corpus root (Debian HTML
+/// packages), or `None` with a printed reason.
+pub fn corpus_dir(package: &str) -> Option<PathBuf> {
+    let root = std::env::var_os("WEBMILL_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/work/corpus"));
+    let dir = root.join(package);
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "SKIPPED: Debian package {package} not found under {} (set WEBMILL_CORPUS; see ../shared/data/README.md)",
+            root.display()
+        );
+        None
+    }
+}

@@ -13,9 +13,9 @@ use clap::{Parser, Subcommand};
 
 /// webmill: an out-of-core batch engine for web-scale dumps.
 ///
-/// Turns web data (edge lists now; WARC files and site mirrors later) into what
-/// a search engine is built from — docIDs, a docID-sorted link graph, and more —
-/// within a memory budget, resumable after a crash. A job is a directory; re-run
+/// Turns web data (WARC files, site mirrors, edge lists) into what a search
+/// engine is built from — docIDs, a compressed repository, a docID-sorted link
+/// graph, PageRank, and more — within a memory budget, resumable after a crash. A job is a directory; re-run
 /// a command on it to resume or skip finished stages.
 #[derive(Parser, Debug)]
 #[command(name = "webmill", version, max_term_width = 100)]
@@ -79,6 +79,7 @@ impl Global {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    Ingest(cmd::ingest::Args),
     ImportGraph(cmd::import_graph::Args),
     Pagerank(cmd::pagerank::Args),
     Top(cmd::top::Args),
@@ -102,6 +103,7 @@ fn main() -> ExitCode {
     }
     let g = &cli.global;
     let result = match cli.command {
+        Command::Ingest(a) => cmd::ingest::run(a, g),
         Command::ImportGraph(a) => cmd::import_graph::run(a, g),
         Command::Pagerank(a) => cmd::pagerank::run(a, g),
         Command::Top(a) => cmd::top::run(a, g),

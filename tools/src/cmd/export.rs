@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use webmill::docs::DocTable;
-use webmill::graph::import::{DOCS_FILE, EDGES_FILE, STAGE};
+use webmill::graph::import::{DOCS_FILE, EDGES_FILE};
 use webmill::graph::EdgeFile;
 use webmill::tsv::escape;
 
@@ -17,7 +17,9 @@ use crate::Global;
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// What to export: docs = `docid url crawled bytes title`, edges = `src
-    /// dst`, ranks = `docid url rank` (after `webmill pagerank`)
+    /// dst`, ranks = `docid url rank` (after `webmill pagerank`), text =
+    /// `docid url tokens` (the page's lowercased words separated by spaces, the
+    /// stream near-duplicate detection sees; ingested jobs only)
     #[arg(value_enum)]
     what: What,
     /// Job directory
@@ -28,12 +30,13 @@ pub struct Args {
 enum What {
     Docs,
     Edges,
+    Text,
     Ranks,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let job = g.open_job(&args.job, false)?;
-    job.finished_stage(STAGE)?;
+    webmill::graph::graph_stage(&job)?;
     let mut out = stdout();
     match args.what {
         // The doc table's own record dump is exactly the export format.
@@ -48,6 +51,17 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
                 let (id, d) = doc?;
                 writeln!(out, "{id}\t{}\t{:e}", escape(&d.url), r.get(id)?)?;
             }
+        }
+        What::Text => {
+            writeln!(out, "# docid\turl\ttokens")?;
+            let s = webmill::job::Settings {
+                reporter: g.reporter(),
+                ..webmill::job::Settings::new(g.mem())
+            };
+            webmill::ingest::text::for_each_doc_text(&job, &s, |doc, url, words| {
+                writeln!(out, "{doc}\t{}\t{words}", escape(url))
+                    .map_err(|e| webmill::Error::io("stdout", e))
+            })?;
         }
         What::Edges => {
             let f = EdgeFile::open(job.path(EDGES_FILE))?;

@@ -3,6 +3,7 @@
 pub mod dump;
 pub mod export;
 pub mod import_graph;
+pub mod ingest;
 pub mod inspect;
 pub mod pagerank;
 pub mod stats;

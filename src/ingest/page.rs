@@ -1,0 +1,113 @@
+//! One fetched page → what ingest keeps of it: the page record, its token
+//! stream, its body for the repository and its links, resolved and normalized.
+
+use url::Url;
+
+use crate::ingest::html::{Extractor, LinkKind as HtmlLinkKind};
+use crate::ingest::records::{self, LinkKind, PageRec};
+use crate::ingest::url as wurl;
+
+/// What one page yields (payloads ready for the page files).
+#[derive(Default)]
+pub struct PageOut {
+    /// The `pages` payload.
+    pub page: Vec<u8>,
+    /// The `text` payload (absent when the page had no HTML).
+    pub text: Option<Vec<u8>>,
+    /// The `repo` payload.
+    pub repo: Vec<u8>,
+    /// The `links` payloads.
+    pub links: Vec<Vec<u8>>,
+    /// Body bytes (for figures).
+    pub body_bytes: u64,
+    /// Links dropped: not http(s)/file, unparsable, or too long.
+    pub dropped_links: u64,
+}
+
+/// A page to process: its URL (normalized), HTTP status (0 for files), date,
+/// content type, charset from the HTTP header, body, and a redirect target.
+pub struct Fetched<'a> {
+    /// The normalized URL.
+    pub url: &'a str,
+    /// HTTP status, 0 for files from a directory.
+    pub status: u16,
+    /// WARC-Date, or empty.
+    pub date: &'a str,
+    /// Content-Type (or a type guessed from the file name).
+    pub content_type: &'a str,
+    /// The charset parameter of the HTTP Content-Type, if any.
+    pub charset: Option<&'a str>,
+    /// The body (HTML).
+    pub body: &'a [u8],
+    /// `Location` of a redirect, if any.
+    pub location: Option<&'a str>,
+}
+
+/// Why a page was not kept.
+#[derive(Debug)]
+pub struct NotHtml(pub String);
+
+/// Caps on what is kept of a page.
+const MAX_ANCHOR_BYTES: usize = 256;
+
+/// Processes one fetched page with `ex` (reused across pages).
+pub fn process(ex: &mut Extractor, f: &Fetched<'_>) -> Result<PageOut, NotHtml> {
+    let page_url = Url::parse(f.url).map_err(|e| NotHtml(format!("bad page URL: {e}")))?;
+    let mut out = PageOut {
+        body_bytes: f.body.len() as u64,
+        ..PageOut::default()
+    };
+    let mut rec = PageRec {
+        url: f.url.to_string(),
+        bytes: f.body.len() as u64,
+        status: f.status,
+        date: f.date.to_string(),
+        title: String::new(),
+    };
+    let push_link = |out: &mut PageOut, base: &Url, kind: LinkKind, href: &str, anchor: &str| {
+        match wurl::resolve(base, href) {
+            Some(target) => {
+                let mut anchor = anchor;
+                if anchor.len() > MAX_ANCHOR_BYTES {
+                    let mut end = MAX_ANCHOR_BYTES;
+                    while !anchor.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    anchor = &anchor[..end];
+                }
+                let mut p = Vec::with_capacity(target.len() + anchor.len() + 4);
+                records::encode_link(kind, &target, anchor, &mut p);
+                out.links.push(p);
+            }
+            None => out.dropped_links += 1,
+        }
+    };
+    if let Some(loc) = f.location {
+        push_link(&mut out, &page_url, LinkKind::Redirect, loc, "");
+    }
+    if !f.body.is_empty() && !(300..400).contains(&f.status) {
+        let page = ex
+            .extract(f.body, f.charset)
+            .map_err(|e| NotHtml(e.to_string()))?;
+        rec.title = page.title.clone();
+        let base = page
+            .base_href
+            .as_deref()
+            .and_then(|b| page_url.join(b.trim()).ok())
+            .unwrap_or_else(|| page_url.clone());
+        for link in &page.links {
+            let kind = match link.kind {
+                HtmlLinkKind::A | HtmlLinkKind::Area => LinkKind::Anchor,
+                HtmlLinkKind::Frame | HtmlLinkKind::Iframe => LinkKind::Frame,
+                HtmlLinkKind::MetaRefresh => LinkKind::Refresh,
+            };
+            push_link(&mut out, &base, kind, &link.href, &link.anchor);
+        }
+        let mut text = Vec::with_capacity(page.words.len() + page.flags.len() + 8);
+        records::encode_text(&page.words, &page.flags, &mut text);
+        out.text = Some(text);
+    }
+    rec.encode(&mut out.page);
+    records::encode_repo(f.content_type, f.body, &mut out.repo);
+    Ok(out)
+}

@@ -1,0 +1,103 @@
+//! Reading the token streams of a job's pages with their docIDs: the input of
+//! the near-duplicate stage and of `webmill export text`.
+
+use std::sync::Arc;
+
+use crate::docs::DocTable;
+use crate::error::{Error, Result};
+use crate::graph::import::DOCS_FILE;
+use crate::ingest::pagefile::PageFile;
+use crate::ingest::records;
+use crate::ingest::resolve::PAGEDOC_FILE;
+use crate::job::{Job, Settings};
+use crate::sort::{Combine, ExternalSorter, SortConfig};
+
+/// Calls `f(page, docID, words)` for every page with a token stream, in page
+/// order, skipping second captures of a URL (only the doc's own page counts).
+/// Walks `text.wm` and the page map side by side: no lookups.
+pub fn for_each_page_text(
+    job: &Job,
+    mut f: impl FnMut(u64, u64, &str) -> Result<()>,
+) -> Result<()> {
+    crate::graph::graph_stage(job)?;
+    let text = PageFile::open(job.path(super::TEXT_FILE), records::TEXT_KIND)?;
+    let map = PageFile::open(job.path(PAGEDOC_FILE), records::PAGEDOC_KIND)?;
+    let mut blocks = 0..map.container().blocks().len();
+    let mut pending: std::collections::VecDeque<(u64, u64, bool)> = Default::default();
+    let mut buf = (Vec::new(), Vec::new());
+    text.for_each(|page, input| {
+        let (words, _) = records::decode_text(input)?;
+        loop {
+            match pending.front() {
+                Some(&(p, _, _)) if p < page => {
+                    pending.pop_front();
+                }
+                Some(&(p, doc, canonical)) if p == page => {
+                    if canonical {
+                        f(page, doc, words)?;
+                    }
+                    return Ok(());
+                }
+                Some(_) => break,
+                None => match blocks.next() {
+                    Some(b) => map.visit_block(b, &mut buf, |p, inp| {
+                        let (doc, canonical) = records::decode_pagedoc(inp)?;
+                        pending.push_back((p, doc, canonical));
+                        Ok(())
+                    })?,
+                    None => break,
+                },
+            }
+        }
+        Err(Error::Invalid(format!(
+            "{}: page {page} has text but no docID in {}",
+            text.container().path().display(),
+            map.container().path().display()
+        )))
+    })
+}
+
+/// Calls `f(docID, url, words)` for every doc with a token stream, in docID
+/// order: the page-ordered streams are sorted by docID externally (within
+/// `s.mem`) and walked beside the doc table.
+pub fn for_each_doc_text(
+    job: &Job,
+    s: &Settings,
+    mut f: impl FnMut(u64, &str, &str) -> Result<()>,
+) -> Result<()> {
+    let tmp = job.tmp_dir("export-text");
+    let cfg = SortConfig::new(tmp.join("by-doc"), s.mem)
+        .label("export text: sorting by docID")
+        .reporter(Arc::clone(&s.reporter));
+    let mut sorter = ExternalSorter::<(u64, Vec<u8>)>::new(cfg, Combine::None)?;
+    for_each_page_text(job, |_, doc, words| {
+        sorter.push((doc, words.as_bytes().to_vec()))
+    })?;
+    let mut sorted = sorter.finish()?;
+    let docs = DocTable::open(job.path(DOCS_FILE))?;
+    let mut iter = docs.iter();
+    while let Some((doc, words)) = sorted.next_record()? {
+        let url = loop {
+            match iter.next() {
+                Some(r) => {
+                    let (id, d) = r?;
+                    if id == doc {
+                        break d.url;
+                    }
+                }
+                None => {
+                    return Err(Error::Invalid(format!(
+                        "docID {doc} is missing from {}",
+                        docs.container().path().display()
+                    )))
+                }
+            }
+        };
+        let words = std::str::from_utf8(&words)
+            .map_err(|_| Error::Invalid("internal error: words are not UTF-8".into()))?;
+        f(doc, &url, words)?;
+    }
+    drop(sorted);
+    crate::sort::remove_sort_dir(&tmp)?;
+    Ok(())
+}

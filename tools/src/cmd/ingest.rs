@@ -1,0 +1,155 @@
+//! `webmill ingest`: WARC files and directories of HTML → repository, token
+//! streams, links; then the URL resolver → docIDs, doc and URL tables, edges,
+//! anchors.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use webmill::ingest::resolve::{resolve, ResolveOutcome};
+use webmill::ingest::{ingest, IngestOptions, IngestOutcome, InputSpec};
+use webmill::job::Settings;
+use webmill::resources::format_bytes;
+
+use super::thousands;
+use crate::Global;
+
+/// Ingest web dumps: WARC files and site mirrors, into a job.
+///
+/// Runs two stages. `ingest` reads every input (in parallel), parses each HTML
+/// page (title, words with capitalization and font size, links with anchor
+/// text) and writes the page list, the token streams, the repository (zstd)
+/// and the raw links, checkpointing every --segment-records records. `resolve`
+/// sorts every URL seen (pages and link targets) by host-reversed key, hands
+/// out docIDs so that a host's pages are contiguous, and writes the doc table,
+/// the URL table, the forward and transposed edge files and the anchors, by
+/// external sorts and merge joins within --mem. Bad records are counted,
+/// reported with file and offset, and skipped. Re-running on the same job
+/// skips finished stages or resumes an interrupted one.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Job directory (created if missing)
+    #[arg(long, value_name = "JOB")]
+    out: PathBuf,
+    /// Base URL for directory inputs given without one (`BASE_URL=DIR` sets it
+    /// per directory) [default: file:// + the directory's absolute path]
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Checkpoint interval: WARC records (or directory files) per segment
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    segment_records: u64,
+    /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
+    /// and reported
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
+    max_record_bytes: u64,
+    /// Fail on the first bad record instead of skipping it (skips are always
+    /// counted and reported)
+    #[arg(long)]
+    strict: bool,
+    /// Recompute although the job already has these stages finished, or
+    /// discard an interrupted run's checkpoints when parameters changed
+    #[arg(long)]
+    force: bool,
+    /// Inputs, read in this order: a WARC file (.warc or .warc.gz, per-record
+    /// or whole-file gzip), a directory of .html files, or BASE_URL=DIR
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<String>,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    webmill::resources::parse_bytes(s).map_err(|e| e.to_string())
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
+    let inputs = args
+        .inputs
+        .iter()
+        .map(|a| InputSpec::parse(a, args.base_url.as_deref()))
+        .collect::<webmill::Result<Vec<_>>>()?;
+    let mut job = g.open_job(&args.out, true)?;
+    let reporter = g.reporter();
+    let settings = Settings {
+        mem: g.mem(),
+        reporter: reporter.clone(),
+        force: args.force,
+        strict: args.strict,
+    };
+    let opts = IngestOptions {
+        inputs,
+        segment_records: args.segment_records,
+        max_record_bytes: args.max_record_bytes,
+    };
+    match ingest(&mut job, &opts, &settings)? {
+        IngestOutcome::AlreadyDone(_) => reporter.note(&format!(
+            "ingest: already finished in {} with these inputs; skipped (--force recomputes)",
+            args.out.display()
+        )),
+        IngestOutcome::Done {
+            record,
+            resumed,
+            skips,
+        } => {
+            let f = &record.figures;
+            let x = |k: &str| f.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+            for s in &skips {
+                reporter.note(&format!("skipped: {s}"));
+            }
+            if x("skipped") > skips.len() as u64 {
+                reporter.note(&format!(
+                    "skipped: … and {} more",
+                    x("skipped") - skips.len() as u64
+                ));
+            }
+            let records: u64 = f
+                .extra
+                .get("records")
+                .and_then(|r| r.as_object())
+                .map_or(0, |m| m.values().filter_map(|v| v.as_u64()).sum());
+            reporter.note(&format!(
+                "ingest: {} pages ({} of HTML), {} links from {} WARC records and {} files in {:.1} s{}: {:.1} MB/s; {} not HTML, {} error statuses, {} redirects, {} skipped; peak RSS {}",
+                thousands(x("pages")),
+                format_bytes(x("html_bytes")),
+                thousands(x("links")),
+                thousands(records),
+                thousands(x("files")),
+                f.seconds,
+                if resumed { " (resumed)" } else { "" },
+                x("input_bytes") as f64 / f.seconds.max(1e-9) / 1e6,
+                thousands(x("not_html")),
+                thousands(x("error_status")),
+                thousands(x("redirects")),
+                thousands(x("skipped")),
+                format_bytes(f.peak_rss),
+            ));
+        }
+    }
+    let settings = Settings {
+        force: false,
+        ..settings
+    };
+    match resolve(&mut job, &settings)? {
+        ResolveOutcome::AlreadyDone(_) => reporter.note(&format!(
+            "resolve: already finished in {}; skipped",
+            args.out.display()
+        )),
+        ResolveOutcome::Done { record, resumed } => {
+            let f = &record.figures;
+            let x = |k: &str| f.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+            reporter.note(&format!(
+                "resolve: {} docs ({} crawled) on {} hosts, {} arcs ({} self-loops dropped), {} anchors in {:.1} s{}; edges {} ({:.2} bits/arc), peak RSS {} at --mem {}",
+                thousands(x("nodes")),
+                thousands(x("crawled")),
+                thousands(x("hosts")),
+                thousands(x("arcs")),
+                thousands(x("self_loops")),
+                thousands(x("anchors")),
+                f.seconds,
+                if resumed { " (resumed)" } else { "" },
+                format_bytes(x("edges_bytes")),
+                f.extra.get("bits_per_arc").and_then(|v| v.as_f64()).unwrap_or(0.0),
+                format_bytes(f.peak_rss),
+                format_bytes(settings.mem),
+            ));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
