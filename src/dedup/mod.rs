@@ -1,1 +1,51 @@
-//! Near-duplicates by sorting sketches.
+//! Near-duplicates by sorting sketches: the per-page math.
+//!
+//! A page is its extracted words, lowercased. This module turns them into
+//! fixed-size sketches whose equal parts the dedup stage finds by sorting (the
+//! stage itself — sort, pairs, union-find, export — builds on these pure
+//! functions):
+//!
+//! | algorithm | source | sketch | sorted records per page | similar when |
+//! |---|---|---|---|---|
+//! | exact | IIR 19.6 | [`exact_fingerprint`] (64-bit Rabin) | 1 | equal |
+//! | Alg. B | Broder; Henzinger | [`BroderSketch`]: 84 min-values → 6 supershingles → 15 megashingles | 15 megashingles | ≥ 2 equal supershingles |
+//! | Alg. C | Charikar; Henzinger | [`CharikarSketch`]: 384 sign bits | 13 [`Subsketch`]es | ≥ 372 agreeing bits |
+//! | min-hash | IIR 19.6; CS124 | [`MinHashSketch`]: 200 min-values of 4-shingles | 20 band keys | ≥ 80% equal entries |
+//!
+//! * [`rabin`]: Rabin fingerprints modulo a fixed irreducible polynomial of degree
+//!   64, table-driven, with the irreducibility test that vouches for it.
+//! * [`shingle`]: word, page and rolling shingle fingerprints; the exact references
+//!   ([`shingle_set`], [`jaccard`], [`cosine`]).
+//! * [`broder`], [`charikar`], [`minhash`]: the sketchers. Each is an immutable
+//!   struct holding its tables (`Sync`: one instance serves all threads) with a
+//!   `sketch(words, scratch)` entry point and a `sketch_fingerprints` one for
+//!   callers that compute the word fingerprints once for several sketches
+//!   ([`word_fingerprints`]). An empty page has no sketch (`None`); its exact
+//!   fingerprint still groups it with the other empty pages.
+//! * [`theory`]: the detection probability of each algorithm as a function of the
+//!   true similarity, for evaluation.
+//!
+//! Everything is deterministic: the same words give the same bits on every machine
+//! and run (integer arithmetic throughout, fixed seeds, no global state).
+
+pub mod broder;
+pub mod charikar;
+pub mod minhash;
+mod minwise;
+pub mod rabin;
+pub mod shingle;
+pub mod theory;
+
+#[cfg(test)]
+mod tests;
+
+pub use broder::{BroderSketch, BroderSketcher};
+pub use charikar::{
+    agreeing_bits, subsketches, CharikarScratch, CharikarSketch, CharikarSketcher, Subsketch,
+};
+pub use minhash::{estimate, MinHashSketch, MinHasher};
+pub use rabin::Rabin;
+pub use shingle::{cosine, exact_fingerprint, jaccard, shingle_set, word_fingerprints, Shingler};
+pub use theory::{
+    banding_probability, broder_probability, charikar_probability, minhash_probability,
+};
