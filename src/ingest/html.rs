@@ -312,7 +312,7 @@ impl Page {
 /// texts, which the indexer wants as words too.
 pub fn tokenize(text: &str, words: &mut String, flags: &mut Vec<u8>) {
     let mut w = WordState::default();
-    w.feed(text, words, flags, flag::NORMAL_SIZE);
+    w.feed::<false>(text, 0, words, flags, flag::NORMAL_SIZE);
 }
 
 /// Turns page bodies into [`Page`]s, keeping its buffers from page to page.
@@ -473,7 +473,60 @@ fn sniff_charset(body: &[u8], header: Option<&str>) -> (&'static Encoding, Chars
 }
 
 fn is_space(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | 0x0c | b'\r' | b' ')
+    CLASS[b as usize] & C_SPACE != 0
+}
+
+/// Byte classes of the tokenizer (bit sets).
+const C_SPACE: u8 = 1;
+/// Ends a tag name: space, `/`, `>`.
+const C_NAME_END: u8 = 2;
+/// Ends an attribute name: space, `/`, `>`, `=`.
+const C_ATTR_END: u8 = 4;
+/// Ends an unquoted attribute value: space, `>`.
+const C_VALUE_END: u8 = 8;
+/// ASCII lowercase letter or digit.
+const C_LOWER: u8 = 16;
+/// ASCII uppercase letter.
+const C_UPPER: u8 = 32;
+/// Stops text in the data state: `<`, `&`.
+const C_STOP: u8 = 64;
+const C_WORD: u8 = C_LOWER | C_UPPER;
+
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let mut c = 0;
+        if matches!(b, b'\t' | b'\n' | 0x0c | b'\r' | b' ') {
+            c |= C_SPACE | C_NAME_END | C_ATTR_END | C_VALUE_END;
+        }
+        if b == b'/' {
+            c |= C_NAME_END | C_ATTR_END;
+        }
+        if b == b'>' {
+            c |= C_NAME_END | C_ATTR_END | C_VALUE_END;
+        }
+        if b == b'=' {
+            c |= C_ATTR_END;
+        }
+        if b == b'<' || b == b'&' {
+            c |= C_STOP;
+        }
+        if b.is_ascii_lowercase() || b.is_ascii_digit() {
+            c |= C_LOWER;
+        }
+        if b.is_ascii_uppercase() {
+            c |= C_UPPER;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+};
+
+fn class(b: u8) -> u8 {
+    CLASS[b as usize]
 }
 
 /// The WHATWG "prescan a byte stream to determine its encoding" over `b`.
@@ -783,6 +836,14 @@ const C1_REMAP: [u16; 32] = [
 ];
 
 fn lookup_entity(name: &[u8]) -> Option<(bool, char)> {
+    match name {
+        b"amp" => return Some((true, '&')),
+        b"lt" => return Some((true, '<')),
+        b"gt" => return Some((true, '>')),
+        b"quot" => return Some((true, '"')),
+        b"nbsp" => return Some((true, '\u{a0}')),
+        _ => {}
+    }
     ENTITIES
         .binary_search_by(|e| e.0.cmp(name))
         .ok()
@@ -907,24 +968,43 @@ impl WordState {
         self.full = false;
     }
 
-    /// Feeds visible text; `base` is the flag byte without [`flag::CAPITALIZED`].
-    fn feed(&mut self, t: &str, words: &mut String, flags: &mut Vec<u8>, base: u8) {
+    /// Feeds visible text `t[from..]`; `base` is the flag byte without
+    /// [`flag::CAPITALIZED`]. With `STOP`, stops at the first `<` or `&` and
+    /// returns its position; otherwise returns `t.len()`.
+    fn feed<const STOP: bool>(
+        &mut self,
+        t: &str,
+        from: usize,
+        words: &mut String,
+        flags: &mut Vec<u8>,
+        base: u8,
+    ) -> usize {
         let b = t.as_bytes();
-        let mut i = 0;
+        let mut i = from;
         while i < b.len() {
             let c = b[i];
             if c < 0x80 {
-                if !c.is_ascii_alphanumeric() {
+                let cls = class(c);
+                if cls & C_WORD == 0 {
+                    if STOP && cls & C_STOP != 0 {
+                        return i;
+                    }
                     self.in_word = false;
                     i += 1;
                     continue;
                 }
                 let start = i;
-                while i < b.len() && b[i].is_ascii_alphanumeric() {
+                let mut upper = 0;
+                while i < b.len() {
+                    let k = class(b[i]);
+                    if k & C_WORD == 0 {
+                        break;
+                    }
+                    upper |= k;
                     i += 1;
                 }
                 if !self.in_word {
-                    let cap = if c.is_ascii_uppercase() {
+                    let cap = if cls & C_UPPER != 0 {
                         flag::CAPITALIZED
                     } else {
                         0
@@ -936,15 +1016,17 @@ impl WordState {
                     let take = run.len().min(MAX_WORD_BYTES - self.len);
                     let at = words.len();
                     words.push_str(run.get(..take).unwrap_or_default());
-                    if let Some(w) = words.get_mut(at..) {
-                        w.make_ascii_lowercase();
+                    if upper & C_UPPER != 0 {
+                        if let Some(w) = words.get_mut(at..) {
+                            w.make_ascii_lowercase();
+                        }
                     }
                     self.len += take;
                     self.full = take < run.len();
                 }
             } else {
                 let Some(ch) = t.get(i..).and_then(|r| r.chars().next()) else {
-                    return;
+                    return b.len();
                 };
                 i += ch.len_utf8();
                 if !ch.is_alphanumeric() {
@@ -971,6 +1053,7 @@ impl WordState {
                 }
             }
         }
+        b.len()
     }
 }
 
@@ -983,24 +1066,58 @@ struct Collapse {
 
 impl Collapse {
     fn push(&mut self, dst: &mut String, cap: usize, text: &str) {
-        for c in text.chars() {
-            if self.full {
-                return;
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() && !self.full {
+            let c = b[i];
+            if c < 0x80 {
+                if c <= b' ' || c == 0x7f {
+                    self.pending = true;
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                while i < b.len() && b[i] > b' ' && b[i] < 0x7f {
+                    i += 1;
+                }
+                self.push_run(dst, cap, text.get(start..i).unwrap_or_default());
+            } else {
+                let Some(ch) = text.get(i..).and_then(|r| r.chars().next()) else {
+                    return;
+                };
+                i += ch.len_utf8();
+                if ch.is_whitespace() || ch.is_control() {
+                    self.pending = true;
+                } else {
+                    let mut buf = [0u8; 4];
+                    let enc: &str = ch.encode_utf8(&mut buf);
+                    if dst.len() + (self.pending && !dst.is_empty()) as usize + enc.len() > cap {
+                        self.full = true;
+                        return;
+                    }
+                    self.push_run(dst, cap, enc);
+                }
             }
-            if c.is_whitespace() || c.is_control() {
-                self.pending = true;
-                continue;
-            }
-            let sep = self.pending && !dst.is_empty();
-            if dst.len() + sep as usize + c.len_utf8() > cap {
+        }
+    }
+
+    /// Appends a run without whitespace (cut at `cap` if ASCII).
+    fn push_run(&mut self, dst: &mut String, cap: usize, run: &str) {
+        if self.pending && !dst.is_empty() {
+            if dst.len() + 1 >= cap {
                 self.full = true;
                 return;
             }
-            if sep {
-                dst.push(' ');
-            }
-            self.pending = false;
-            dst.push(c);
+            dst.push(' ');
+        }
+        self.pending = false;
+        let take = run.len().min(cap.saturating_sub(dst.len()));
+        match run.get(..take) {
+            Some(part) => dst.push_str(part),
+            None => {}
+        }
+        if take < run.len() {
+            self.full = true;
         }
     }
 }
@@ -1181,7 +1298,7 @@ impl Sink {
         }
         let base = self.flags();
         self.word
-            .feed(t, &mut self.page.words, &mut self.page.flags, base);
+            .feed::<false>(t, 0, &mut self.page.words, &mut self.page.flags, base);
         if let Some(k) = self.anchor {
             if let Some(link) = self.page.links.get_mut(k) {
                 self.anchor_text.push(&mut link.anchor, MAX_ANCHOR_BYTES, t);
@@ -1281,30 +1398,37 @@ impl Sink {
         let n = s.len();
         let mut i = 0;
         while i < n {
-            let start = i;
-            while i < n && s[i] != b'<' && s[i] != b'&' {
-                i += 1;
+            if !self.visible() {
+                match find_byte(src, i, b'<') {
+                    Some(lt) => i = self.markup(src, lt),
+                    None => break,
+                }
+                continue;
             }
-            if i > start {
-                self.text(sub(src, (start, i)));
+            let base = self.flags();
+            let stop = self.word.feed::<true>(src, i, &mut self.page.words, &mut self.page.flags, base);
+            if let Some(k) = self.anchor {
+                if let Some(link) = self.page.links.get_mut(k) {
+                    self.anchor_text.push(&mut link.anchor, MAX_ANCHOR_BYTES, sub(src, (i, stop)));
+                }
             }
-            if i >= n {
+            if stop >= n {
                 break;
             }
-            if s[i] == b'&' {
-                match char_ref(s, i, false) {
+            if s[stop] == b'&' {
+                match char_ref(s, stop, false) {
                     Some((c, next)) => {
                         self.text_char(c);
                         i = next;
                     }
                     None => {
                         self.text("&");
-                        i += 1;
+                        i = stop + 1;
                     }
                 }
-                continue;
+            } else {
+                i = self.markup(src, stop);
             }
-            i = self.markup(src, i);
         }
     }
 
@@ -1360,7 +1484,7 @@ impl Sink {
         let s = src.as_bytes();
         let n = s.len();
         let mut j = i;
-        while j < n && !is_space(s[j]) && s[j] != b'/' && s[j] != b'>' {
+        while j < n && class(s[j]) & C_NAME_END == 0 {
             j += 1;
         }
         let tag = {
@@ -1395,7 +1519,7 @@ impl Sink {
             }
             let name_start = j;
             j += 1;
-            while j < n && !is_space(s[j]) && !matches!(s[j], b'/' | b'>' | b'=') {
+            while j < n && class(s[j]) & C_ATTR_END == 0 {
                 j += 1;
             }
             let name = (name_start, j);
@@ -1412,17 +1536,17 @@ impl Sink {
                     return n;
                 }
                 match s[j] {
-                    q @ (b'"' | b'\'') => match s[j + 1..].iter().position(|&c| c == q) {
+                    q @ (b'"' | b'\'') => match find_byte(src, j + 1, q) {
                         Some(p) => {
-                            value = (j + 1, j + 1 + p);
-                            j += p + 2;
+                            value = (j + 1, p);
+                            j = p + 1;
                         }
                         None => return n,
                     },
                     b'>' => value = (j, j),
                     _ => {
                         let v = j;
-                        while j < n && !is_space(s[j]) && s[j] != b'>' {
+                        while j < n && class(s[j]) & C_VALUE_END == 0 {
                             j += 1;
                         }
                         value = (v, j);
@@ -1595,10 +1719,21 @@ impl Sink {
     }
 }
 
+/// Position of the next ASCII byte `c` at or after `from` (core's memchr,
+/// through `str::find`).
+fn find_byte(s: &str, from: usize, c: u8) -> Option<usize> {
+    s.get(from..)?.find(c as char).map(|p| from + p)
+}
+
+/// Position of the next `c` at or after `from` in bytes.
+fn find_in(s: &[u8], from: usize, c: u8) -> Option<usize> {
+    s.get(from..)?.iter().position(|&x| x == c).map(|p| from + p)
+}
+
 /// Position after the next `c` at or after `from`, or the end.
 fn skip_past(s: &[u8], from: usize, c: u8) -> usize {
-    match s.get(from..).and_then(|r| r.iter().position(|&x| x == c)) {
-        Some(p) => from + p + 1,
+    match find_in(s, from, c) {
+        Some(p) => p + 1,
         None => s.len(),
     }
 }
