@@ -98,7 +98,9 @@ fn run_ours(pages: &[Vec<u8>]) -> (u64, u64, u64) {
 /// One pass of the lol_html baseline; returns (text bytes, hrefs).
 fn run_lol(pages: &[Vec<u8>]) -> (u64, u64) {
     use lol_html::html_content::{Element, TextChunk};
-    use lol_html::{DocumentContentHandlers, ElementContentHandlers, HtmlRewriter, Selector, Settings};
+    use lol_html::{
+        DocumentContentHandlers, ElementContentHandlers, HtmlRewriter, Selector, Settings,
+    };
     let all: Selector = "*".parse().expect("selector");
     let a_href: Selector = "a[href]".parse().expect("selector");
     let (mut text_bytes, mut hrefs) = (0u64, 0u64);
@@ -163,7 +165,10 @@ fn main() {
     let baseline = args.iter().any(|a| a == "--baseline");
     let root = corpus_root();
     if !root.is_dir() {
-        println!("skipped: corpus {} not found (set WEBMILL_CORPUS)", root.display());
+        println!(
+            "skipped: corpus {} not found (set WEBMILL_CORPUS)",
+            root.display()
+        );
         return;
     }
     for name in ["rust-doc", "postgresql-doc-15"] {
