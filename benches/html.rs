@@ -6,8 +6,10 @@
 //! `postgresql-doc-15` (1,167 pages, 16 MB), read into memory first. Skips with
 //! a message when the corpus is missing.
 //!
-//! Prints, per corpus and run, single-thread MB/s (input bytes), pages/s, words
-//! and links extracted, then the median over the runs. With `--baseline` it also
+//! Prints, per corpus and run, single-thread MB/s (input bytes) and pages/s, by
+//! wall time and by the thread's CPU time (`/proc/thread-self/schedstat`; on a
+//! shared machine the CPU figure is the one that says "per core"), words and
+//! links extracted, then the medians over the runs. With `--baseline` it also
 //! times `lol_html` with the handlers our extraction would need (a document
 //! text handler copying the text out, an `*` element handler registering an
 //! end-tag handler to follow nesting, an `a[href]` handler reading the href):
@@ -53,16 +55,34 @@ fn load(dir: &Path) -> Vec<Vec<u8>> {
     files.iter().filter_map(|p| std::fs::read(p).ok()).collect()
 }
 
+/// CPU time of this thread in nanoseconds, if the kernel tells.
+fn cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
+/// Times `f`: (wall seconds, CPU seconds or wall if unknown).
+fn timed<T>(f: impl FnOnce() -> T) -> (f64, f64, T) {
+    let c0 = cpu_ns();
+    let t = Instant::now();
+    let out = f();
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = match (c0, cpu_ns()) {
+        (Some(a), Some(b)) if b > a => (b - a) as f64 / 1e9,
+        _ => wall,
+    };
+    (wall, cpu, out)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
-/// One pass of our extractor; returns (seconds, words, links, not-HTML pages).
-fn run_ours(pages: &[Vec<u8>]) -> (f64, u64, u64, u64) {
+/// One pass of our extractor; returns (words, links, not-HTML pages).
+fn run_ours(pages: &[Vec<u8>]) -> (u64, u64, u64) {
     let mut ex = Extractor::new();
     let (mut words, mut links, mut rejected) = (0u64, 0u64, 0u64);
-    let t = Instant::now();
     for page in pages {
         match ex.extract(page, None) {
             Ok(p) => {
@@ -72,11 +92,11 @@ fn run_ours(pages: &[Vec<u8>]) -> (f64, u64, u64, u64) {
             Err(_) => rejected += 1,
         }
     }
-    (t.elapsed().as_secs_f64(), words, links, rejected)
+    (words, links, rejected)
 }
 
-/// One pass of the lol_html baseline; returns (seconds, text bytes, hrefs).
-fn run_lol(pages: &[Vec<u8>]) -> (f64, u64, u64) {
+/// One pass of the lol_html baseline; returns (text bytes, hrefs).
+fn run_lol(pages: &[Vec<u8>]) -> (u64, u64) {
     use lol_html::html_content::{Element, TextChunk};
     use lol_html::{
         DocumentContentHandlers, ElementContentHandlers, HtmlRewriter, Selector, Settings,
@@ -84,7 +104,6 @@ fn run_lol(pages: &[Vec<u8>]) -> (f64, u64, u64) {
     let all: Selector = "*".parse().expect("selector");
     let a_href: Selector = "a[href]".parse().expect("selector");
     let (mut text_bytes, mut hrefs) = (0u64, 0u64);
-    let t = Instant::now();
     for page in pages {
         let text = Rc::new(std::cell::RefCell::new(String::new()));
         let depth = Rc::new(Cell::new(0i64));
@@ -131,7 +150,7 @@ fn run_lol(pages: &[Vec<u8>]) -> (f64, u64, u64) {
         text_bytes += text.borrow().len() as u64;
         hrefs += links.get();
     }
-    (t.elapsed().as_secs_f64(), text_bytes, hrefs)
+    (text_bytes, hrefs)
 }
 
 fn main() {
@@ -162,37 +181,47 @@ fn main() {
         let bytes: usize = pages.iter().map(Vec::len).sum();
         let mb = bytes as f64 / 1e6;
         println!("{name}: {} pages, {mb:.1} MB in memory", pages.len());
-        let (mut mbs, mut pps) = (Vec::new(), Vec::new());
+        let np = pages.len() as f64;
+        let (mut wall, mut cpu) = (Vec::new(), Vec::new());
         for r in 0..runs {
-            let (secs, words, links, rejected) = run_ours(&pages);
+            let (w, c, (words, links, rejected)) = timed(|| run_ours(&pages));
             println!(
-                "  webmill run {}: {secs:.2} s, {:.1} MB/s, {:.0} pages/s ({words} words, {links} links, {rejected} not HTML)",
+                "  webmill run {}: wall {w:.2} s = {:.1} MB/s; cpu {c:.2} s = {:.1} MB/s, {:.0} pages/s ({words} words, {links} links, {rejected} not HTML)",
                 r + 1,
-                mb / secs,
-                pages.len() as f64 / secs
+                mb / w,
+                mb / c,
+                np / c
             );
-            mbs.push(mb / secs);
-            pps.push(pages.len() as f64 / secs);
+            wall.push(w);
+            cpu.push(c);
         }
+        let (w, c) = (median(wall), median(cpu));
         println!(
-            "  webmill median of {runs}: {:.1} MB/s per core, {:.0} pages/s",
-            median(mbs),
-            median(pps)
+            "  webmill median of {runs}: {:.1} MB/s per core (cpu), {:.0} pages/s; wall {:.1} MB/s, {:.0} pages/s",
+            mb / c,
+            np / c,
+            mb / w,
+            np / w
         );
         if baseline {
-            let mut mbs = Vec::new();
+            let (mut wall, mut cpu) = (Vec::new(), Vec::new());
             for r in 0..runs {
-                let (secs, text, hrefs) = run_lol(&pages);
+                let (w, c, (text, hrefs)) = timed(|| run_lol(&pages));
                 println!(
-                    "  lol_html baseline run {}: {secs:.2} s, {:.1} MB/s ({text} text bytes, {hrefs} hrefs)",
+                    "  lol_html baseline run {}: wall {w:.2} s = {:.1} MB/s; cpu {c:.2} s = {:.1} MB/s ({text} text bytes, {hrefs} hrefs)",
                     r + 1,
-                    mb / secs
+                    mb / w,
+                    mb / c
                 );
-                mbs.push(mb / secs);
+                wall.push(w);
+                cpu.push(c);
             }
+            let (w, c) = (median(wall), median(cpu));
             println!(
-                "  lol_html baseline median of {runs}: {:.1} MB/s per core",
-                median(mbs)
+                "  lol_html baseline median of {runs}: {:.1} MB/s per core (cpu), {:.0} pages/s; wall {:.1} MB/s",
+                mb / c,
+                np / c,
+                mb / w
             );
         }
     }

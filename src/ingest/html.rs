@@ -68,10 +68,12 @@
 //! in [`Page::flags`], one byte per word; the position of a word is its index.
 //!
 //! Tags break words, except the inline ones that do not break a line in a
-//! browser (`a abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd
+//! browser (`abbr acronym b bdi bdo big cite code data del dfn em font i ins kbd
 //! label mark q s samp small span strike strong sub sup time tt u var wbr`), so
-//! `x<sup>2</sup>` is the word `x2` and `a<br>b` two words. Comments do not
-//! break words. Character references are decoded first (`caf&eacute;` is one
+//! `x<sup>2</sup>` is the word `x2` and `a<br>b` two words. `<a>` and `</a>`
+//! break words although `a` is inline: adjacent links are separate items (menus
+//! styled by CSS), and a word is then wholly inside or outside an anchor.
+//! Comments do not break words. Character references are decoded first (`caf&eacute;` is one
 //! word; `&nbsp;` separates).
 //!
 //! Visible text is everything outside `script`, `style`, `template`, `noscript`,
@@ -312,7 +314,7 @@ impl Page {
 /// texts, which the indexer wants as words too.
 pub fn tokenize(text: &str, words: &mut String, flags: &mut Vec<u8>) {
     let mut w = WordState::default();
-    w.feed(text, words, flags, flag::NORMAL_SIZE);
+    w.feed::<false>(text, 0, words, flags, flag::NORMAL_SIZE);
 }
 
 /// Turns page bodies into [`Page`]s, keeping its buffers from page to page.
@@ -392,41 +394,46 @@ fn decode(enc: &'static Encoding, body: &[u8], out: &mut String) -> bool {
 // Sniffing: binary signatures, control bytes, charset.
 
 /// Signatures of binary formats, checked at offset 0.
-/// Signatures marked `true` are short enough to start a text: they count only
-/// when the byte after them is not a letter.
-const SIGNATURES: &[(&[u8], &str, bool)] = &[
-    (b"\x89PNG\r\n\x1a\n", "PNG", false),
-    (b"GIF87a", "GIF", false),
-    (b"GIF89a", "GIF", false),
-    (b"\xff\xd8\xff", "JPEG", false),
-    (b"%PDF-", "PDF", false),
-    (b"\x1f\x8b", "gzip", false),
-    (b"PK\x03\x04", "zip", false),
-    (b"\x28\xb5\x2f\xfd", "zstd", false),
-    (b"BZh", "bzip2", true),
-    (b"7z\xbc\xaf\x27\x1c", "7z", false),
-    (b"\xfd7zXZ\x00", "xz", false),
-    (b"\x7fELF", "ELF", false),
-    (b"\x00asm", "WebAssembly", false),
-    (b"RIFF", "RIFF", false),
-    (b"OggS", "Ogg", false),
-    (b"ID3", "MP3", true),
-    (b"\x1a\x45\xdf\xa3", "Matroska", false),
-    (b"\x00\x00\x01\x00", "ICO", false),
-    (b"wOFF", "WOFF", false),
-    (b"wOF2", "WOFF2", false),
+/// Signatures of binary formats, checked at offset 0 (bzip2 and MP3, whose
+/// signatures could start a text, are checked in [`binary_signature`]).
+const SIGNATURES: &[(&[u8], &str)] = &[
+    (b"\x89PNG\r\n\x1a\n", "PNG"),
+    (b"GIF87a", "GIF"),
+    (b"GIF89a", "GIF"),
+    (b"\xff\xd8\xff", "JPEG"),
+    (b"%PDF-", "PDF"),
+    (b"\x1f\x8b", "gzip"),
+    (b"PK\x03\x04", "zip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"7z\xbc\xaf\x27\x1c", "7z"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x7fELF", "ELF"),
+    (b"\x00asm", "WebAssembly"),
+    (b"RIFF", "RIFF"),
+    (b"OggS", "Ogg"),
+    (b"\x1a\x45\xdf\xa3", "Matroska"),
+    (b"\x00\x00\x01\x00", "ICO"),
+    (b"wOFF", "WOFF"),
+    (b"wOF2", "WOFF2"),
 ];
 
 fn binary_signature(body: &[u8]) -> Option<&'static str> {
-    for &(magic, name, short) in SIGNATURES {
-        if body.starts_with(magic)
-            && !(short
-                && body
-                    .get(magic.len())
-                    .is_none_or(|b| b.is_ascii_alphabetic()))
-        {
+    for &(magic, name) in SIGNATURES {
+        if body.starts_with(magic) {
             return Some(name);
         }
+    }
+    // "BZh" + block size digit + the block magic 0x314159265359.
+    if body.len() >= 10
+        && body.starts_with(b"BZh")
+        && (b'1'..=b'9').contains(&body[3])
+        && &body[4..10] == b"1AY&SY"
+    {
+        return Some("bzip2");
+    }
+    // "ID3" + major version 2..=4 + revision.
+    if body.len() >= 5 && body.starts_with(b"ID3") && (2..=4).contains(&body[3]) && body[4] < 0x10 {
+        return Some("MP3");
     }
     if body.len() >= 12 && &body[4..8] == b"ftyp" {
         return Some("MP4");
@@ -476,7 +483,60 @@ fn sniff_charset(body: &[u8], header: Option<&str>) -> (&'static Encoding, Chars
 }
 
 fn is_space(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | 0x0c | b'\r' | b' ')
+    CLASS[b as usize] & C_SPACE != 0
+}
+
+/// Byte classes of the tokenizer (bit sets).
+const C_SPACE: u8 = 1;
+/// Ends a tag name: space, `/`, `>`.
+const C_NAME_END: u8 = 2;
+/// Ends an attribute name: space, `/`, `>`, `=`.
+const C_ATTR_END: u8 = 4;
+/// Ends an unquoted attribute value: space, `>`.
+const C_VALUE_END: u8 = 8;
+/// ASCII lowercase letter or digit.
+const C_LOWER: u8 = 16;
+/// ASCII uppercase letter.
+const C_UPPER: u8 = 32;
+/// Stops text in the data state: `<`, `&`.
+const C_STOP: u8 = 64;
+const C_WORD: u8 = C_LOWER | C_UPPER;
+
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        let mut c = 0;
+        if matches!(b, b'\t' | b'\n' | 0x0c | b'\r' | b' ') {
+            c |= C_SPACE | C_NAME_END | C_ATTR_END | C_VALUE_END;
+        }
+        if b == b'/' {
+            c |= C_NAME_END | C_ATTR_END;
+        }
+        if b == b'>' {
+            c |= C_NAME_END | C_ATTR_END | C_VALUE_END;
+        }
+        if b == b'=' {
+            c |= C_ATTR_END;
+        }
+        if b == b'<' || b == b'&' {
+            c |= C_STOP;
+        }
+        if b.is_ascii_lowercase() || b.is_ascii_digit() {
+            c |= C_LOWER;
+        }
+        if b.is_ascii_uppercase() {
+            c |= C_UPPER;
+        }
+        t[i] = c;
+        i += 1;
+    }
+    t
+};
+
+fn class(b: u8) -> u8 {
+    CLASS[b as usize]
 }
 
 /// The WHATWG "prescan a byte stream to determine its encoding" over `b`.
@@ -691,60 +751,62 @@ const ENTITIES: &[(&[u8], bool, char)] = &[
     (b"Aring", true, '\u{c5}'), (b"Atilde", true, '\u{c3}'), (b"Auml", true, '\u{c4}'),
     (b"Beta", false, '\u{392}'), (b"COPY", true, '\u{a9}'), (b"Ccedil", true, '\u{c7}'),
     (b"Chi", false, '\u{3a7}'), (b"Dagger", false, '\u{2021}'), (b"Delta", false, '\u{394}'),
-    (b"ETH", true, '\u{d0}'), (b"Eacute", true, '\u{c9}'), (b"Ecirc", true, '\u{ca}'),
-    (b"Egrave", true, '\u{c8}'), (b"Epsilon", false, '\u{395}'), (b"Eta", false, '\u{397}'),
-    (b"Euml", true, '\u{cb}'), (b"GT", true, '\u{3e}'), (b"Gamma", false, '\u{393}'),
-    (b"Iacute", true, '\u{cd}'), (b"Icirc", true, '\u{ce}'), (b"Igrave", true, '\u{cc}'),
-    (b"Iota", false, '\u{399}'), (b"Iuml", true, '\u{cf}'), (b"Kappa", false, '\u{39a}'),
-    (b"LT", true, '\u{3c}'), (b"Lambda", false, '\u{39b}'), (b"Mu", false, '\u{39c}'),
-    (b"NewLine", false, '\u{a}'), (b"Ntilde", true, '\u{d1}'), (b"Nu", false, '\u{39d}'),
-    (b"OElig", false, '\u{152}'), (b"Oacute", true, '\u{d3}'), (b"Ocirc", true, '\u{d4}'),
-    (b"Ograve", true, '\u{d2}'), (b"Omega", false, '\u{3a9}'), (b"Omicron", false, '\u{39f}'),
-    (b"Oslash", true, '\u{d8}'), (b"Otilde", true, '\u{d5}'), (b"Ouml", true, '\u{d6}'),
-    (b"Phi", false, '\u{3a6}'), (b"Pi", false, '\u{3a0}'), (b"Prime", false, '\u{2033}'),
-    (b"Psi", false, '\u{3a8}'), (b"QUOT", true, '\u{22}'), (b"REG", true, '\u{ae}'),
-    (b"Rho", false, '\u{3a1}'), (b"Scaron", false, '\u{160}'), (b"Sigma", false, '\u{3a3}'),
-    (b"THORN", true, '\u{de}'), (b"Tab", false, '\u{9}'), (b"Tau", false, '\u{3a4}'),
-    (b"Theta", false, '\u{398}'), (b"Uacute", true, '\u{da}'), (b"Ucirc", true, '\u{db}'),
-    (b"Ugrave", true, '\u{d9}'), (b"Upsilon", false, '\u{3a5}'), (b"Uuml", true, '\u{dc}'),
-    (b"Xi", false, '\u{39e}'), (b"Yacute", true, '\u{dd}'), (b"Yuml", false, '\u{178}'),
-    (b"Zeta", false, '\u{396}'), (b"aacute", true, '\u{e1}'), (b"acirc", true, '\u{e2}'),
-    (b"acute", true, '\u{b4}'), (b"aelig", true, '\u{e6}'), (b"agrave", true, '\u{e0}'),
-    (b"alefsym", false, '\u{2135}'), (b"alpha", false, '\u{3b1}'), (b"amp", true, '\u{26}'),
-    (b"and", false, '\u{2227}'), (b"ang", false, '\u{2220}'), (b"apos", false, '\u{27}'),
-    (b"aring", true, '\u{e5}'), (b"ast", false, '\u{2a}'), (b"asymp", false, '\u{2248}'),
-    (b"atilde", true, '\u{e3}'), (b"auml", true, '\u{e4}'), (b"bdquo", false, '\u{201e}'),
-    (b"beta", false, '\u{3b2}'), (b"brvbar", true, '\u{a6}'), (b"bsol", false, '\u{5c}'),
-    (b"bull", false, '\u{2022}'), (b"cap", false, '\u{2229}'), (b"ccedil", true, '\u{e7}'),
-    (b"cedil", true, '\u{b8}'), (b"cent", true, '\u{a2}'), (b"chi", false, '\u{3c7}'),
-    (b"circ", false, '\u{2c6}'), (b"clubs", false, '\u{2663}'), (b"colon", false, '\u{3a}'),
-    (b"comma", false, '\u{2c}'), (b"commat", false, '\u{40}'), (b"cong", false, '\u{2245}'),
-    (b"copy", true, '\u{a9}'), (b"crarr", false, '\u{21b5}'), (b"cup", false, '\u{222a}'),
-    (b"curren", true, '\u{a4}'), (b"dArr", false, '\u{21d3}'), (b"dagger", false, '\u{2020}'),
-    (b"darr", false, '\u{2193}'), (b"deg", true, '\u{b0}'), (b"delta", false, '\u{3b4}'),
-    (b"diams", false, '\u{2666}'), (b"divide", true, '\u{f7}'), (b"dollar", false, '\u{24}'),
-    (b"eacute", true, '\u{e9}'), (b"ecirc", true, '\u{ea}'), (b"egrave", true, '\u{e8}'),
-    (b"empty", false, '\u{2205}'), (b"emsp", false, '\u{2003}'), (b"ensp", false, '\u{2002}'),
-    (b"epsilon", false, '\u{3b5}'), (b"equals", false, '\u{3d}'), (b"equiv", false, '\u{2261}'),
-    (b"eta", false, '\u{3b7}'), (b"eth", true, '\u{f0}'), (b"euml", true, '\u{eb}'),
-    (b"euro", false, '\u{20ac}'), (b"excl", false, '\u{21}'), (b"exist", false, '\u{2203}'),
-    (b"fnof", false, '\u{192}'), (b"forall", false, '\u{2200}'), (b"frac12", true, '\u{bd}'),
-    (b"frac14", true, '\u{bc}'), (b"frac34", true, '\u{be}'), (b"frasl", false, '\u{2044}'),
-    (b"gamma", false, '\u{3b3}'), (b"ge", false, '\u{2265}'), (b"grave", false, '\u{60}'),
-    (b"gt", true, '\u{3e}'), (b"hArr", false, '\u{21d4}'), (b"harr", false, '\u{2194}'),
-    (b"hearts", false, '\u{2665}'), (b"hellip", false, '\u{2026}'), (b"iacute", true, '\u{ed}'),
-    (b"icirc", true, '\u{ee}'), (b"iexcl", true, '\u{a1}'), (b"igrave", true, '\u{ec}'),
-    (b"image", false, '\u{2111}'), (b"infin", false, '\u{221e}'), (b"int", false, '\u{222b}'),
-    (b"iota", false, '\u{3b9}'), (b"iquest", true, '\u{bf}'), (b"isin", false, '\u{2208}'),
-    (b"iuml", true, '\u{ef}'), (b"kappa", false, '\u{3ba}'), (b"lArr", false, '\u{21d0}'),
-    (b"lambda", false, '\u{3bb}'), (b"lang", false, '\u{2329}'), (b"laquo", true, '\u{ab}'),
-    (b"larr", false, '\u{2190}'), (b"lbrack", false, '\u{5b}'), (b"lcub", false, '\u{7b}'),
-    (b"lceil", false, '\u{2308}'), (b"ldquo", false, '\u{201c}'), (b"le", false, '\u{2264}'),
-    (b"lfloor", false, '\u{230a}'), (b"lowast", false, '\u{2217}'), (b"lowbar", false, '\u{5f}'),
-    (b"loz", false, '\u{25ca}'), (b"lpar", false, '\u{28}'), (b"lrm", false, '\u{200e}'),
-    (b"lsaquo", false, '\u{2039}'), (b"lsqb", false, '\u{5b}'), (b"lsquo", false, '\u{2018}'),
-    (b"lt", true, '\u{3c}'), (b"macr", true, '\u{af}'), (b"mdash", false, '\u{2014}'),
-    (b"micro", true, '\u{b5}'), (b"middot", true, '\u{b7}'), (b"minus", false, '\u{2212}'),
+    (b"DiacriticalGrave", false, '\u{60}'), (b"ETH", true, '\u{d0}'), (b"Eacute", true, '\u{c9}'),
+    (b"Ecirc", true, '\u{ca}'), (b"Egrave", true, '\u{c8}'), (b"Epsilon", false, '\u{395}'),
+    (b"Eta", false, '\u{397}'), (b"Euml", true, '\u{cb}'), (b"GT", true, '\u{3e}'),
+    (b"Gamma", false, '\u{393}'), (b"Hat", false, '\u{5e}'), (b"Iacute", true, '\u{cd}'),
+    (b"Icirc", true, '\u{ce}'), (b"Igrave", true, '\u{cc}'), (b"Iota", false, '\u{399}'),
+    (b"Iuml", true, '\u{cf}'), (b"Kappa", false, '\u{39a}'), (b"LT", true, '\u{3c}'),
+    (b"Lambda", false, '\u{39b}'), (b"Mu", false, '\u{39c}'), (b"NewLine", false, '\u{a}'),
+    (b"Ntilde", true, '\u{d1}'), (b"Nu", false, '\u{39d}'), (b"OElig", false, '\u{152}'),
+    (b"Oacute", true, '\u{d3}'), (b"Ocirc", true, '\u{d4}'), (b"Ograve", true, '\u{d2}'),
+    (b"Omega", false, '\u{3a9}'), (b"Omicron", false, '\u{39f}'), (b"Oslash", true, '\u{d8}'),
+    (b"Otilde", true, '\u{d5}'), (b"Ouml", true, '\u{d6}'), (b"Phi", false, '\u{3a6}'),
+    (b"Pi", false, '\u{3a0}'), (b"Prime", false, '\u{2033}'), (b"Psi", false, '\u{3a8}'),
+    (b"QUOT", true, '\u{22}'), (b"REG", true, '\u{ae}'), (b"Rho", false, '\u{3a1}'),
+    (b"Scaron", false, '\u{160}'), (b"Sigma", false, '\u{3a3}'), (b"THORN", true, '\u{de}'),
+    (b"Tab", false, '\u{9}'), (b"Tau", false, '\u{3a4}'), (b"Theta", false, '\u{398}'),
+    (b"Uacute", true, '\u{da}'), (b"Ucirc", true, '\u{db}'), (b"Ugrave", true, '\u{d9}'),
+    (b"UnderBar", false, '\u{5f}'), (b"Upsilon", false, '\u{3a5}'), (b"Uuml", true, '\u{dc}'),
+    (b"VerticalLine", false, '\u{7c}'), (b"Xi", false, '\u{39e}'), (b"Yacute", true, '\u{dd}'),
+    (b"Yuml", false, '\u{178}'), (b"Zeta", false, '\u{396}'), (b"aacute", true, '\u{e1}'),
+    (b"acirc", true, '\u{e2}'), (b"acute", true, '\u{b4}'), (b"aelig", true, '\u{e6}'),
+    (b"agrave", true, '\u{e0}'), (b"alefsym", false, '\u{2135}'), (b"alpha", false, '\u{3b1}'),
+    (b"amp", true, '\u{26}'), (b"and", false, '\u{2227}'), (b"ang", false, '\u{2220}'),
+    (b"apos", false, '\u{27}'), (b"aring", true, '\u{e5}'), (b"ast", false, '\u{2a}'),
+    (b"asymp", false, '\u{2248}'), (b"atilde", true, '\u{e3}'), (b"auml", true, '\u{e4}'),
+    (b"bdquo", false, '\u{201e}'), (b"beta", false, '\u{3b2}'), (b"brvbar", true, '\u{a6}'),
+    (b"bsol", false, '\u{5c}'), (b"bull", false, '\u{2022}'), (b"cap", false, '\u{2229}'),
+    (b"ccedil", true, '\u{e7}'), (b"cedil", true, '\u{b8}'), (b"cent", true, '\u{a2}'),
+    (b"chi", false, '\u{3c7}'), (b"circ", false, '\u{2c6}'), (b"clubs", false, '\u{2663}'),
+    (b"colon", false, '\u{3a}'), (b"comma", false, '\u{2c}'), (b"commat", false, '\u{40}'),
+    (b"cong", false, '\u{2245}'), (b"copy", true, '\u{a9}'), (b"crarr", false, '\u{21b5}'),
+    (b"cup", false, '\u{222a}'), (b"curren", true, '\u{a4}'), (b"dArr", false, '\u{21d3}'),
+    (b"dagger", false, '\u{2020}'), (b"darr", false, '\u{2193}'), (b"deg", true, '\u{b0}'),
+    (b"delta", false, '\u{3b4}'), (b"diams", false, '\u{2666}'), (b"divide", true, '\u{f7}'),
+    (b"dollar", false, '\u{24}'), (b"eacute", true, '\u{e9}'), (b"ecirc", true, '\u{ea}'),
+    (b"egrave", true, '\u{e8}'), (b"empty", false, '\u{2205}'), (b"emsp", false, '\u{2003}'),
+    (b"ensp", false, '\u{2002}'), (b"epsilon", false, '\u{3b5}'), (b"equals", false, '\u{3d}'),
+    (b"equiv", false, '\u{2261}'), (b"eta", false, '\u{3b7}'), (b"eth", true, '\u{f0}'),
+    (b"euml", true, '\u{eb}'), (b"euro", false, '\u{20ac}'), (b"excl", false, '\u{21}'),
+    (b"exist", false, '\u{2203}'), (b"fnof", false, '\u{192}'), (b"forall", false, '\u{2200}'),
+    (b"frac12", true, '\u{bd}'), (b"frac14", true, '\u{bc}'), (b"frac34", true, '\u{be}'),
+    (b"frasl", false, '\u{2044}'), (b"gamma", false, '\u{3b3}'), (b"ge", false, '\u{2265}'),
+    (b"grave", false, '\u{60}'), (b"gt", true, '\u{3e}'), (b"hArr", false, '\u{21d4}'),
+    (b"harr", false, '\u{2194}'), (b"hearts", false, '\u{2665}'), (b"hellip", false, '\u{2026}'),
+    (b"iacute", true, '\u{ed}'), (b"icirc", true, '\u{ee}'), (b"iexcl", true, '\u{a1}'),
+    (b"igrave", true, '\u{ec}'), (b"image", false, '\u{2111}'), (b"infin", false, '\u{221e}'),
+    (b"int", false, '\u{222b}'), (b"iota", false, '\u{3b9}'), (b"iquest", true, '\u{bf}'),
+    (b"isin", false, '\u{2208}'), (b"iuml", true, '\u{ef}'), (b"kappa", false, '\u{3ba}'),
+    (b"lArr", false, '\u{21d0}'), (b"lambda", false, '\u{3bb}'), (b"lang", false, '\u{2329}'),
+    (b"laquo", true, '\u{ab}'), (b"larr", false, '\u{2190}'), (b"lbrace", false, '\u{7b}'),
+    (b"lbrack", false, '\u{5b}'), (b"lceil", false, '\u{2308}'), (b"lcub", false, '\u{7b}'),
+    (b"ldquo", false, '\u{201c}'), (b"le", false, '\u{2264}'), (b"lfloor", false, '\u{230a}'),
+    (b"lowast", false, '\u{2217}'), (b"lowbar", false, '\u{5f}'), (b"loz", false, '\u{25ca}'),
+    (b"lpar", false, '\u{28}'), (b"lrm", false, '\u{200e}'), (b"lsaquo", false, '\u{2039}'),
+    (b"lsqb", false, '\u{5b}'), (b"lsquo", false, '\u{2018}'), (b"lt", true, '\u{3c}'),
+    (b"macr", true, '\u{af}'), (b"mdash", false, '\u{2014}'), (b"micro", true, '\u{b5}'),
+    (b"midast", false, '\u{2a}'), (b"middot", true, '\u{b7}'), (b"minus", false, '\u{2212}'),
     (b"mu", false, '\u{3bc}'), (b"nabla", false, '\u{2207}'), (b"nbsp", true, '\u{a0}'),
     (b"ndash", false, '\u{2013}'), (b"ne", false, '\u{2260}'), (b"ni", false, '\u{220b}'),
     (b"not", true, '\u{ac}'), (b"notin", false, '\u{2209}'), (b"nsub", false, '\u{2284}'),
@@ -761,31 +823,32 @@ const ENTITIES: &[(&[u8], bool, char)] = &[
     (b"prime", false, '\u{2032}'), (b"prod", false, '\u{220f}'), (b"prop", false, '\u{221d}'),
     (b"psi", false, '\u{3c8}'), (b"quest", false, '\u{3f}'), (b"quot", true, '\u{22}'),
     (b"rArr", false, '\u{21d2}'), (b"radic", false, '\u{221a}'), (b"rang", false, '\u{232a}'),
-    (b"raquo", true, '\u{bb}'), (b"rarr", false, '\u{2192}'), (b"rbrack", false, '\u{5d}'),
-    (b"rcub", false, '\u{7d}'), (b"rceil", false, '\u{2309}'), (b"rdquo", false, '\u{201d}'),
-    (b"real", false, '\u{211c}'), (b"reg", true, '\u{ae}'), (b"rfloor", false, '\u{230b}'),
-    (b"rho", false, '\u{3c1}'), (b"rlm", false, '\u{200f}'), (b"rpar", false, '\u{29}'),
-    (b"rsaquo", false, '\u{203a}'), (b"rsqb", false, '\u{5d}'), (b"rsquo", false, '\u{2019}'),
-    (b"sbquo", false, '\u{201a}'), (b"scaron", false, '\u{161}'), (b"sdot", false, '\u{22c5}'),
-    (b"sect", true, '\u{a7}'), (b"semi", false, '\u{3b}'), (b"shy", true, '\u{ad}'),
-    (b"sigma", false, '\u{3c3}'), (b"sigmaf", false, '\u{3c2}'), (b"sim", false, '\u{223c}'),
-    (b"sol", false, '\u{2f}'), (b"spades", false, '\u{2660}'), (b"sub", false, '\u{2282}'),
-    (b"sube", false, '\u{2286}'), (b"sum", false, '\u{2211}'), (b"sup", false, '\u{2283}'),
-    (b"sup1", true, '\u{b9}'), (b"sup2", true, '\u{b2}'), (b"sup3", true, '\u{b3}'),
-    (b"supe", false, '\u{2287}'), (b"szlig", true, '\u{df}'), (b"tau", false, '\u{3c4}'),
-    (b"there4", false, '\u{2234}'), (b"theta", false, '\u{3b8}'), (b"thetasym", false, '\u{3d1}'),
-    (b"thinsp", false, '\u{2009}'), (b"thorn", true, '\u{fe}'), (b"tilde", false, '\u{2dc}'),
-    (b"times", true, '\u{d7}'), (b"trade", false, '\u{2122}'), (b"uArr", false, '\u{21d1}'),
-    (b"uacute", true, '\u{fa}'), (b"uarr", false, '\u{2191}'), (b"ucirc", true, '\u{fb}'),
-    (b"ugrave", true, '\u{f9}'), (b"uml", true, '\u{a8}'), (b"upsih", false, '\u{3d2}'),
-    (b"upsilon", false, '\u{3c5}'), (b"uuml", true, '\u{fc}'), (b"verbar", false, '\u{7c}'),
-    (b"vert", false, '\u{7c}'), (b"weierp", false, '\u{2118}'), (b"xi", false, '\u{3be}'),
-    (b"yacute", true, '\u{fd}'), (b"yen", true, '\u{a5}'), (b"yuml", true, '\u{ff}'),
-    (b"zeta", false, '\u{3b6}'), (b"zwj", false, '\u{200d}'), (b"zwnj", false, '\u{200c}'),
+    (b"raquo", true, '\u{bb}'), (b"rarr", false, '\u{2192}'), (b"rbrace", false, '\u{7d}'),
+    (b"rbrack", false, '\u{5d}'), (b"rceil", false, '\u{2309}'), (b"rcub", false, '\u{7d}'),
+    (b"rdquo", false, '\u{201d}'), (b"real", false, '\u{211c}'), (b"reg", true, '\u{ae}'),
+    (b"rfloor", false, '\u{230b}'), (b"rho", false, '\u{3c1}'), (b"rlm", false, '\u{200f}'),
+    (b"rpar", false, '\u{29}'), (b"rsaquo", false, '\u{203a}'), (b"rsqb", false, '\u{5d}'),
+    (b"rsquo", false, '\u{2019}'), (b"sbquo", false, '\u{201a}'), (b"scaron", false, '\u{161}'),
+    (b"sdot", false, '\u{22c5}'), (b"sect", true, '\u{a7}'), (b"semi", false, '\u{3b}'),
+    (b"shy", true, '\u{ad}'), (b"sigma", false, '\u{3c3}'), (b"sigmaf", false, '\u{3c2}'),
+    (b"sim", false, '\u{223c}'), (b"sol", false, '\u{2f}'), (b"spades", false, '\u{2660}'),
+    (b"sub", false, '\u{2282}'), (b"sube", false, '\u{2286}'), (b"sum", false, '\u{2211}'),
+    (b"sup", false, '\u{2283}'), (b"sup1", true, '\u{b9}'), (b"sup2", true, '\u{b2}'),
+    (b"sup3", true, '\u{b3}'), (b"supe", false, '\u{2287}'), (b"szlig", true, '\u{df}'),
+    (b"tau", false, '\u{3c4}'), (b"there4", false, '\u{2234}'), (b"theta", false, '\u{3b8}'),
+    (b"thetasym", false, '\u{3d1}'), (b"thinsp", false, '\u{2009}'), (b"thorn", true, '\u{fe}'),
+    (b"tilde", false, '\u{2dc}'), (b"times", true, '\u{d7}'), (b"trade", false, '\u{2122}'),
+    (b"uArr", false, '\u{21d1}'), (b"uacute", true, '\u{fa}'), (b"uarr", false, '\u{2191}'),
+    (b"ucirc", true, '\u{fb}'), (b"ugrave", true, '\u{f9}'), (b"uml", true, '\u{a8}'),
+    (b"upsih", false, '\u{3d2}'), (b"upsilon", false, '\u{3c5}'), (b"uuml", true, '\u{fc}'),
+    (b"verbar", false, '\u{7c}'), (b"vert", false, '\u{7c}'), (b"weierp", false, '\u{2118}'),
+    (b"xi", false, '\u{3be}'), (b"yacute", true, '\u{fd}'), (b"yen", true, '\u{a5}'),
+    (b"yuml", true, '\u{ff}'), (b"zeta", false, '\u{3b6}'), (b"zwj", false, '\u{200d}'),
+    (b"zwnj", false, '\u{200c}'),
 ];
 
 /// Longest name in [`ENTITIES`] and longest legacy one.
-const MAX_ENTITY_NAME: usize = 8;
+const MAX_ENTITY_NAME: usize = 16;
 const MAX_LEGACY_NAME: usize = 6;
 
 /// windows-1252 for numeric references 0x80..=0x9F (0 where it keeps the value).
@@ -796,6 +859,14 @@ const C1_REMAP: [u16; 32] = [
 ];
 
 fn lookup_entity(name: &[u8]) -> Option<(bool, char)> {
+    match name {
+        b"amp" => return Some((true, '&')),
+        b"lt" => return Some((true, '<')),
+        b"gt" => return Some((true, '>')),
+        b"quot" => return Some((true, '"')),
+        b"nbsp" => return Some((true, '\u{a0}')),
+        _ => {}
+    }
     ENTITIES
         .binary_search_by(|e| e.0.cmp(name))
         .ok()
@@ -923,24 +994,43 @@ impl WordState {
         self.full = false;
     }
 
-    /// Feeds visible text; `base` is the flag byte without [`flag::CAPITALIZED`].
-    fn feed(&mut self, t: &str, words: &mut String, flags: &mut Vec<u8>, base: u8) {
+    /// Feeds visible text `t[from..]`; `base` is the flag byte without
+    /// [`flag::CAPITALIZED`]. With `STOP`, stops at the first `<` or `&` and
+    /// returns its position; otherwise returns `t.len()`.
+    fn feed<const STOP: bool>(
+        &mut self,
+        t: &str,
+        from: usize,
+        words: &mut String,
+        flags: &mut Vec<u8>,
+        base: u8,
+    ) -> usize {
         let b = t.as_bytes();
-        let mut i = 0;
+        let mut i = from;
         while i < b.len() {
             let c = b[i];
             if c < 0x80 {
-                if !c.is_ascii_alphanumeric() {
+                let cls = class(c);
+                if cls & C_WORD == 0 {
+                    if STOP && cls & C_STOP != 0 {
+                        return i;
+                    }
                     self.in_word = false;
                     i += 1;
                     continue;
                 }
                 let start = i;
-                while i < b.len() && b[i].is_ascii_alphanumeric() {
+                let mut upper = 0;
+                while i < b.len() {
+                    let k = class(b[i]);
+                    if k & C_WORD == 0 {
+                        break;
+                    }
+                    upper |= k;
                     i += 1;
                 }
                 if !self.in_word {
-                    let cap = if c.is_ascii_uppercase() {
+                    let cap = if cls & C_UPPER != 0 {
                         flag::CAPITALIZED
                     } else {
                         0
@@ -952,15 +1042,17 @@ impl WordState {
                     let take = run.len().min(MAX_WORD_BYTES - self.len);
                     let at = words.len();
                     words.push_str(run.get(..take).unwrap_or_default());
-                    if let Some(w) = words.get_mut(at..) {
-                        w.make_ascii_lowercase();
+                    if upper & C_UPPER != 0 {
+                        if let Some(w) = words.get_mut(at..) {
+                            w.make_ascii_lowercase();
+                        }
                     }
                     self.len += take;
                     self.full = take < run.len();
                 }
             } else {
                 let Some(ch) = t.get(i..).and_then(|r| r.chars().next()) else {
-                    return;
+                    return b.len();
                 };
                 i += ch.len_utf8();
                 if !ch.is_alphanumeric() {
@@ -987,6 +1079,7 @@ impl WordState {
                 }
             }
         }
+        b.len()
     }
 }
 
@@ -999,24 +1092,58 @@ struct Collapse {
 
 impl Collapse {
     fn push(&mut self, dst: &mut String, cap: usize, text: &str) {
-        for c in text.chars() {
-            if self.full {
-                return;
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() && !self.full {
+            let c = b[i];
+            if c < 0x80 {
+                if c <= b' ' || c == 0x7f {
+                    self.pending = true;
+                    i += 1;
+                    continue;
+                }
+                let start = i;
+                while i < b.len() && b[i] > b' ' && b[i] < 0x7f {
+                    i += 1;
+                }
+                self.push_run(dst, cap, text.get(start..i).unwrap_or_default());
+            } else {
+                let Some(ch) = text.get(i..).and_then(|r| r.chars().next()) else {
+                    return;
+                };
+                i += ch.len_utf8();
+                if ch.is_whitespace() || ch.is_control() {
+                    self.pending = true;
+                } else {
+                    let mut buf = [0u8; 4];
+                    let enc: &str = ch.encode_utf8(&mut buf);
+                    if dst.len() + (self.pending && !dst.is_empty()) as usize + enc.len() > cap {
+                        self.full = true;
+                        return;
+                    }
+                    self.push_run(dst, cap, enc);
+                }
             }
-            if c.is_whitespace() || c.is_control() {
-                self.pending = true;
-                continue;
-            }
-            let sep = self.pending && !dst.is_empty();
-            if dst.len() + sep as usize + c.len_utf8() > cap {
+        }
+    }
+
+    /// Appends a run without whitespace (cut at `cap` if ASCII).
+    fn push_run(&mut self, dst: &mut String, cap: usize, run: &str) {
+        if self.pending && !dst.is_empty() {
+            if dst.len() + 1 >= cap {
                 self.full = true;
                 return;
             }
-            if sep {
-                dst.push(' ');
-            }
-            self.pending = false;
-            dst.push(c);
+            dst.push(' ');
+        }
+        self.pending = false;
+        let take = run.len().min(cap.saturating_sub(dst.len()));
+        match run.get(..take) {
+            Some(part) => dst.push_str(part),
+            None => {}
+        }
+        if take < run.len() {
+            self.full = true;
         }
     }
 }
@@ -1096,7 +1223,7 @@ impl Tag {
     fn breaks_words(self) -> bool {
         !matches!(
             self,
-            Tag::A | Tag::B | Tag::Strong | Tag::Big | Tag::Small | Tag::Inline
+            Tag::B | Tag::Strong | Tag::Big | Tag::Small | Tag::Inline
         )
     }
 
@@ -1197,7 +1324,7 @@ impl Sink {
         }
         let base = self.flags();
         self.word
-            .feed(t, &mut self.page.words, &mut self.page.flags, base);
+            .feed::<false>(t, 0, &mut self.page.words, &mut self.page.flags, base);
         if let Some(k) = self.anchor {
             if let Some(link) = self.page.links.get_mut(k) {
                 self.anchor_text.push(&mut link.anchor, MAX_ANCHOR_BYTES, t);
@@ -1297,30 +1424,40 @@ impl Sink {
         let n = s.len();
         let mut i = 0;
         while i < n {
-            let start = i;
-            while i < n && s[i] != b'<' && s[i] != b'&' {
-                i += 1;
+            if !self.visible() {
+                match find_byte(src, i, b'<') {
+                    Some(lt) => i = self.markup(src, lt),
+                    None => break,
+                }
+                continue;
             }
-            if i > start {
-                self.text(sub(src, (start, i)));
+            let base = self.flags();
+            let stop =
+                self.word
+                    .feed::<true>(src, i, &mut self.page.words, &mut self.page.flags, base);
+            if let Some(k) = self.anchor {
+                if let Some(link) = self.page.links.get_mut(k) {
+                    self.anchor_text
+                        .push(&mut link.anchor, MAX_ANCHOR_BYTES, sub(src, (i, stop)));
+                }
             }
-            if i >= n {
+            if stop >= n {
                 break;
             }
-            if s[i] == b'&' {
-                match char_ref(s, i, false) {
+            if s[stop] == b'&' {
+                match char_ref(s, stop, false) {
                     Some((c, next)) => {
                         self.text_char(c);
                         i = next;
                     }
                     None => {
                         self.text("&");
-                        i += 1;
+                        i = stop + 1;
                     }
                 }
-                continue;
+            } else {
+                i = self.markup(src, stop);
             }
-            i = self.markup(src, i);
         }
     }
 
@@ -1376,7 +1513,7 @@ impl Sink {
         let s = src.as_bytes();
         let n = s.len();
         let mut j = i;
-        while j < n && !is_space(s[j]) && s[j] != b'/' && s[j] != b'>' {
+        while j < n && class(s[j]) & C_NAME_END == 0 {
             j += 1;
         }
         let tag = {
@@ -1411,7 +1548,7 @@ impl Sink {
             }
             let name_start = j;
             j += 1;
-            while j < n && !is_space(s[j]) && !matches!(s[j], b'/' | b'>' | b'=') {
+            while j < n && class(s[j]) & C_ATTR_END == 0 {
                 j += 1;
             }
             let name = (name_start, j);
@@ -1428,17 +1565,17 @@ impl Sink {
                     return n;
                 }
                 match s[j] {
-                    q @ (b'"' | b'\'') => match s[j + 1..].iter().position(|&c| c == q) {
+                    q @ (b'"' | b'\'') => match find_byte(src, j + 1, q) {
                         Some(p) => {
-                            value = (j + 1, j + 1 + p);
-                            j += p + 2;
+                            value = (j + 1, p);
+                            j = p + 1;
                         }
                         None => return n,
                     },
                     b'>' => value = (j, j),
                     _ => {
                         let v = j;
-                        while j < n && !is_space(s[j]) && s[j] != b'>' {
+                        while j < n && class(s[j]) & C_VALUE_END == 0 {
                             j += 1;
                         }
                         value = (v, j);
@@ -1628,10 +1765,24 @@ impl Sink {
     }
 }
 
+/// Position of the next ASCII byte `c` at or after `from` (core's memchr,
+/// through `str::find`).
+fn find_byte(s: &str, from: usize, c: u8) -> Option<usize> {
+    s.get(from..)?.find(c as char).map(|p| from + p)
+}
+
+/// Position of the next `c` at or after `from` in bytes.
+fn find_in(s: &[u8], from: usize, c: u8) -> Option<usize> {
+    s.get(from..)?
+        .iter()
+        .position(|&x| x == c)
+        .map(|p| from + p)
+}
+
 /// Position after the next `c` at or after `from`, or the end.
 fn skip_past(s: &[u8], from: usize, c: u8) -> usize {
-    match s.get(from..).and_then(|r| r.iter().position(|&x| x == c)) {
-        Some(p) => from + p + 1,
+    match find_in(s, from, c) {
+        Some(p) => p + 1,
         None => s.len(),
     }
 }
@@ -1722,4 +1873,627 @@ fn refresh_url(content: &str) -> Option<&str> {
     }
     let url = trim_url(url);
     (!url.is_empty()).then_some(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn page(html: &str) -> Page {
+        Extractor::new()
+            .extract(html.as_bytes(), None)
+            .expect("html")
+            .clone()
+    }
+
+    fn words(p: &Page) -> Vec<&str> {
+        p.words().collect()
+    }
+
+    fn links(p: &Page) -> Vec<(LinkKind, &str, &str)> {
+        p.links
+            .iter()
+            .map(|l| (l.kind, l.href.as_str(), l.anchor.as_str()))
+            .collect()
+    }
+
+    /// Checks the invariants every page must satisfy.
+    fn check_invariants(p: &Page) {
+        assert_eq!(p.words().count(), p.flags.len(), "one flag byte per word");
+        for w in p.words() {
+            assert!(!w.is_empty() && w.len() <= MAX_WORD_BYTES, "{w:?}");
+            // Lowercasing may add combining marks ('İ' gives "i\u{307}").
+            assert!(w.chars().next().is_some_and(char::is_alphanumeric), "{w:?}");
+            assert!(!w.contains(char::is_whitespace), "{w:?}");
+        }
+        if !p.words.is_empty() {
+            assert!(!p.words.starts_with(' ') && !p.words.ends_with(' '));
+            assert!(!p.words.contains("  "));
+        }
+        for &f in &p.flags {
+            assert!(flag::size(f) <= 6 && f & 0b1100_0000 == 0, "{f:#b}");
+        }
+        assert!(p.title.len() <= MAX_TITLE_BYTES);
+        assert!(!p.title.starts_with(' ') && !p.title.ends_with(' '));
+        for l in &p.links {
+            assert!(l.anchor.len() <= MAX_ANCHOR_BYTES);
+            assert!(l.href.len() <= MAX_HREF_BYTES);
+            assert_eq!(l.href.trim_matches(|c: char| c <= ' '), l.href);
+            assert!(!l.anchor.starts_with(' ') && !l.anchor.ends_with(' '));
+        }
+    }
+
+    #[test]
+    fn title_words_and_links() {
+        let p = page(
+            "<!DOCTYPE html><html><head><title>  The\n Page &amp; <b>Title</b> </title></head>\
+             <body><p>Hello, World! It's 2024.</p></body></html>",
+        );
+        assert_eq!(p.title, "The Page & <b>Title</b>");
+        assert_eq!(words(&p), ["hello", "world", "it", "s", "2024"]);
+        assert_eq!(p.flags[0], flag::NORMAL_SIZE | flag::CAPITALIZED);
+        assert_eq!(p.flags[2], flag::NORMAL_SIZE | flag::CAPITALIZED);
+        assert_eq!(p.flags[3], flag::NORMAL_SIZE);
+        assert_eq!(p.charset, "UTF-8");
+        assert_eq!(p.charset_source, CharsetSource::Default);
+        check_invariants(&p);
+    }
+
+    #[test]
+    fn first_title_wins_and_svg_title_is_not_the_title() {
+        let p = page("<svg><title>icon</title></svg><title>Real</title><title>Second</title>x");
+        assert_eq!(p.title, "Real");
+        assert_eq!(words(&p), ["x"]);
+    }
+
+    #[test]
+    fn invisible_content_is_skipped() {
+        let p = page(
+            "<head><title>T</title><script>var a = \"<a href='no'>x</a>\"; if (a<b) {}</script>\
+             <style>p { color: red }</style><noscript>enable js</noscript></head>\
+             <body>one<!-- hidden comment -->two <SCRIPT type=x>hidden()</SCRIPT >three\
+             <template><p>tpl <a href=tpl.html>t</a></p></template>\
+             <textarea>typed &amp; text</textarea><xmp><b>raw</b></xmp>\
+             <svg><text>drawn</text><![CDATA[cdata]]></svg><math><mi>x</mi><![CDATA[y]]></math>\
+             <noframes>nf</noframes><noembed>ne</noembed>four<![CDATA[bogus]]>five</body>",
+        );
+        assert_eq!(words(&p), ["onetwo", "three", "x", "y", "fourfive"]);
+        assert!(p.links.is_empty(), "{:?}", p.links);
+    }
+
+    #[test]
+    fn inline_tags_do_not_break_words_block_tags_do() {
+        let p = page("x<sup>2</sup> a<br>b c<div>d</div>e <span>sp</span>an w<wbr>br");
+        assert_eq!(words(&p), ["x2", "a", "b", "c", "d", "e", "span", "wbr"]);
+    }
+
+    #[test]
+    fn font_sizes_nest_and_clamp() {
+        let p = page(
+            "<h1>A <big>B</big> <small>C</small></h1> D <small>E <small>F</small></small> \
+             <big><big><big><big><big><big>G</big></big></big></big></big></big> \
+             <h2>H</h2><h3>I</h3><h4>J</h4><h5>K</h5><h6>L</h6>M",
+        );
+        let sizes: Vec<u8> = p.flags.iter().map(|&f| flag::size(f)).collect();
+        assert_eq!(
+            words(&p),
+            ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"]
+        );
+        assert_eq!(sizes, [6, 6, 5, 1, 0, 0, 6, 5, 4, 3, 2, 2, 1]);
+    }
+
+    #[test]
+    fn heading_start_closes_open_heading() {
+        let p = page("<h1>a<h3>b</h3>c");
+        let sizes: Vec<u8> = p.flags.iter().map(|&f| flag::size(f)).collect();
+        assert_eq!(sizes, [6, 4, 1]);
+    }
+
+    #[test]
+    fn bold_and_capitalization() {
+        let p = page(
+            "<b>Bold</b> plain <strong>Strong <b>both</b></strong> <B>x</b> <i><b>m</i>n</b>o",
+        );
+        let bold: Vec<bool> = p.flags.iter().map(|&f| f & flag::BOLD != 0).collect();
+        let cap: Vec<bool> = p
+            .flags
+            .iter()
+            .map(|&f| f & flag::CAPITALIZED != 0)
+            .collect();
+        assert_eq!(words(&p), ["bold", "plain", "strong", "both", "x", "mno"]);
+        assert_eq!(bold, [true, false, true, true, true, true]);
+        assert_eq!(cap, [true, false, true, false, false, false]);
+        // Misnested: </b> closes the b even though i is open inside it.
+        let p = page("<b><i>x</b>y</i>");
+        let bold: Vec<bool> = p.flags.iter().map(|&f| f & flag::BOLD != 0).collect();
+        assert_eq!(words(&p), ["xy"]);
+        assert_eq!(bold, [true]);
+        let p = page("<b><p>x</b> y");
+        assert_eq!(p.flags[1] & flag::BOLD, 0);
+    }
+
+    #[test]
+    fn unicode_words() {
+        let p = page("<p>ÉCOLE Straße İstanbul ΣΟΦΙΑ 東京タワー ١٢٣ naïve—dash</p>");
+        assert_eq!(
+            words(&p),
+            [
+                "école",
+                "straße",
+                "i̇stanbul",
+                "σοφια",
+                "東京タワー",
+                "١٢٣",
+                "naïve",
+                "dash"
+            ]
+        );
+        assert_eq!(p.flags[0] & flag::CAPITALIZED, flag::CAPITALIZED);
+        assert_eq!(p.flags[4] & flag::CAPITALIZED, 0);
+    }
+
+    #[test]
+    fn long_words_are_cut() {
+        let long = "A".repeat(100);
+        let p = page(&format!("{long} b"));
+        assert_eq!(words(&p), ["a".repeat(64).as_str(), "b"]);
+        // Non-ASCII cut at a character boundary: 'é' is 2 bytes.
+        let p = page(&format!("{} c", "é".repeat(40)));
+        assert_eq!(words(&p)[0], "é".repeat(32));
+        let p = page(&format!("{}{} d", "a".repeat(63), "é".repeat(3)));
+        assert_eq!(words(&p)[0], "a".repeat(63));
+        assert_eq!(words(&p)[1], "d");
+        check_invariants(&p);
+    }
+
+    #[test]
+    fn character_references() {
+        let p = page(
+            "caf&eacute; &lt;tag&gt; a&amp;b &copy 2024 &notit; &#65;&#x42;&#X43 &#x80; &#0; &#xD800; \
+             &#99999999999; &unknown; &; &# &#x; AT&T &AMP; x&nbsp;y &VerticalLine;",
+        );
+        assert_eq!(
+            words(&p),
+            ["café", "tag", "a", "b", "2024", "it", "abc", "unknown", "x", "at", "t", "x", "y"]
+        );
+        let p = page("<title>&#x80;&#x81;&#0;&#xD800;&#99999999999;&VerticalLine;&amp</title>");
+        // U+0081 is a control character: whitespace in titles.
+        assert_eq!(p.title, "\u{20ac} \u{fffd}\u{fffd}\u{fffd}|&");
+        let p = page("<title>&copy; &copy &euro; &#8364; &hellip;&apos;&colon;</title>");
+        assert_eq!(p.title, "© © € € …':");
+    }
+
+    #[test]
+    fn hrefs_are_decoded_and_trimmed() {
+        let p = page(
+            "<a href=' /a?x=1&amp;y=2&copy=3&copy;&#x2F;z\n'>A</a>\
+             <A HREF=\"javascript:void(0)\">js</A><a href=mailto:x@y.z>mail</a><a href=\"\">self</a>\
+             <a name=top>no href</a><a href = \"spaced\" >s</a><a href=x href=y>dup</a>",
+        );
+        assert_eq!(
+            links(&p),
+            [
+                (LinkKind::A, "/a?x=1&y=2&copy=3©/z", "A"),
+                (LinkKind::A, "javascript:void(0)", "js"),
+                (LinkKind::A, "mailto:x@y.z", "mail"),
+                (LinkKind::A, "", "self"),
+                (LinkKind::A, "spaced", "s"),
+                (LinkKind::A, "x", "dup"),
+            ]
+        );
+        assert_eq!(
+            p.flags.iter().filter(|&&f| f & flag::ANCHOR != 0).count(),
+            6
+        );
+        assert_eq!(p.flags[4] & flag::ANCHOR, 0, "'no href' is not in a link");
+        assert_eq!(p.flags[5] & flag::ANCHOR, 0, "'no href' is not in a link");
+    }
+
+    #[test]
+    fn anchor_text() {
+        let p = page(
+            "<a href=1><img src=logo.png alt=\"The &amp; Logo\"> Home\n\n <b>page</b></a>\
+             <a href=2>first<a href=3>second</a>after\
+             <a href=4><div>block</div><div>two</div><script>no</script></a>\
+             <a href=5><img alt=''><img></a><map><area href=6 alt='Region &lt;1&gt;'><area nohref></map>",
+        );
+        assert_eq!(
+            links(&p),
+            [
+                (LinkKind::A, "1", "The & Logo Home page"),
+                (LinkKind::A, "2", "first"),
+                (LinkKind::A, "3", "second"),
+                (LinkKind::A, "4", "block two"),
+                (LinkKind::A, "5", ""),
+                (LinkKind::Area, "6", "Region <1>"),
+            ]
+        );
+        assert_eq!(
+            words(&p),
+            ["home", "page", "first", "second", "after", "block", "two"]
+        );
+        let anchored: Vec<bool> = p.flags.iter().map(|&f| f & flag::ANCHOR != 0).collect();
+        assert_eq!(anchored, [true, true, true, true, false, true, true]);
+        let long = format!("<a href=x>{}</a>", "word ".repeat(100));
+        let p = page(&long);
+        assert_eq!(p.links[0].anchor.len(), MAX_ANCHOR_BYTES);
+        assert!(p.links[0].anchor.ends_with(" word w"));
+        check_invariants(&p);
+    }
+
+    #[test]
+    fn frames_iframes_refresh_base() {
+        let p = page(
+            "<head><base href=' http://example.com/dir/?a&amp;b '><base href=second>\
+             <meta http-equiv=Refresh content=\"5; URL='next.html'\">\
+             <meta http-equiv=refresh content=\"10\"></head>\
+             <frameset><frame src=left.html><frame name=x src=\"right.html\"></frameset>\
+             <iframe src=ad.html>fallback <a href=no>x</a></iframe>after",
+        );
+        assert_eq!(p.base_href.as_deref(), Some("http://example.com/dir/?a&b"));
+        assert_eq!(
+            links(&p),
+            [
+                (LinkKind::MetaRefresh, "next.html", ""),
+                (LinkKind::Frame, "left.html", ""),
+                (LinkKind::Frame, "right.html", ""),
+                (LinkKind::Iframe, "ad.html", ""),
+            ]
+        );
+        assert_eq!(words(&p), ["after"]);
+    }
+
+    #[test]
+    fn refresh_forms() {
+        assert_eq!(refresh_url("0; url=a.html"), Some("a.html"));
+        assert_eq!(refresh_url("0;URL=\"b.html\" "), Some("b.html"));
+        assert_eq!(refresh_url("  3 , url = c.html"), Some("c.html"));
+        assert_eq!(refresh_url("0; d.html"), Some("d.html"));
+        assert_eq!(refresh_url("1.5;url='e.html"), Some("e.html"));
+        assert_eq!(refresh_url("0; urlx.html"), Some("urlx.html"));
+        assert_eq!(refresh_url("5"), None);
+        assert_eq!(refresh_url("5;"), None);
+        assert_eq!(refresh_url("url=f.html"), None);
+        assert_eq!(refresh_url(""), None);
+    }
+
+    #[test]
+    fn robots_meta() {
+        let p = page("<meta name=ROBOTS content='NOINDEX, follow'>");
+        assert!(p.noindex && !p.nofollow);
+        let p = page("<meta name=robots content=none>");
+        assert!(p.noindex && p.nofollow);
+        let p = page("<meta name=googlebot content=noindex>");
+        assert!(!p.noindex);
+    }
+
+    #[test]
+    fn huge_hrefs_are_dropped_and_counted() {
+        let p = page(&format!(
+            "<a href='data:,{}'>x</a><a href=ok>y</a>",
+            "a".repeat(10_000)
+        ));
+        assert_eq!(links(&p), [(LinkKind::A, "ok", "y")]);
+        assert_eq!(p.hrefs_dropped, 1);
+        assert_eq!(words(&p), ["x", "y"]);
+    }
+
+    #[test]
+    fn charset_from_header_meta_bom() {
+        let mut ex = Extractor::new();
+        let body = b"<p>Caf\xe9 \x93quoted\x94 \x80 100</p>";
+        let p = ex.extract(body, Some("ISO-8859-1")).expect("html");
+        assert_eq!(
+            (p.charset, p.charset_source),
+            ("windows-1252", CharsetSource::Header)
+        );
+        assert_eq!(words(p), ["café", "quoted", "100"]);
+        assert!(!p.had_replacements);
+        // Without a header: UTF-8 with replacement characters.
+        let p = ex.extract(body, None).expect("html");
+        assert_eq!(
+            (p.charset, p.charset_source),
+            ("UTF-8", CharsetSource::Default)
+        );
+        assert_eq!(words(p), ["caf", "quoted", "100"]);
+        assert!(p.had_replacements);
+        // Unknown header labels are ignored.
+        let p = ex
+            .extract(b"<meta charset=koi8-r>\xf0\xd2\xc9", Some("no-such"))
+            .expect("html");
+        assert_eq!(
+            (p.charset, p.charset_source),
+            ("KOI8-R", CharsetSource::Meta)
+        );
+        assert_eq!(words(p), ["при"]);
+        // http-equiv form, attributes in any order, after a comment with a decoy.
+        let body = b"<!-- <meta charset=big5> --><meta content='text/html; charset=\"windows-1251\"' http-equiv=Content-Type>\xcf\xf0\xe8";
+        let p = ex.extract(body, None).expect("html");
+        assert_eq!(
+            (p.charset, p.charset_source),
+            ("windows-1251", CharsetSource::Meta)
+        );
+        assert_eq!(words(p), ["при"]);
+        // content charset without http-equiv does not count.
+        let p = ex
+            .extract(b"<meta content='charset=windows-1251'>x", None)
+            .expect("html");
+        assert_eq!(p.charset_source, CharsetSource::Default);
+        // A meta after the first 1024 bytes is not seen.
+        let late = format!("{}<meta charset=windows-1251>", " ".repeat(1100));
+        let p = ex.extract(late.as_bytes(), None).expect("html");
+        assert_eq!(p.charset_source, CharsetSource::Default);
+        // A declared UTF-16 in meta means UTF-8.
+        let p = ex
+            .extract("<meta charset=utf-16>é".as_bytes(), None)
+            .expect("html");
+        assert_eq!(
+            (p.charset, p.charset_source),
+            ("UTF-8", CharsetSource::Meta)
+        );
+        assert_eq!(words(p), ["é"]);
+        // A BOM wins over header and meta.
+        let p = ex
+            .extract(
+                b"\xef\xbb\xbf<meta charset=windows-1252>\xc3\xa9t\xc3\xa9",
+                Some("iso-8859-1"),
+            )
+            .expect("html");
+        assert_eq!((p.charset, p.charset_source), ("UTF-8", CharsetSource::Bom));
+        assert_eq!(words(p), ["été"]);
+        // UTF-16LE with BOM (has NUL bytes, is still HTML).
+        let mut body = vec![0xff, 0xfe];
+        for u in "<title>Ünï</title><p>Wörter</p>".encode_utf16() {
+            body.extend_from_slice(&u.to_le_bytes());
+        }
+        let p = ex.extract(&body, None).expect("html");
+        assert_eq!(
+            (p.charset, p.charset_source),
+            ("UTF-16LE", CharsetSource::Bom)
+        );
+        assert_eq!(p.title, "Ünï");
+        assert_eq!(words(p), ["wörter"]);
+    }
+
+    #[test]
+    fn shift_jis_page() {
+        let html = "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=Shift_JIS\">\
+                    <title>日本語のページ</title></head><body><h1>東京タワー</h1><p>Tokyo 「観光」</p>\
+                    <a href=\"/検索?q=塔\">検索</a></body></html>";
+        let (bytes, _, bad) = encoding_rs::SHIFT_JIS.encode(html);
+        assert!(!bad);
+        let mut ex = Extractor::new();
+        let p = ex.extract(&bytes, None).expect("html");
+        assert_eq!(
+            (p.charset, p.charset_source),
+            ("Shift_JIS", CharsetSource::Meta)
+        );
+        assert_eq!(p.title, "日本語のページ");
+        assert_eq!(words(p), ["東京タワー", "tokyo", "観光", "検索"]);
+        assert_eq!(flag::size(p.flags[0]), 6);
+        assert_eq!(links(p), [(LinkKind::A, "/検索?q=塔", "検索")]);
+        // The same bytes with the header saying so.
+        let p = ex.extract(&bytes, Some("shift_jis")).expect("html");
+        assert_eq!(p.charset_source, CharsetSource::Header);
+        assert_eq!(p.title, "日本語のページ");
+    }
+
+    #[test]
+    fn not_html() {
+        let mut ex = Extractor::new();
+        for (body, kind) in [
+            (&b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"[..], "PNG"),
+            (b"GIF89a\x01\x00", "GIF"),
+            (b"\xff\xd8\xff\xe0\0\x10JFIF", "JPEG"),
+            (b"%PDF-1.4\n%\xe2\xe3", "PDF"),
+            (b"\x1f\x8b\x08\0\0\0\0\0", "gzip"),
+            (b"BZh91AY&SY", "bzip2"),
+            (b"ID3\x04\0\0\0\0\x0f", "MP3"),
+            (b"\0\0\0\x20ftypisom", "MP4"),
+        ] {
+            assert_eq!(
+                ex.extract(body, None).map(|_| ()),
+                Err(NotHtml::Signature(kind))
+            );
+        }
+        let mut bin = b"<html>".to_vec();
+        bin.extend([0u8, 1, 2, 3, 0, 0, 0, 5]);
+        assert!(matches!(
+            ex.extract(&bin, None),
+            Err(NotHtml::ControlBytes { nul: 4, .. })
+        ));
+        let noisy: Vec<u8> = (0..200u32)
+            .map(|i| if i % 5 == 0 { 7 } else { b'a' })
+            .collect();
+        assert!(matches!(
+            ex.extract(&noisy, None),
+            Err(NotHtml::ControlBytes {
+                nul: 0,
+                control: 40,
+                sampled: 200
+            })
+        ));
+        // Text that starts like a signature, plain text, one stray NUL, empty: HTML.
+        for ok in [
+            &b"BZhello world"[..],
+            b"ID3 tags explained",
+            b"just text, no tags",
+            b"<p>a stray \0 NUL in a page of text</p>",
+            b"",
+        ] {
+            assert!(ex.extract(ok, None).is_ok(), "{ok:?}");
+        }
+        assert_eq!(
+            words(ex.extract(b"just text, no tags", None).expect("text")),
+            ["just", "text", "no", "tags"]
+        );
+    }
+
+    #[test]
+    fn malformed_and_truncated() {
+        for html in [
+            "",
+            "<",
+            "</",
+            "<a",
+            "<a href",
+            "<a href=",
+            "<a href='x",
+            "<a href=\"x\"",
+            "<!",
+            "<!-",
+            "<!--",
+            "<!-- x -",
+            "<!DOCTYPE",
+            "<title>",
+            "<title>x",
+            "<script>x",
+            "<script>x</script",
+            "&",
+            "&#",
+            "&#x",
+            "&am",
+            "<svg><![CDATA[x",
+            "</>",
+            "<?xml",
+            "<a href=x>text",
+            "<b><b><b>",
+            "</b></b>",
+            "<plaintext><b>x",
+            "<<<>>>",
+            "<\u{e9}>",
+            "<a\u{e9}=\u{e9}>é",
+            "<h1></h6>x",
+        ] {
+            let p = page(html);
+            check_invariants(&p);
+        }
+        assert_eq!(
+            words(&page(
+                "a <!-->b <!--->c <!-- -- -->d <!-- x --!>e <!-- <p> -->f <!--g"
+            )),
+            ["a", "b", "c", "d", "e", "f"]
+        );
+        // "</ " opens a bogus comment that runs to the next '>'.
+        assert_eq!(words(&page("1 < 2 <3 </ 4 <x")), ["1", "2", "3"]);
+        assert_eq!(words(&page("1 </ 4 > 5")), ["1", "5"]);
+        assert_eq!(words(&page("<plaintext><b>x</b>")), ["b", "x", "b"]);
+        assert_eq!(links(&page("<a href=x>text")), [(LinkKind::A, "x", "text")]);
+        assert_eq!(words(&page("<a href='x>y'>z</a>")), ["z"]);
+        assert!(
+            page("<a href='x").links.is_empty(),
+            "a tag cut by EOF is dropped"
+        );
+        assert_eq!(page("<title>open").title, "open");
+        assert_eq!(
+            words(&page("<p title='a > b'>c</p><br/>d<img src=x/>e")),
+            ["c", "d", "e"]
+        );
+        // Deep nesting stays bounded.
+        let deep = "<b><big>".repeat(10_000) + "x" + &"</big></b>".repeat(10_000) + " y";
+        let p = page(&deep);
+        assert_eq!(words(&p), ["x", "y"]);
+        assert_eq!(p.flags[1], flag::NORMAL_SIZE);
+    }
+
+    #[test]
+    fn extractor_is_reusable() {
+        let mut ex = Extractor::new();
+        let a = ex
+            .extract(
+                b"<base href=b><title>A</title><meta name=robots content=noindex><a href=1>one</a>",
+                None,
+            )
+            .expect("html")
+            .clone();
+        let b = ex.extract(b"<a href=2>two", None).expect("html").clone();
+        assert_eq!(a.base_href.as_deref(), Some("b"));
+        assert_eq!(b.base_href, None);
+        assert_eq!(b.title, "");
+        assert!(a.noindex && !b.noindex);
+        assert_eq!(links(&b), [(LinkKind::A, "2", "two")]);
+        assert_eq!(words(&b), ["two"]);
+    }
+
+    #[test]
+    fn tokenize_helper() {
+        let (mut w, mut f) = (String::new(), Vec::new());
+        tokenize("Rust's  <b>Vec</b>", &mut w, &mut f);
+        assert_eq!(w, "rust s b vec b");
+        assert_eq!(f[0], flag::NORMAL_SIZE | flag::CAPITALIZED);
+        tokenize("more", &mut w, &mut f);
+        assert_eq!(w, "rust s b vec b more");
+        assert_eq!(f.len(), 6);
+    }
+
+    #[test]
+    fn entity_table_is_sorted_and_consistent() {
+        assert!(ENTITIES.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(ENTITIES.iter().all(|e| e.0.len() <= MAX_ENTITY_NAME));
+        assert!(ENTITIES
+            .iter()
+            .filter(|e| e.1)
+            .all(|e| e.0.len() <= MAX_LEGACY_NAME));
+        assert_eq!(ENTITIES.iter().filter(|e| e.1).count(), 106);
+        for (name, _, c) in ENTITIES {
+            assert_eq!(lookup_entity(name).map(|x| x.1), Some(*c));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn arbitrary_bytes_never_panic(body in proptest::collection::vec(any::<u8>(), 0..600),
+                                       header in proptest::option::of("[a-zA-Z0-9_-]{0,12}")) {
+            let mut ex = Extractor::new();
+            if let Ok(p) = ex.extract(&body, header.as_deref()) {
+                check_invariants(p);
+            }
+        }
+
+        #[test]
+        fn html_like_soup_never_panics(parts in proptest::collection::vec(prop_oneof![
+            Just("<".to_string()), Just(">".to_string()), Just("</".to_string()), Just("/>".to_string()),
+            Just("&".to_string()), Just(";".to_string()), Just("#x".to_string()), Just("'".to_string()),
+            Just("\"".to_string()), Just("=".to_string()), Just(" ".to_string()), Just("<!--".to_string()),
+            Just("-->".to_string()), Just("<![CDATA[".to_string()), Just("]]>".to_string()),
+            Just("<a href=".to_string()), Just("</a>".to_string()), Just("<img alt=".to_string()),
+            Just("<script>".to_string()), Just("</script>".to_string()), Just("<title>".to_string()),
+            Just("</title>".to_string()), Just("<svg>".to_string()), Just("</svg>".to_string()),
+            Just("<template>".to_string()), Just("<h1>".to_string()), Just("<small>".to_string()),
+            Just("<meta http-equiv=refresh content='0;url=".to_string()), Just("<base href=".to_string()),
+            Just("<meta charset=".to_string()), Just("<plaintext>".to_string()), Just("amp".to_string()),
+            Just("copy".to_string()), Just("<area href=".to_string()), Just("<frame src=".to_string()),
+            "[a-zA-Zé東0-9 ]{0,8}",
+        ], 0..60)) {
+            let html = parts.concat();
+            let mut ex = Extractor::new();
+            if let Ok(p) = ex.extract(html.as_bytes(), None) {
+                check_invariants(p);
+            }
+        }
+
+        #[test]
+        fn words_of_plain_text_match_a_simple_split(text in "[a-zA-Z0-9éß東 ,.;:!?'_-]{0,200}") {
+            let p = page(&text);
+            let expect: Vec<String> = text
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(|w| w.to_lowercase().chars().fold(String::new(), |mut s, c| {
+                    if s.len() + c.len_utf8() <= MAX_WORD_BYTES { s.push(c) }
+                    s
+                }))
+                .collect();
+            prop_assert_eq!(words(&p), expect);
+            let caps: Vec<bool> = text
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(|w| w.chars().next().is_some_and(char::is_uppercase))
+                .collect();
+            let got: Vec<bool> = p.flags.iter().map(|&f| f & flag::CAPITALIZED != 0).collect();
+            prop_assert_eq!(got, caps);
+        }
+    }
 }

@@ -51,7 +51,7 @@
 //!
 //! | what                                   | what happens |
 //! |----------------------------------------|--------------|
-//! | bytes that are not a record            | one skip; reading goes on at the next line starting `WARC/<digit>` (or, in an ARC file, the next ARC header line), or at the start of the next gzip member |
+//! | bytes that are not a record            | one skip; reading goes on at the next WARC version line (`WARC/1.0` and its line end; found anywhere, as junk need not end with a line end), in an ARC file also at the next line shaped like an ARC header, or at the start of the next gzip member |
 //! | bad version line, no valid `Content-Length`, header over 1 MiB | the record is skipped; resync as above from after the bad part |
 //! | block shorter than `Content-Length` at the end of the file | the record is skipped; the reader goes back to the start of its block and looks for a record start inside it (so a wrong, huge `Content-Length` in a plain file loses one record, not the rest of the file) |
 //! | a gzip member ends inside a record and the next member starts a record | the record is skipped, reading goes on with the next member |
@@ -272,7 +272,7 @@ impl WarcRecord {
                     .iter()
                     .position(|&b| b != b'\r' && b != b'\n')
                     .unwrap_or(self.block.len());
-                if self.block[start..].starts_with(b"HTTP/") {
+                if starts_with_http(&self.block[start..]) {
                     Some(parse_http_response(&self.block, max_bytes))
                 } else {
                     None
@@ -360,8 +360,7 @@ impl WarcReader {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let counter = Arc::new(AtomicU64::new(0));
         let mut input = Input::new(file, counter);
-        let head = input.ensure(2).map_err(|e| Error::io(path, e))?;
-        let gzip = head >= 2 && input.avail()[..2] == GZIP_MAGIC[..2];
+        let gzip = detect_gzip(&mut input).map_err(|e| Error::io(path, e))?;
         let mut stream = Stream::new(input, gzip);
         let format = match sniff_format(&mut stream) {
             Ok(f) => f,
@@ -450,15 +449,20 @@ impl WarcReader {
             Some(p) => Some(self.skip_event(p.at, p.reason)),
             None => self.read_event()?,
         };
+        // Where a new reader would resume if looking past the event meets
+        // damage: just before it, so that the damage is reported again.
+        let mut before = None;
         if matches!(event, Some(WarcEvent::Record(_))) {
             // Eat the CRLF CRLF after the block (within its gzip member).
             loop {
+                let here = self.stream.position();
                 match self.stream.ensure(1) {
                     Ok(0) => break,
                     Ok(_) => {}
                     Err(Stop::Io(e)) => return Err(e),
                     Err(Stop::Problem(p)) => {
                         self.pending = Some(p);
+                        before = Some(here);
                         break;
                     }
                 }
@@ -470,19 +474,18 @@ impl WarcReader {
         }
         // Look one step ahead so that the resume point after the last record of
         // a gzip member is the next member's start, not the end of this one.
-        let before = self.stream.position();
         if self.pending.is_none() && self.stream.window().is_empty() {
+            let here = self.stream.position();
             match self.stream.fill_unit() {
                 Ok(_) => {}
                 Err(Stop::Io(e)) => return Err(e),
-                Err(Stop::Problem(p)) => self.pending = Some(p),
+                Err(Stop::Problem(p)) => {
+                    self.pending = Some(p);
+                    before = Some(here);
+                }
             }
         }
-        self.resume = if self.pending.is_some() {
-            before
-        } else {
-            self.stream.position()
-        };
+        self.resume = before.unwrap_or_else(|| self.stream.position());
         Ok(event)
     }
 
@@ -506,7 +509,7 @@ impl WarcReader {
             Err(Stop::Problem(p)) => return Ok(Some(self.skip_event(p.at, p.reason))),
         }
         let at = self.stream.position();
-        let start = match self.record_start() {
+        let start = match self.record_start(true) {
             Ok(s) => s,
             Err(Stop::Io(e)) => return Err(e),
             Err(Stop::Problem(p)) => return Ok(Some(self.skip_event(p.at, p.reason))),
@@ -570,20 +573,20 @@ impl WarcReader {
             if !self.stream.next_member()? {
                 return Ok(More::Eof);
             }
-            if self.record_start()?.is_some() {
+            if self.record_start(true)?.is_some() {
                 return Ok(More::NextRecord);
             }
         }
     }
 
     /// Does a record start at the window's start? Looks ahead within the unit.
-    fn record_start(&mut self) -> std::result::Result<Option<RecordStart>, Stop> {
-        let n = self.stream.ensure(6)?;
-        let w = self.stream.window();
-        if n >= 6 && w.starts_with(b"WARC/") && w[5].is_ascii_digit() {
+    /// ARC header lines count only at a line start.
+    fn record_start(&mut self, line_start: bool) -> std::result::Result<Option<RecordStart>, Stop> {
+        self.stream.ensure(MAX_VERSION_LINE + 2)?;
+        if is_version_line(self.stream.window()) {
             return Ok(Some(RecordStart::Warc));
         }
-        if let ArchiveFormat::Arc { .. } = self.format {
+        if let (ArchiveFormat::Arc { .. }, true) = (self.format, line_start) {
             self.stream.ensure(MAX_ARC_LINE)?;
             let w = self.stream.window();
             if let Some(end) = w.iter().position(|&b| b == b'\n') {
@@ -652,9 +655,12 @@ impl WarcReader {
         Ok(Block::Complete)
     }
 
-    /// Scans for the next record start; `line_start` says whether the current
-    /// position starts a line. Ends at the record start, or at the end of file.
+    /// Scans for the next record start: a WARC version line anywhere (junk
+    /// need not end with a line end), or in an ARC file an ARC header line at a
+    /// line start. `line_start` says whether the current position starts a
+    /// line. False at the end of the file.
     fn scan_for_record(&mut self, line_start: bool) -> std::result::Result<bool, Stop> {
+        let arc = matches!(self.format, ArchiveFormat::Arc { .. });
         let mut at_line_start = line_start;
         loop {
             if self.stream.window().is_empty() {
@@ -667,19 +673,28 @@ impl WarcReader {
                 at_line_start = true;
                 continue;
             }
-            if at_line_start && self.record_start()?.is_some() {
+            if self.record_start(at_line_start)?.is_some() {
                 return Ok(true);
             }
+            // On to the next candidate: a 'W', or in an ARC file a line start.
             let w = self.stream.window();
-            match w.iter().position(|&b| b == b'\n') {
-                Some(i) => {
+            let next = w
+                .iter()
+                .enumerate()
+                .position(|(i, &b)| (arc && b == b'\n') || (i > 0 && b == b'W'));
+            match next {
+                Some(i) if w[i] == b'\n' => {
                     self.stream.consume(i + 1);
                     at_line_start = true;
                 }
+                Some(i) => {
+                    at_line_start = w[i - 1] == b'\n';
+                    self.stream.consume(i);
+                }
                 None => {
+                    at_line_start = w.last() == Some(&b'\n');
                     let n = w.len();
                     self.stream.consume(n);
-                    at_line_start = false;
                 }
             }
         }
@@ -915,6 +930,29 @@ fn span(gzip: bool, from: WarcPosition, to: WarcPosition) -> Option<u64> {
     }
 }
 
+/// Does `w` start with a whole version line: `WARC/` digits `.` digits, then
+/// optional spaces, tabs or CRs, then LF?
+fn is_version_line(w: &[u8]) -> bool {
+    let Some(rest) = w.strip_prefix(b"WARC/") else {
+        return false;
+    };
+    let major = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if major == 0 || rest.get(major) != Some(&b'.') {
+        return false;
+    }
+    let rest = &rest[major + 1..];
+    let minor = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    if minor == 0 {
+        return false;
+    }
+    let rest = &rest[minor..];
+    let pad = rest
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t' || b == b'\r')
+        .count();
+    rest.get(pad) == Some(&b'\n')
+}
+
 /// `WARC/` digits `.` digits.
 fn valid_version(v: &str) -> bool {
     let Some(rest) = v.strip_prefix("WARC/") else {
@@ -1036,7 +1074,7 @@ impl ArcHeader {
     fn into_record(self, at: WarcPosition, version: u8, block: Vec<u8>) -> WarcRecord {
         let (kind, content_type) = if self.url.starts_with("filedesc:") {
             (RecordType::Warcinfo, self.content_type)
-        } else if self.url.starts_with("http") && block.starts_with(b"HTTP/") {
+        } else if self.url.starts_with("http") && starts_with_http(&block) {
             (
                 RecordType::Response,
                 "application/http; msgtype=response".to_string(),
@@ -1089,6 +1127,23 @@ fn truncate(s: &str, max: usize) -> &str {
         end -= 1;
     }
     &s[..end]
+}
+
+/// Is the file gzip? Yes when it starts with the gzip magic; also when it
+/// starts with junk but its first 64 KiB hold a gzip magic and no WARC version
+/// line (the junk is then reported as bytes between members).
+fn detect_gzip(input: &mut Input) -> io::Result<bool> {
+    let n = input.ensure(64 * 1024)?;
+    let head = &input.avail()[..n];
+    if head.starts_with(&GZIP_MAGIC[..2]) {
+        return Ok(true);
+    }
+    let has_magic = head
+        .windows(4)
+        .any(|w| w[..3] == GZIP_MAGIC && w[3] & 0xe0 == 0);
+    let has_version = head.windows(6).any(|w| w.starts_with(b"WARC/") && w[5].is_ascii_digit());
+    let looks_arc = head.starts_with(b"filedesc:");
+    Ok(has_magic && !has_version && !looks_arc)
 }
 
 /// Tells WARC from ARC by the first line of the file (ARC version from the
@@ -1773,6 +1828,13 @@ pub fn charset_param(content_type: &str) -> Option<&str> {
     })
 }
 
+/// Does the data start like an HTTP status line (`HTTP`, any case, then the
+/// version: `HTTP/1.1`, and the mangled `HTTPX/1.1` or `http/1.0` seen in
+/// captures)?
+fn starts_with_http(data: &[u8]) -> bool {
+    data.len() >= 5 && data[..4].eq_ignore_ascii_case(b"HTTP")
+}
+
 /// Splits off one line (up to LF, trailing CRs dropped); the rest follows.
 fn split_line(data: &[u8]) -> (&[u8], &[u8]) {
     let (mut line, rest) = match data.iter().position(|&b| b == b'\n') {
@@ -1787,7 +1849,8 @@ fn split_line(data: &[u8]) -> (&[u8], &[u8]) {
 
 /// Parses an HTTP response (status line, headers, body) from a WARC block.
 ///
-/// Tolerates what crawlers store: a missing reason phrase, bare LF (or
+/// Tolerates what crawlers store: a missing reason phrase, a mangled protocol
+/// name (`HTTPX/1.1`, `http/1.0`), bare LF (or
 /// CR CR LF) line ends, a block that ends inside the headers (empty body),
 /// folded header lines, lines without a colon (ignored). The body is de-chunked
 /// when `Transfer-Encoding` says `chunked` and looks chunked (some writers
@@ -1805,7 +1868,7 @@ pub fn parse_http_response(
         .position(|&b| b != b'\r' && b != b'\n')
         .unwrap_or(block.len());
     let (status_line, mut rest) = split_line(&block[start..]);
-    if !status_line.starts_with(b"HTTP/") {
+    if !starts_with_http(status_line) {
         let shown = String::from_utf8_lossy(&status_line[..status_line.len().min(60)]).into_owned();
         return Err(format!("not an HTTP response: status line {shown:?}"));
     }
