@@ -34,6 +34,7 @@ pub mod minhash;
 mod minwise;
 pub mod rabin;
 pub mod shingle;
+pub mod stage;
 pub mod theory;
 
 #[cfg(test)]

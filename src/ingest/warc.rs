@@ -1141,7 +1141,9 @@ fn detect_gzip(input: &mut Input) -> io::Result<bool> {
     let has_magic = head
         .windows(4)
         .any(|w| w[..3] == GZIP_MAGIC && w[3] & 0xe0 == 0);
-    let has_version = head.windows(6).any(|w| w.starts_with(b"WARC/") && w[5].is_ascii_digit());
+    let has_version = head
+        .windows(6)
+        .any(|w| w.starts_with(b"WARC/") && w[5].is_ascii_digit());
     let looks_arc = head.starts_with(b"filedesc:");
     Ok(has_magic && !has_version && !looks_arc)
 }
