@@ -86,8 +86,14 @@ fn at(offset: u64) -> WarcPosition {
     WarcPosition { offset, skip: 0 }
 }
 
-/// (offset, type, block length, block crc32) of each record.
-fn summary(events: &[WarcEvent]) -> Vec<(u64, String, usize, u32)> {
+/// (offset, type, block length, block crc32) of a record.
+type RecSummary = (u64, String, usize, u32);
+
+/// (offset, status, body length, body crc32) of an HTTP response.
+type HttpSummary = (u64, u16, usize, u32);
+
+/// The [`RecSummary`] of each record.
+fn summary(events: &[WarcEvent]) -> Vec<RecSummary> {
     records(events)
         .iter()
         .map(|r| {
@@ -102,18 +108,23 @@ fn summary(events: &[WarcEvent]) -> Vec<(u64, String, usize, u32)> {
         .collect()
 }
 
-fn rec(offset: u64, kind: &str, len: usize, crc: u32) -> (u64, String, usize, u32) {
+fn rec(offset: u64, kind: &str, len: usize, crc: u32) -> RecSummary {
     (offset, kind.to_string(), len, crc)
 }
 
-/// (offset, status, body length, body crc32) of each HTTP response.
-fn http_summary(events: &[WarcEvent]) -> Vec<(u64, u16, usize, u32)> {
+/// The [`HttpSummary`] of each HTTP response.
+fn http_summary(events: &[WarcEvent]) -> Vec<HttpSummary> {
     records(events)
         .iter()
         .filter(|r| r.kind == RecordType::Response)
         .filter_map(|r| {
             let resp = r.http_response(64 << 20)?.expect("parse");
-            Some((r.pos.offset, resp.status, resp.body.len(), crc32(&resp.body)))
+            Some((
+                r.pos.offset,
+                resp.status,
+                resp.body.len(),
+                crc32(&resp.body),
+            ))
         })
         .collect()
 }
@@ -154,7 +165,7 @@ fn check_resume(path: &Path, opts: &WarcOptions, step: usize) {
 #[test]
 fn real_files_match_warcio() {
     let Some(dir) = warc_dir() else { return };
-    let expect: Vec<(&str, Vec<(u64, String, usize, u32)>)> = vec![
+    let expect: Vec<(&str, Vec<RecSummary>)> = vec![
         (
             "example.warc.gz",
             vec![
@@ -284,7 +295,11 @@ fn real_files_match_warcio() {
     for (name, want) in expect {
         let path = dir.join(name);
         let events = events_of(&path);
-        assert!(skips(&events).is_empty(), "{name}: {:?}", skip_texts(&events));
+        assert!(
+            skips(&events).is_empty(),
+            "{name}: {:?}",
+            skip_texts(&events)
+        );
         let mut got = summary(&events);
         if name.contains(".arc") {
             got[0].3 = 0; // not compared (see above)
@@ -330,7 +345,7 @@ fn iana_counts_match_warcio() {
 fn http_payloads_match_warcio() {
     let Some(dir) = warc_dir() else { return };
     // (file, [(offset, status, payload length, payload crc32)]) from warcio.
-    let expect: Vec<(&str, Vec<(u64, u16, usize, u32)>)> = vec![
+    let expect: Vec<(&str, Vec<HttpSummary>)> = vec![
         (
             "dupes.warc.gz",
             vec![
@@ -343,8 +358,14 @@ fn http_payloads_match_warcio() {
             "example-extra.warc",
             vec![(0, 200, 1270, 2343212296), (3207, 200, 1269, 457675382)],
         ),
-        ("example-url-agnostic-orig.warc.gz", vec![(353, 200, 1270, 2343212296)]),
-        ("example-wget-1-14.warc.gz", vec![(792, 200, 1270, 2343212296)]),
+        (
+            "example-url-agnostic-orig.warc.gz",
+            vec![(353, 200, 1270, 2343212296)],
+        ),
+        (
+            "example-wget-1-14.warc.gz",
+            vec![(792, 200, 1270, 2343212296)],
+        ),
         ("example-wpull.warc.gz", vec![(2031, 200, 1270, 2343212296)]),
         ("example.arc", vec![(151, 200, 1270, 2343212296)]),
         ("example.arc.gz", vec![(171, 200, 1270, 2343212296)]),
@@ -387,10 +408,7 @@ fn record_fields() {
         Some("<urn:uuid:6d058047-ede2-4a13-be79-90c17c631dd4>")
     );
     assert_eq!(r.header("content-length"), Some("1610"));
-    assert_eq!(
-        r.content_type(),
-        Some("application/http; msgtype=response")
-    );
+    assert_eq!(r.content_type(), Some("application/http; msgtype=response"));
     let resp = r.http_response(1 << 20).unwrap().unwrap();
     assert_eq!(resp.status, 200);
     assert_eq!(resp.media_type().as_deref(), Some("text/html"));
@@ -421,7 +439,11 @@ fn record_fields() {
 fn target_uri_angle_brackets_stripped() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.warc");
-    let rec = warc_record("response", "<http://example.org/a b>", b"HTTP/1.1 200 OK\r\n\r\nhi");
+    let rec = warc_record(
+        "response",
+        "<http://example.org/a b>",
+        b"HTTP/1.1 200 OK\r\n\r\nhi",
+    );
     std::fs::write(&path, &rec).unwrap();
     let events = events_of(&path);
     let r = records(&events)[0];
@@ -451,7 +473,10 @@ fn example_warc_wrong_content_length_keeps_every_record() {
     );
     assert_eq!(skips(&events), vec![at(4764)]);
     let text = &skip_texts(&events)[0];
-    assert!(text.contains("example.warc: offset 4764: 7 bytes"), "{text}");
+    assert!(
+        text.contains("example.warc: offset 4764: 7 bytes"),
+        "{text}"
+    );
     assert!(text.contains("resumed at offset 4771"), "{text}");
 }
 
@@ -465,7 +490,14 @@ fn whole_file_gzip_example_bad() {
     assert!(skips(&events).is_empty(), "{:?}", skip_texts(&events));
     let got: Vec<_> = records(&events)
         .iter()
-        .map(|r| (r.pos, r.kind.as_str().to_string(), r.block.len(), crc32(&r.block)))
+        .map(|r| {
+            (
+                r.pos,
+                r.kind.as_str().to_string(),
+                r.block.len(),
+                crc32(&r.block),
+            )
+        })
         .collect();
     let w = |skip: u64, kind: &str, len: usize, crc: u32| {
         (WarcPosition { offset: 0, skip }, kind.to_string(), len, crc)
@@ -542,11 +574,15 @@ fn warc_record(kind: &str, uri: &str, block: &[u8]) -> Vec<u8> {
 /// `n` records with varied blocks (HTML-ish text; no WARC version lines).
 fn synth_records(seed: u64, n: usize) -> Vec<(String, Vec<u8>)> {
     let mut rng = common::Rng(seed);
-    let words = ["alpha", "beta", "gamma", "delta", "web", "mill", "link", "page"];
+    let words = [
+        "alpha", "beta", "gamma", "delta", "web", "mill", "link", "page",
+    ];
     (0..n)
         .map(|i| {
             let uri = format!("http://site{}.example/page/{i}", rng.below(5));
-            let mut block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<html><body>\n".to_vec();
+            let mut block =
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<html><body>\n"
+                    .to_vec();
             let len = 20 + rng.below(if i % 4 == 0 { 2000 } else { 300 }) as usize;
             for j in 0..len {
                 block.extend_from_slice(words[rng.below(words.len() as u64) as usize].as_bytes());
@@ -623,11 +659,22 @@ fn is_synth(r: &WarcRecord, recs: &[(String, Vec<u8>)], i: usize) -> bool {
     r.target_uri() == Some(recs[i].0.as_str()) && r.block == recs[i].1
 }
 
-fn assert_records(got: &[&WarcRecord], recs: &[(String, Vec<u8>)], want: &[(usize, WarcPosition)], ctx: &str) {
-    let got_ids: Vec<_> = got.iter().map(|r| (r.target_uri().unwrap_or("?").to_string(), r.pos)).collect();
+fn assert_records(
+    got: &[&WarcRecord],
+    recs: &[(String, Vec<u8>)],
+    want: &[(usize, WarcPosition)],
+    ctx: &str,
+) {
+    let got_ids: Vec<_> = got
+        .iter()
+        .map(|r| (r.target_uri().unwrap_or("?").to_string(), r.pos))
+        .collect();
     assert_eq!(got.len(), want.len(), "{ctx}: got {got_ids:?}");
     for (r, &(i, pos)) in got.iter().zip(want) {
-        assert!(is_synth(r, recs, i), "{ctx}: record {i} differs (got {got_ids:?})");
+        assert!(
+            is_synth(r, recs, i),
+            "{ctx}: record {i} differs (got {got_ids:?})"
+        );
         assert_eq!(r.pos, pos, "{ctx}: record {i}");
     }
 }
@@ -641,7 +688,11 @@ fn per_record_gzip_truncated_everywhere() {
     for cut in 0..=data.len() {
         let events = s.events(&data[..cut], &opts);
         let cut = cut as u64;
-        let k = starts.iter().rposition(|&st| st <= cut).unwrap().min(recs.len());
+        let k = starts
+            .iter()
+            .rposition(|&st| st <= cut)
+            .unwrap()
+            .min(recs.len());
         let got = records(&events);
         let complete: Vec<_> = (0..k).map(|i| (i, at(starts[i]))).collect();
         if k == recs.len() || cut == starts[k] {
@@ -656,7 +707,12 @@ fn per_record_gzip_truncated_everywhere() {
             want.push((k, at(starts[k])));
         }
         assert_records(&got, &recs, &want, &format!("cut {cut}"));
-        assert_eq!(skips(&events), vec![at(starts[k])], "cut {cut}: {:?}", skip_texts(&events));
+        assert_eq!(
+            skips(&events),
+            vec![at(starts[k])],
+            "cut {cut}: {:?}",
+            skip_texts(&events)
+        );
     }
 }
 
@@ -669,7 +725,11 @@ fn plain_truncated_everywhere() {
     for cut in 0..=data.len() {
         let events = s.events(&data[..cut], &opts);
         let cut = cut as u64;
-        let k = starts.iter().rposition(|&st| st <= cut).unwrap().min(recs.len());
+        let k = starts
+            .iter()
+            .rposition(|&st| st <= cut)
+            .unwrap()
+            .min(recs.len());
         let got = records(&events);
         let mut want: Vec<_> = (0..k).map(|i| (i, at(starts[i]))).collect();
         if k == recs.len() || cut == starts[k] {
@@ -684,7 +744,12 @@ fn plain_truncated_everywhere() {
             assert!(skips(&events).is_empty(), "cut {cut}");
         } else {
             assert_records(&got, &recs, &want, &format!("cut {cut}"));
-            assert_eq!(skips(&events), vec![at(starts[k])], "cut {cut}: {:?}", skip_texts(&events));
+            assert_eq!(
+                skips(&events),
+                vec![at(starts[k])],
+                "cut {cut}: {:?}",
+                skip_texts(&events)
+            );
         }
     }
 }
@@ -701,7 +766,15 @@ fn whole_file_gzip_truncated_everywhere() {
         let events = s.events(&data[..cut], &opts);
         let got = records(&events);
         let want: Vec<_> = (0..got.len())
-            .map(|i| (i, WarcPosition { offset: 0, skip: starts[i] }))
+            .map(|i| {
+                (
+                    i,
+                    WarcPosition {
+                        offset: 0,
+                        skip: starts[i],
+                    },
+                )
+            })
             .collect();
         assert_records(&got, &recs, &want, &format!("cut {cut}"));
         if cut == 0 {
@@ -713,7 +786,10 @@ fn whole_file_gzip_truncated_everywhere() {
         } else {
             // The records decoded before the cut are kept; one skip names the
             // member (or the record being read when the data ran out).
-            assert!(got.len() <= last, "cut {cut}: shorter files give fewer records");
+            assert!(
+                got.len() <= last,
+                "cut {cut}: shorter files give fewer records"
+            );
             last = got.len();
             let sk = skips(&events);
             assert_eq!(sk.len(), 1, "cut {cut}: {:?}", skip_texts(&events));
@@ -739,16 +815,28 @@ fn per_record_gzip_flipped_bytes() {
             .into_iter()
             .filter(|r| r.pos.offset != starts[k])
             .collect();
-        let want: Vec<_> = (0..recs.len()).filter(|&i| i != k).map(|i| (i, at(starts[i]))).collect();
+        let want: Vec<_> = (0..recs.len())
+            .filter(|&i| i != k)
+            .map(|i| (i, at(starts[i])))
+            .collect();
         assert_records(&others, &recs, &want, &format!("flip at {pos}"));
         // The damaged member's record is whole, or a skip says why not.
-        let damaged: Vec<_> = records(&events).into_iter().filter(|r| r.pos.offset == starts[k]).collect();
+        let damaged: Vec<_> = records(&events)
+            .into_iter()
+            .filter(|r| r.pos.offset == starts[k])
+            .collect();
         let intact = damaged.len() == 1 && is_synth(damaged[0], &recs, k);
         if !intact {
-            assert!(!skips(&events).is_empty(), "flip at {pos}: damage without a skip");
+            assert!(
+                !skips(&events).is_empty(),
+                "flip at {pos}: damage without a skip"
+            );
         }
         for sk in skips(&events) {
-            assert!(sk.offset >= starts[k] && sk.offset < starts[k + 1], "flip at {pos}: skip at {sk}");
+            assert!(
+                sk.offset >= starts[k] && sk.offset < starts[k + 1],
+                "flip at {pos}: skip at {sk}"
+            );
         }
     }
 }
@@ -761,15 +849,27 @@ fn junk_between_gzip_members() {
     let opts = WarcOptions::default();
     let mut rng = common::Rng(55);
     for gap in 0..=recs.len() {
-        let junk: Vec<u8> = (0..1 + rng.below(3000)).map(|_| (rng.below(255) as u8).max(0x20)).collect();
+        let junk: Vec<u8> = (0..1 + rng.below(3000))
+            .map(|_| (rng.below(255) as u8).max(0x20))
+            .collect();
         let jl = junk.len() as u64;
         let split = starts[gap] as usize;
         let bad = [&data[..split], &junk, &data[split..]].concat();
         let events = s.events(&bad, &opts);
         let shift = |i: usize| if i >= gap { starts[i] + jl } else { starts[i] };
         let want: Vec<_> = (0..recs.len()).map(|i| (i, at(shift(i)))).collect();
-        assert_records(&records(&events), &recs, &want, &format!("junk before member {gap}"));
-        assert_eq!(skips(&events), vec![at(starts[gap])], "{:?}", skip_texts(&events));
+        assert_records(
+            &records(&events),
+            &recs,
+            &want,
+            &format!("junk before member {gap}"),
+        );
+        assert_eq!(
+            skips(&events),
+            vec![at(starts[gap])],
+            "{:?}",
+            skip_texts(&events)
+        );
     }
     // A member cut short and then another complete one (a writer that crashed
     // and was restarted): the cut one is lost, the rest kept.
@@ -782,7 +882,11 @@ fn junk_between_gzip_members() {
         .map(|i| (i, at(if i >= 4 { starts[i] + pl } else { starts[i] })))
         .collect();
     assert_records(&records(&events), &recs, &want, "partial member");
-    assert!(skips(&events).iter().all(|sk| sk.offset == starts[4]), "{:?}", skip_texts(&events));
+    assert!(
+        skips(&events).iter().all(|sk| sk.offset == starts[4]),
+        "{:?}",
+        skip_texts(&events)
+    );
 }
 
 #[test]
@@ -794,7 +898,10 @@ fn junk_between_plain_records() {
     let mut rng = common::Rng(66);
     for gap in 0..=recs.len() {
         // Binary junk, not ending with a line end.
-        let junk: Vec<u8> = (0..1 + rng.below(2000)).map(|_| rng.below(256) as u8).filter(|&b| b != b'W' && b != b'\r' && b != b'\n').collect();
+        let junk: Vec<u8> = (0..1 + rng.below(2000))
+            .map(|_| rng.below(256) as u8)
+            .filter(|&b| b != b'W' && b != b'\r' && b != b'\n')
+            .collect();
         if junk.is_empty() {
             continue;
         }
@@ -804,8 +911,18 @@ fn junk_between_plain_records() {
         let events = s.events(&bad, &opts);
         let shift = |i: usize| if i >= gap { starts[i] + jl } else { starts[i] };
         let want: Vec<_> = (0..recs.len()).map(|i| (i, at(shift(i)))).collect();
-        assert_records(&records(&events), &recs, &want, &format!("junk before record {gap}"));
-        assert_eq!(skips(&events), vec![at(starts[gap])], "{:?}", skip_texts(&events));
+        assert_records(
+            &records(&events),
+            &recs,
+            &want,
+            &format!("junk before record {gap}"),
+        );
+        assert_eq!(
+            skips(&events),
+            vec![at(starts[gap])],
+            "{:?}",
+            skip_texts(&events)
+        );
     }
 }
 
@@ -819,8 +936,11 @@ fn with_content_length(recs: &[(String, Vec<u8>)], k: usize, cl: &str) -> Vec<Ve
                 return r;
             }
             let text = String::from_utf8(r).unwrap();
-            text.replace(&format!("Content-Length: {}\r\n", block.len()), &format!("Content-Length: {cl}\r\n"))
-                .into_bytes()
+            text.replace(
+                &format!("Content-Length: {}\r\n", block.len()),
+                &format!("Content-Length: {cl}\r\n"),
+            )
+            .into_bytes()
         })
         .collect()
 }
@@ -840,9 +960,17 @@ fn huge_or_bad_content_length() {
                 starts.push(starts.last().unwrap() + r.len() as u64);
             }
             let events = s.events(&serialized.concat(), &opts);
-            let want: Vec<_> = (0..recs.len()).filter(|&i| i != k).map(|i| (i, at(starts[i]))).collect();
+            let want: Vec<_> = (0..recs.len())
+                .filter(|&i| i != k)
+                .map(|i| (i, at(starts[i])))
+                .collect();
             assert_records(&records(&events), &recs, &want, &format!("plain, {ctx}"));
-            assert_eq!(skips(&events), vec![at(starts[k])], "plain, {ctx}: {:?}", skip_texts(&events));
+            assert_eq!(
+                skips(&events),
+                vec![at(starts[k])],
+                "plain, {ctx}: {:?}",
+                skip_texts(&events)
+            );
             // Per-record gzip.
             let members: Vec<Vec<u8>> = serialized.iter().map(|r| gzip(r)).collect();
             let mut starts = vec![0u64];
@@ -850,9 +978,17 @@ fn huge_or_bad_content_length() {
                 starts.push(starts.last().unwrap() + m.len() as u64);
             }
             let events = s.events(&members.concat(), &opts);
-            let want: Vec<_> = (0..recs.len()).filter(|&i| i != k).map(|i| (i, at(starts[i]))).collect();
+            let want: Vec<_> = (0..recs.len())
+                .filter(|&i| i != k)
+                .map(|i| (i, at(starts[i])))
+                .collect();
             assert_records(&records(&events), &recs, &want, &format!("gzip, {ctx}"));
-            assert_eq!(skips(&events), vec![at(starts[k])], "gzip, {ctx}: {:?}", skip_texts(&events));
+            assert_eq!(
+                skips(&events),
+                vec![at(starts[k])],
+                "gzip, {ctx}: {:?}",
+                skip_texts(&events)
+            );
             // Whole-file gzip.
             let plain = serialized.concat();
             let mut starts = vec![0u64];
@@ -862,12 +998,28 @@ fn huge_or_bad_content_length() {
             let events = s.events(&gzip(&plain), &opts);
             let want: Vec<_> = (0..recs.len())
                 .filter(|&i| i != k)
-                .map(|i| (i, WarcPosition { offset: 0, skip: starts[i] }))
+                .map(|i| {
+                    (
+                        i,
+                        WarcPosition {
+                            offset: 0,
+                            skip: starts[i],
+                        },
+                    )
+                })
                 .collect();
-            assert_records(&records(&events), &recs, &want, &format!("whole gzip, {ctx}"));
+            assert_records(
+                &records(&events),
+                &recs,
+                &want,
+                &format!("whole gzip, {ctx}"),
+            );
             assert_eq!(
                 skips(&events),
-                vec![WarcPosition { offset: 0, skip: starts[k] }],
+                vec![WarcPosition {
+                    offset: 0,
+                    skip: starts[k]
+                }],
                 "whole gzip, {ctx}: {:?}",
                 skip_texts(&events)
             );
@@ -879,13 +1031,20 @@ fn huge_or_bad_content_length() {
 fn records_over_the_cap_are_skipped() {
     let recs = synth_records(8, 12);
     let cap = 1500;
-    let opts = WarcOptions { max_record_bytes: cap };
+    let opts = WarcOptions {
+        max_record_bytes: cap,
+    };
     let s = Scratch::new();
-    let big: Vec<usize> = (0..recs.len()).filter(|&i| recs[i].1.len() as u64 > cap).collect();
+    let big: Vec<usize> = (0..recs.len())
+        .filter(|&i| recs[i].1.len() as u64 > cap)
+        .collect();
     assert!(!big.is_empty() && big.len() < recs.len());
     for (data, starts) in [plain_warc(&recs), per_record_gzip(&recs)] {
         let events = s.events(&data, &opts);
-        let want: Vec<_> = (0..recs.len()).filter(|i| !big.contains(i)).map(|i| (i, at(starts[i]))).collect();
+        let want: Vec<_> = (0..recs.len())
+            .filter(|i| !big.contains(i))
+            .map(|i| (i, at(starts[i])))
+            .collect();
         assert_records(&records(&events), &recs, &want, "cap");
         let want_skips: Vec<_> = big.iter().map(|&i| at(starts[i])).collect();
         assert_eq!(skips(&events), want_skips);
@@ -954,9 +1113,15 @@ fn resume_point_of_bad_position_is_an_error() {
     let s = Scratch::new();
     std::fs::write(&s.path, &gz).unwrap();
     let opts = WarcOptions::default();
-    let beyond = WarcPosition { offset: 0, skip: 1 << 40 };
+    let beyond = WarcPosition {
+        offset: 0,
+        skip: 1 << 40,
+    };
     assert!(WarcReader::open_at(&s.path, &beyond, &opts).is_err());
-    let not_member = WarcPosition { offset: 5, skip: 10 };
+    let not_member = WarcPosition {
+        offset: 5,
+        skip: 10,
+    };
     assert!(WarcReader::open_at(&s.path, &not_member, &opts).is_err());
 }
 
@@ -1039,7 +1204,8 @@ fn http_chunked_body() {
 #[test]
 fn http_content_encoding() {
     let html = b"<html><body>".repeat(100);
-    let mut block = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Type: text/html\r\n\r\n".to_vec();
+    let mut block =
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Type: text/html\r\n\r\n".to_vec();
     block.extend(gzip(&html));
     let r = parse_http_response(&block, 1 << 20).unwrap();
     assert_eq!(&r.body[..], &html[..]);
@@ -1047,7 +1213,8 @@ fn http_content_encoding() {
 
     // Chunked and gzip together (chunks are undone first).
     let z = gzip(&html);
-    let mut block = b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    let mut block =
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     let (a, b) = z.split_at(z.len() / 3);
     for chunk in [a, b] {
         block.extend(format!("{:x}\r\n", chunk.len()).bytes());
@@ -1135,7 +1302,10 @@ fn http_tolerant_status_and_headers() {
 
 #[test]
 fn content_type_helpers() {
-    assert_eq!(media_type(" Text/HTML ; charset=UTF-8").as_deref(), Some("text/html"));
+    assert_eq!(
+        media_type(" Text/HTML ; charset=UTF-8").as_deref(),
+        Some("text/html")
+    );
     assert_eq!(media_type(""), None);
     assert_eq!(charset_param("text/html; charset=UTF-8"), Some("UTF-8"));
     assert_eq!(charset_param("text/html;CHARSET='latin1'"), Some("latin1"));
@@ -1146,6 +1316,16 @@ fn content_type_helpers() {
 // ---------------------------------------------------------------------------
 // Throughput (printed, for the record)
 
+/// CPU seconds used by this thread (Linux), to measure on a loaded machine.
+fn thread_cpu_secs() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    let after_name = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, in clock ticks (100/s).
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0)
+}
+
 #[test]
 fn throughput_iana() {
     let Some(dir) = warc_dir() else { return };
@@ -1153,30 +1333,46 @@ fn throughput_iana() {
     let s = Scratch::new();
     // The same records plain and as one whole-file gzip member.
     let mut plain = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(std::fs::File::open(&path).unwrap()), &mut plain).unwrap();
+    std::io::Read::read_to_end(
+        &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(&path).unwrap()),
+        &mut plain,
+    )
+    .unwrap();
     let plain_path = s.path.with_extension("plain");
     std::fs::write(&plain_path, &plain).unwrap();
     let whole_path = s.path.with_extension("whole.gz");
     std::fs::write(&whole_path, gzip(&plain)).unwrap();
-    let rounds = 10;
-    for (label, p) in [("per-record gzip", &path), ("whole-file gzip", &whole_path), ("plain", &plain_path)] {
+    let rounds = 20;
+    for (label, p) in [
+        ("per-record gzip", &path),
+        ("whole-file gzip", &whole_path),
+        ("plain", &plain_path),
+    ] {
         let file_len = std::fs::metadata(p).unwrap().len();
+        let cpu0 = thread_cpu_secs();
         let t = Instant::now();
         let mut n = 0;
         for _ in 0..rounds {
             let (events, _) = read_all(p, &WarcOptions::default());
             n += records(&events).len();
         }
-        let secs = t.elapsed().as_secs_f64();
+        let wall = t.elapsed().as_secs_f64();
+        let cpu = match (cpu0, thread_cpu_secs()) {
+            (Some(a), Some(b)) if b > a => b - a,
+            _ => wall,
+        };
+        let mbs = |bytes: usize, secs: f64| (bytes * rounds) as f64 / secs / 1e6;
         println!(
-            "warc throughput, {label}: {:.0} MB/s of file, {:.0} MB/s uncompressed, {:.0} records/s ({} records, {} file bytes, {} uncompressed)",
-            (file_len * rounds) as f64 / secs / 1e6,
-            (plain.len() as u64 * rounds) as f64 / secs / 1e6,
-            n as f64 / secs,
-            n / rounds as usize,
+            "warc throughput, {label}: {:.0} MB/s of file, {:.0} MB/s uncompressed per CPU second \
+             ({:.0} and {:.0} MB/s by wall clock); {} records, {} file bytes, {} uncompressed",
+            mbs(file_len as usize, cpu),
+            mbs(plain.len(), cpu),
+            mbs(file_len as usize, wall),
+            mbs(plain.len(), wall),
+            n / rounds,
             file_len,
             plain.len()
         );
-        assert_eq!(n, 343 * rounds as usize);
+        assert_eq!(n, 343 * rounds);
     }
 }

@@ -115,7 +115,9 @@ impl Default for WarcOptions {
 
 /// A place in a WARC file: a byte offset, and for gzip files the uncompressed
 /// bytes to skip in the member starting there (see the module doc).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct WarcPosition {
     /// Byte offset in the file (for gzip files, where a gzip member starts).
     pub offset: u64,
@@ -259,7 +261,10 @@ impl WarcRecord {
     /// - a `resource` record: status 200, the record's `Content-Type` as the
     ///   only header, the block as the body;
     /// - anything else (requests, DNS responses, metadata...): `None`.
-    pub fn http_response(&self, max_bytes: u64) -> Option<std::result::Result<HttpResponse<'_>, String>> {
+    pub fn http_response(
+        &self,
+        max_bytes: u64,
+    ) -> Option<std::result::Result<HttpResponse<'_>, String>> {
         match self.kind {
             RecordType::Response => {
                 let start = self
@@ -750,9 +755,7 @@ impl WarcReader {
         let mut line = Vec::new();
         match self.read_line(&mut line, MAX_VERSION_LINE)? {
             Line::Complete => {}
-            Line::TooLong => {
-                return self.bad_record(at, "version line is too long".into(), false)
-            }
+            Line::TooLong => return self.bad_record(at, "version line is too long".into(), false),
             Line::End(end) => return Ok(self.cut_short(at, end, "version line")),
         }
         let version = String::from_utf8_lossy(&line).trim().to_string();
@@ -837,7 +840,8 @@ impl WarcReader {
         let outcome = if oversize {
             self.read_block(None, length)?
         } else {
-            block.reserve(length.min(1 << 20) as usize);
+            // At most max_record_bytes; untouched pages cost nothing.
+            let _ = block.try_reserve_exact(usize::try_from(length).unwrap_or(usize::MAX));
             self.read_block(Some(&mut block), length)?
         };
         match outcome {
@@ -1036,7 +1040,10 @@ fn looks_like_arc_header(line: &[u8]) -> bool {
     let fields: Vec<&str> = text.split_ascii_whitespace().collect();
     fields.len() >= 5
         && fields[0].contains(':')
-        && fields[0].bytes().next().is_some_and(|b| b.is_ascii_alphabetic())
+        && fields[0]
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic())
 }
 
 impl ArcHeader {
@@ -1135,7 +1142,9 @@ fn detect_gzip(input: &mut Input) -> io::Result<bool> {
     let has_magic = head
         .windows(4)
         .any(|w| w[..3] == GZIP_MAGIC && w[3] & 0xe0 == 0);
-    let has_version = head.windows(6).any(|w| w.starts_with(b"WARC/") && w[5].is_ascii_digit());
+    let has_version = head
+        .windows(6)
+        .any(|w| w.starts_with(b"WARC/") && w[5].is_ascii_digit());
     let looks_arc = head.starts_with(b"filedesc:");
     Ok(has_magic && !has_version && !looks_arc)
 }
@@ -1355,7 +1364,9 @@ fn scan_magic(input: &mut Input, from: u64) -> io::Result<bool> {
                 None => break,
                 Some(j) => {
                     let k = i + j;
-                    if a[k + 1] == GZIP_MAGIC[1] && a[k + 2] == GZIP_MAGIC[2] && a[k + 3] & 0xe0 == 0
+                    if a[k + 1] == GZIP_MAGIC[1]
+                        && a[k + 2] == GZIP_MAGIC[2]
+                        && a[k + 3] & 0xe0 == 0
                     {
                         found = Some(k);
                         break;
@@ -1386,7 +1397,6 @@ fn scan_magic(input: &mut Input, from: u64) -> io::Result<bool> {
 /// The gzip member being decompressed.
 struct Member {
     start: u64,
-    inflate: Decompress,
     crc: Crc,
     /// Uncompressed bytes produced so far.
     out: u64,
@@ -1425,6 +1435,8 @@ struct Stream {
     /// Gzip: uncompressed offset of `win[ws]` in the current member.
     within: u64,
     unit: Unit,
+    /// The inflater, reset for each member (its state is ~40 KB).
+    inflate: Decompress,
 }
 
 impl Stream {
@@ -1442,6 +1454,7 @@ impl Stream {
             } else {
                 Unit::Plain { eof: false }
             },
+            inflate: Decompress::new(false),
         }
     }
 
@@ -1525,7 +1538,13 @@ impl Stream {
                 self.input.consume(n);
                 return Ok(true);
             }
-            Unit::Member(m) => inflate_more(&mut self.input, m, &mut self.win, &mut self.we)?,
+            Unit::Member(m) => inflate_more(
+                &mut self.input,
+                m,
+                &mut self.inflate,
+                &mut self.win,
+                &mut self.we,
+            )?,
         };
         match step {
             MemberStep::Data => Ok(true),
@@ -1549,7 +1568,10 @@ impl Stream {
         self.ws = 0;
         self.we = 0;
         let next = if found {
-            format!("; resumed at the next gzip member, offset {}", self.input.pos)
+            format!(
+                "; resumed at the next gzip member, offset {}",
+                self.input.pos
+            )
         } else {
             "; no gzip member follows".to_string()
         };
@@ -1558,7 +1580,9 @@ impl Stream {
                 offset: start,
                 skip: 0,
             },
-            reason: format!("gzip member at offset {start} {what} ({out} bytes decompressed){next}"),
+            reason: format!(
+                "gzip member at offset {start} {what} ({out} bytes decompressed){next}"
+            ),
         })
     }
 
@@ -1573,9 +1597,9 @@ impl Stream {
         let (resync_from, what) = match read_gzip_header(&mut self.input)? {
             GzipHeader::Eof => return Ok(false),
             GzipHeader::Member => {
+                self.inflate.reset(false);
                 self.unit = Unit::Member(Box::new(Member {
                     start,
-                    inflate: Decompress::new(false),
                     crc: Crc::new(),
                     out: 0,
                     ended: false,
@@ -1645,6 +1669,7 @@ impl Stream {
 fn inflate_more(
     input: &mut Input,
     m: &mut Member,
+    inflate: &mut Decompress,
     win: &mut [u8],
     we: &mut usize,
 ) -> io::Result<MemberStep> {
@@ -1680,12 +1705,10 @@ fn inflate_more(
                 "is truncated: the file ends inside its compressed data".into(),
             ));
         }
-        let (in0, out0) = (m.inflate.total_in(), m.inflate.total_out());
-        let res = m
-            .inflate
-            .decompress(input.avail(), &mut win[*we..], FlushDecompress::None);
-        let used = (m.inflate.total_in() - in0) as usize;
-        let made = ((m.inflate.total_out() - out0) as usize).min(win.len() - *we);
+        let (in0, out0) = (inflate.total_in(), inflate.total_out());
+        let res = inflate.decompress(input.avail(), &mut win[*we..], FlushDecompress::None);
+        let used = (inflate.total_in() - in0) as usize;
+        let made = ((inflate.total_out() - out0) as usize).min(win.len() - *we);
         input.consume(used.min(input.avail().len()));
         m.crc.update(&win[*we..*we + made]);
         *we += made;
@@ -1846,7 +1869,10 @@ fn split_line(data: &[u8]) -> (&[u8], &[u8]) {
 /// compressed; decoded output is cut at `max_bytes`. Problems with the body
 /// are reported in [`HttpResponse::body_note`], not as errors. Errors: no
 /// status line.
-pub fn parse_http_response(block: &[u8], max_bytes: u64) -> std::result::Result<HttpResponse<'_>, String> {
+pub fn parse_http_response(
+    block: &[u8],
+    max_bytes: u64,
+) -> std::result::Result<HttpResponse<'_>, String> {
     let start = block
         .iter()
         .position(|&b| b != b'\r' && b != b'\n')
@@ -1920,7 +1946,11 @@ pub fn parse_http_response(block: &[u8], max_bytes: u64) -> std::result::Result<
         .headers
         .iter()
         .filter(|(n, _)| n.eq_ignore_ascii_case("Content-Encoding"))
-        .flat_map(|(_, v)| v.split(',').map(|c| c.trim().to_ascii_lowercase()).collect::<Vec<_>>())
+        .flat_map(|(_, v)| {
+            v.split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        })
         .filter(|c| !c.is_empty() && c != "identity")
         .collect();
     // Codings apply in order, so they are undone from the last.
@@ -1983,7 +2013,10 @@ fn dechunk(mut data: &[u8]) -> Option<(Vec<u8>, Option<String>)> {
             if line.is_empty() && rest.is_empty() {
                 return Some((out, Some("chunked body ends without its last chunk".into())));
             }
-            return Some((out, Some("malformed chunk size line: body cut there".into())));
+            return Some((
+                out,
+                Some("malformed chunk size line: body cut there".into()),
+            ));
         };
         first = false;
         if size == 0 {
@@ -2013,10 +2046,15 @@ enum Decoded {
 fn decode_content(body: &[u8], coding: &str, max_bytes: u64) -> Decoded {
     fn run<R: Read>(mut decoder: R, max_bytes: u64) -> (Vec<u8>, Option<String>) {
         let mut out = Vec::new();
-        let result = (&mut decoder).take(max_bytes + 1).read_to_end(&mut out);
+        let result = (&mut decoder)
+            .take(max_bytes.saturating_add(1))
+            .read_to_end(&mut out);
         let mut note = None;
         if let Err(e) = result {
-            note = Some(format!("compressed body is corrupt or truncated ({e}): kept the {} bytes decoded", out.len()));
+            note = Some(format!(
+                "compressed body is corrupt or truncated ({e}): kept the {} bytes decoded",
+                out.len()
+            ));
         }
         if out.len() as u64 > max_bytes {
             out.truncate(max_bytes as usize);
