@@ -59,7 +59,12 @@
 //! | record not followed by `CRLF CRLF` | the record is kept (as other readers do); what follows is skipped as junk up to the next record |
 //! | bytes between gzip members that are not a member, bad gzip header, corrupt deflate data, truncated member, CRC mismatch | one skip naming the member; reading goes on at the next `1f 8b 08` magic after the member's start, or ends. Records already read from the member are kept; the record being read is lost |
 //!
-//! `next_event` returns `Err` only for I/O errors on the file itself.
+//! Bytes are handed out as soon as they are inflated, before the member's CRC
+//! is checked at its end: a record read from a member that then fails its CRC
+//! is kept, and the skip that follows names the member. A gzip file that starts
+//! with junk is still taken for gzip when its first 64 KiB hold a gzip magic and
+//! no WARC version line. `next_event` returns `Err` only for I/O errors on the
+//! file itself.
 //!
 //! # Memory
 //!
