@@ -1117,15 +1117,16 @@ fn members_holding_several_records() {
         let group = (1 + rng.below(3) as usize).min(recs.len() - i);
         let member_start = data.len() as u64;
         let mut plain = Vec::new();
-        for j in i..i + group {
+        for (j, (uri, block)) in recs.iter().enumerate().skip(i).take(group) {
+            let skip = plain.len() as u64;
             want.push((
                 j,
                 WarcPosition {
                     offset: member_start,
-                    skip: plain.len() as u64,
+                    skip,
                 },
             ));
-            plain.extend(warc_record("response", &recs[j].0, &recs[j].1));
+            plain.extend(warc_record("response", uri, block));
         }
         data.extend(gzip(&plain));
         i += group;
