@@ -59,7 +59,12 @@
 //! | record not followed by `CRLF CRLF` | the record is kept (as other readers do); what follows is skipped as junk up to the next record |
 //! | bytes between gzip members that are not a member, bad gzip header, corrupt deflate data, truncated member, CRC mismatch | one skip naming the member; reading goes on at the next `1f 8b 08` magic after the member's start, or ends. Records already read from the member are kept; the record being read is lost |
 //!
-//! `next_event` returns `Err` only for I/O errors on the file itself.
+//! Bytes are handed out as soon as they are inflated, before the member's CRC
+//! is checked at its end: a record read from a member that then fails its CRC
+//! is kept, and the skip that follows names the member. A gzip file that starts
+//! with junk is still taken for gzip when its first 64 KiB hold a gzip magic and
+//! no WARC version line. `next_event` returns `Err` only for I/O errors on the
+//! file itself.
 //!
 //! # Memory
 //!
@@ -840,7 +845,8 @@ impl WarcReader {
         let outcome = if oversize {
             self.read_block(None, length)?
         } else {
-            block.reserve(length.min(1 << 20) as usize);
+            // At most max_record_bytes; untouched pages cost nothing.
+            let _ = block.try_reserve_exact(usize::try_from(length).unwrap_or(usize::MAX));
             self.read_block(Some(&mut block), length)?
         };
         match outcome {
@@ -1396,7 +1402,6 @@ fn scan_magic(input: &mut Input, from: u64) -> io::Result<bool> {
 /// The gzip member being decompressed.
 struct Member {
     start: u64,
-    inflate: Decompress,
     crc: Crc,
     /// Uncompressed bytes produced so far.
     out: u64,
@@ -1435,6 +1440,8 @@ struct Stream {
     /// Gzip: uncompressed offset of `win[ws]` in the current member.
     within: u64,
     unit: Unit,
+    /// The inflater, reset for each member (its state is ~40 KB).
+    inflate: Decompress,
 }
 
 impl Stream {
@@ -1452,6 +1459,7 @@ impl Stream {
             } else {
                 Unit::Plain { eof: false }
             },
+            inflate: Decompress::new(false),
         }
     }
 
@@ -1535,7 +1543,13 @@ impl Stream {
                 self.input.consume(n);
                 return Ok(true);
             }
-            Unit::Member(m) => inflate_more(&mut self.input, m, &mut self.win, &mut self.we)?,
+            Unit::Member(m) => inflate_more(
+                &mut self.input,
+                m,
+                &mut self.inflate,
+                &mut self.win,
+                &mut self.we,
+            )?,
         };
         match step {
             MemberStep::Data => Ok(true),
@@ -1588,9 +1602,9 @@ impl Stream {
         let (resync_from, what) = match read_gzip_header(&mut self.input)? {
             GzipHeader::Eof => return Ok(false),
             GzipHeader::Member => {
+                self.inflate.reset(false);
                 self.unit = Unit::Member(Box::new(Member {
                     start,
-                    inflate: Decompress::new(false),
                     crc: Crc::new(),
                     out: 0,
                     ended: false,
@@ -1660,6 +1674,7 @@ impl Stream {
 fn inflate_more(
     input: &mut Input,
     m: &mut Member,
+    inflate: &mut Decompress,
     win: &mut [u8],
     we: &mut usize,
 ) -> io::Result<MemberStep> {
@@ -1695,12 +1710,10 @@ fn inflate_more(
                 "is truncated: the file ends inside its compressed data".into(),
             ));
         }
-        let (in0, out0) = (m.inflate.total_in(), m.inflate.total_out());
-        let res = m
-            .inflate
-            .decompress(input.avail(), &mut win[*we..], FlushDecompress::None);
-        let used = (m.inflate.total_in() - in0) as usize;
-        let made = ((m.inflate.total_out() - out0) as usize).min(win.len() - *we);
+        let (in0, out0) = (inflate.total_in(), inflate.total_out());
+        let res = inflate.decompress(input.avail(), &mut win[*we..], FlushDecompress::None);
+        let used = (inflate.total_in() - in0) as usize;
+        let made = ((inflate.total_out() - out0) as usize).min(win.len() - *we);
         input.consume(used.min(input.avail().len()));
         m.crc.update(&win[*we..*we + made]);
         *we += made;
@@ -2038,7 +2051,9 @@ enum Decoded {
 fn decode_content(body: &[u8], coding: &str, max_bytes: u64) -> Decoded {
     fn run<R: Read>(mut decoder: R, max_bytes: u64) -> (Vec<u8>, Option<String>) {
         let mut out = Vec::new();
-        let result = (&mut decoder).take(max_bytes + 1).read_to_end(&mut out);
+        let result = (&mut decoder)
+            .take(max_bytes.saturating_add(1))
+            .read_to_end(&mut out);
         let mut note = None;
         if let Err(e) = result {
             note = Some(format!(
