@@ -86,10 +86,11 @@ impl Alg {
 
     /// Parses a name.
     pub fn parse(s: &str) -> Result<Alg> {
-        Alg::ALL
-            .into_iter()
-            .find(|a| a.name() == s)
-            .ok_or_else(|| Error::Invalid(format!("unknown algorithm {s:?} (exact, broder, charikar, minhash)")))
+        Alg::ALL.into_iter().find(|a| a.name() == s).ok_or_else(|| {
+            Error::Invalid(format!(
+                "unknown algorithm {s:?} (exact, broder, charikar, minhash)"
+            ))
+        })
     }
 
     /// Its stage name.
@@ -217,8 +218,11 @@ impl Sketchers {
                     Alg::Charikar => {
                         let s = self.charikar.as_ref().expect("charikar sketcher");
                         if let Some(sk) = s.sketch_fingerprints(&b.fps, &mut b.charikar) {
-                            out.keys
-                                .extend(crate::dedup::charikar::subsketches(&sk).iter().map(|p| p.key()));
+                            out.keys.extend(
+                                crate::dedup::charikar::subsketches(&sk)
+                                    .iter()
+                                    .map(|p| p.key()),
+                            );
                             for w in sk.0 {
                                 out.sketch.extend_from_slice(&w.to_le_bytes());
                             }
@@ -289,8 +293,14 @@ fn sort_cfg(tmp: &Path, name: &str, budget: u64, s: &Settings) -> SortConfig {
 
 fn params(alg: Alg, opts: &DedupOptions, text_checksum: &str) -> serde_json::Value {
     let shingle = match alg {
-        Alg::Broder => Some(opts.shingle.unwrap_or(crate::dedup::broder::BRODER_SHINGLE_LEN)),
-        Alg::MinHash => Some(opts.shingle.unwrap_or(crate::dedup::minhash::MINHASH_SHINGLE_LEN)),
+        Alg::Broder => Some(
+            opts.shingle
+                .unwrap_or(crate::dedup::broder::BRODER_SHINGLE_LEN),
+        ),
+        Alg::MinHash => Some(
+            opts.shingle
+                .unwrap_or(crate::dedup::minhash::MINHASH_SHINGLE_LEN),
+        ),
         _ => None,
     };
     json!({
@@ -307,7 +317,10 @@ pub fn dedup(job: &mut Job, opts: &DedupOptions, s: &Settings) -> Result<Vec<(Al
         return Err(Error::Invalid("dedup needs at least one --alg".into()));
     }
     if !(opts.threshold > 0.0 && opts.threshold <= 1.0) {
-        return Err(Error::Invalid(format!("--threshold must be in (0, 1], got {}", opts.threshold)));
+        return Err(Error::Invalid(format!(
+            "--threshold must be in (0, 1], got {}",
+            opts.threshold
+        )));
     }
     if opts.max_group < 2 {
         return Err(Error::Invalid("--max-group must be at least 2".into()));
@@ -371,7 +384,16 @@ pub fn dedup(job: &mut Job, opts: &DedupOptions, s: &Settings) -> Result<Vec<(Al
         docs_sketched = sketch_pass(job, &run, &sketchers, &mut key_sorts, &mut sketch_sorts, s)?;
     }
     for ((alg, keys), sketches) in run.iter().zip(key_sorts).zip(sketch_sorts) {
-        let rec = finish_alg(job, *alg, opts, &sketchers, keys, sketches, docs_sketched, s)?;
+        let rec = finish_alg(
+            job,
+            *alg,
+            opts,
+            &sketchers,
+            keys,
+            sketches,
+            docs_sketched,
+            s,
+        )?;
         results.push((*alg, DedupOutcome::Done(rec)));
     }
     results.sort_by_key(|(a, _)| *a);
@@ -387,7 +409,10 @@ fn sketch_pass(
     sketch_sorts: &mut [ExternalSorter<(u64, Vec<u8>)>],
     s: &Settings,
 ) -> Result<u64> {
-    let pages = PageFile::open(job.path(crate::ingest::TEXT_FILE), crate::ingest::records::TEXT_KIND)?;
+    let pages = PageFile::open(
+        job.path(crate::ingest::TEXT_FILE),
+        crate::ingest::records::TEXT_KIND,
+    )?;
     let task = s
         .reporter
         .task("dedup: sketching", Some(pages.records()), Unit::Records);
@@ -399,7 +424,9 @@ fn sketch_pass(
     let mut flush = |batch: &mut Vec<(u64, String)>| -> Result<()> {
         let outs: Vec<Vec<AlgOut>> = batch
             .par_iter()
-            .map_init(Buffers::default, |b, (_, words)| sketchers.sketch(algs, words, b))
+            .map_init(Buffers::default, |b, (_, words)| {
+                sketchers.sketch(algs, words, b)
+            })
             .collect();
         for ((doc, _), per_alg) in batch.iter().zip(outs) {
             for (i, out) in per_alg.into_iter().enumerate() {
@@ -525,11 +552,18 @@ impl<'a> DocCursor<'a> {
                         return Ok(None);
                     }
                     let pending = &mut self.pending;
-                    self.file.visit_block(self.block, &mut self.buf, |d, input| {
-                        pending.push_back((d, input.to_vec()));
-                        *input = &input[input.len()..];
-                        Ok(())
-                    })?;
+                    self.file
+                        .visit_block(self.block, &mut self.buf, |d, input| {
+                            // Re-encode exactly this record's payload (records are
+                            // self-delimiting: host varint, sketch bytes).
+                            let host = get_u64(input, "host")?;
+                            let sketch = get_bytes(input, "sketch")?;
+                            let mut p = Vec::with_capacity(sketch.len() + 12);
+                            varint::put(&mut p, host);
+                            varint::put_bytes(&mut p, sketch);
+                            pending.push_back((d, p));
+                            Ok(())
+                        })?;
                     self.block += 1;
                 }
             }
@@ -575,7 +609,9 @@ fn finish_alg(
                         }
                     }
                     None => {
-                        return Err(Error::Invalid(format!("internal error: docID {doc} not in the doc table")))
+                        return Err(Error::Invalid(format!(
+                            "internal error: docID {doc} not in the doc table"
+                        )))
                     }
                 }
             };
@@ -677,7 +713,8 @@ fn finish_alg(
     // Clusters.
     let ranks = crate::rank::RankVector::open(job.path(crate::rank::RANKS_FILE)).ok();
     let clusters = uf.clusters();
-    let mut w = PageFileWriter::create(job.path(&alg.clusters_file()), CLUSTERS_KIND, 256 << 10, 3)?;
+    let mut w =
+        PageFileWriter::create(job.path(&alg.clusters_file()), CLUSTERS_KIND, 256 << 10, 3)?;
     let mut sizes: Vec<(u64, u64)> = Vec::new();
     let mut in_clusters = 0u64;
     for members in &clusters {

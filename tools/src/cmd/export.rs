@@ -19,11 +19,17 @@ pub struct Args {
     /// What to export: docs = `docid url crawled bytes title`, edges = `src
     /// dst`, ranks = `docid url rank` (after `webmill pagerank`), text =
     /// `docid url tokens` (the page's lowercased words separated by spaces, the
-    /// stream near-duplicate detection sees; ingested jobs only)
+    /// stream near-duplicate detection sees; ingested jobs only), pairs =
+    /// `docid_a docid_b similarity` (a < b, sorted; after `webmill dedup`),
+    /// clusters = `cluster_id docid keep` (cluster id = its smallest docID;
+    /// keep = 1 for the one doc kept per cluster)
     #[arg(value_enum)]
     what: What,
     /// Job directory
     job: PathBuf,
+    /// For pairs and clusters: the algorithm whose results to export
+    #[arg(long, value_name = "ALG", default_value = "minhash")]
+    alg: String,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -31,6 +37,8 @@ enum What {
     Docs,
     Edges,
     Text,
+    Pairs,
+    Clusters,
     Ranks,
 }
 
@@ -62,6 +70,26 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
                 writeln!(out, "{doc}\t{}\t{words}", escape(url))
                     .map_err(|e| webmill::Error::io("stdout", e))
             })?;
+        }
+        What::Pairs => {
+            let alg = webmill::dedup::stage::Alg::parse(&args.alg)?;
+            job.finished_stage(&alg.stage())?;
+            writeln!(out, "# docid_a\tdocid_b\tsimilarity")?;
+            webmill::dedup::stage::for_each_pair(&job.path(&alg.pairs_file()), |a, b, sim| {
+                writeln!(out, "{a}\t{b}\t{sim:.4}").map_err(|e| webmill::Error::io("stdout", e))
+            })?;
+        }
+        What::Clusters => {
+            let alg = webmill::dedup::stage::Alg::parse(&args.alg)?;
+            job.finished_stage(&alg.stage())?;
+            writeln!(out, "# cluster_id\tdocid\tkeep")?;
+            webmill::dedup::stage::for_each_cluster_member(
+                &job.path(&alg.clusters_file()),
+                |c, d, keep| {
+                    writeln!(out, "{c}\t{d}\t{}", u8::from(keep))
+                        .map_err(|e| webmill::Error::io("stdout", e))
+                },
+            )?;
         }
         What::Edges => {
             let f = EdgeFile::open(job.path(EDGES_FILE))?;

@@ -1,5 +1,6 @@
 //! One module per subcommand: a clap `Args` struct and `run(args, global)`.
 
+pub mod dedup;
 pub mod dump;
 pub mod export;
 pub mod import_graph;

@@ -1,0 +1,111 @@
+//! `webmill dedup`: near-duplicate pairs and clusters by sorting sketches.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use webmill::dedup::stage::{dedup, Alg, DedupOptions, DedupOutcome};
+use webmill::job::Settings;
+use webmill::resources::format_bytes;
+
+use super::thousands;
+use crate::Global;
+
+/// Find duplicate and near-duplicate pages of an ingested job.
+///
+/// One parallel pass sketches every page for all chosen algorithms; sketch
+/// keys are sorted externally (within --mem), docs sharing a key become
+/// candidate pairs, candidates are verified against the whole sketches by
+/// sort–merge joins, and union-find turns pairs into clusters with a keep-list
+/// (highest PageRank when the job has ranks, else smallest docID). Each
+/// algorithm is a stage `dedup-ALG`; its outputs are sketches-ALG.wm,
+/// pairs-ALG.wm, clusters-ALG.wm and a log-log plot dedup-ALG-per-page.svg of
+/// the number of near-duplicates per page. See `webmill export pairs|clusters`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Job directory (after `webmill ingest`)
+    job: PathBuf,
+    /// Algorithm, repeatable: exact (64-bit fingerprint of the token
+    /// sequence), broder (Alg. B: 84 min-values of 10-word Rabin-fingerprinted
+    /// shingles, 6 supershingles, 15 megashingles; similar = ≥ 2 equal
+    /// supershingles), charikar (Alg. C: 384-bit random-projection sketch,
+    /// 13 subsketches; similar = ≥ 372 equal bits), minhash (200 min-values of
+    /// 4-word shingles, 20 bands of 10; similar = ≥ --threshold equal entries)
+    #[arg(long = "alg", value_name = "ALG", required = true, value_parser = parse_alg)]
+    algs: Vec<Alg>,
+    /// Shingle length in words for broder and minhash [default: 10 for
+    /// broder, 4 for minhash]
+    #[arg(long, value_name = "K")]
+    shingle: Option<usize>,
+    /// minhash: the fraction of equal sketch entries that makes a pair similar
+    #[arg(long, value_name = "T", default_value_t = 0.8)]
+    threshold: f64,
+    /// Docs sharing one key beyond this many are not paired with each other
+    /// but linked to the group's first doc (boilerplate guard; counted)
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    max_group: u64,
+    /// Recompute although the job already has these stages finished
+    #[arg(long)]
+    force: bool,
+}
+
+fn parse_alg(s: &str) -> Result<Alg, String> {
+    Alg::parse(s).map_err(|e| e.to_string())
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
+    let mut job = g.open_job(&args.job, false)?;
+    let reporter = g.reporter();
+    let settings = Settings {
+        mem: g.mem(),
+        reporter: reporter.clone(),
+        force: args.force,
+        strict: false,
+    };
+    let opts = DedupOptions {
+        algs: args.algs,
+        shingle: args.shingle,
+        threshold: args.threshold,
+        max_group: args.max_group,
+    };
+    for (alg, outcome) in dedup(&mut job, &opts, &settings)? {
+        let rec = match outcome {
+            DedupOutcome::AlreadyDone(_) => {
+                reporter.note(&format!(
+                    "{}: already finished with these parameters; skipped (--force recomputes)",
+                    alg.stage()
+                ));
+                continue;
+            }
+            DedupOutcome::Done(rec) => rec,
+        };
+        let f = &rec.figures;
+        let x = |k: &str| f.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+        reporter.note(&format!(
+            "{}: {} docs sketched, {} candidate pairs from {} groups ({} capped), {} pairs ({} same host, {} cross-host), {} clusters holding {} docs in {:.1} s; peak RSS {} at --mem {}",
+            alg.stage(),
+            thousands(x("docs_sketched")),
+            thousands(x("candidates")),
+            thousands(x("groups")),
+            thousands(x("capped_groups")),
+            thousands(x("pairs")),
+            thousands(x("same_host_pairs")),
+            thousands(x("cross_host_pairs")),
+            thousands(x("clusters")),
+            thousands(x("docs_in_clusters")),
+            f.seconds,
+            format_bytes(f.peak_rss),
+            format_bytes(settings.mem),
+        ));
+        if let Some(largest) = f.extra.get("largest_clusters").and_then(|v| v.as_array()) {
+            for c in largest.iter().take(5) {
+                reporter.note(&format!(
+                    "  cluster {} of {} docs, e.g. {}",
+                    c["cluster"],
+                    c["size"],
+                    c["example"].as_str().unwrap_or("")
+                ));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
