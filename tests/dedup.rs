@@ -1,0 +1,261 @@
+//! Near-duplicate detection on a generated site with planted clusters: exact
+//! copies, near copies (a few words changed) and unrelated pages; checked
+//! against exact Jaccard of shingle sets, the planted truth, capping, resume.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use common::*;
+use webmill::dedup::shingle::{jaccard, shingle_set};
+use webmill::dedup::stage::{
+    dedup, for_each_cluster_member, for_each_pair, Alg, DedupOptions, DedupOutcome,
+};
+use webmill::ingest::resolve::resolve;
+use webmill::ingest::{ingest, IngestOptions, InputSpec};
+use webmill::job::{Job, Settings};
+
+/// Writes `bases` base pages of 400 random words, each with `copies` exact
+/// copies and `near` near copies (`edits` words replaced), plus 30 pages of
+/// the same boilerplate. Returns relative path → words.
+fn planted_site(
+    dir: &Path,
+    bases: usize,
+    copies: usize,
+    near: usize,
+    edits: usize,
+) -> BTreeMap<String, Vec<String>> {
+    let mut rng = Rng(5);
+    let mut word = |rng: &mut Rng| format!("w{}", rng.below(20_000));
+    let mut pages = BTreeMap::new();
+    for b in 0..bases {
+        let base: Vec<String> = (0..400).map(|_| word(&mut rng)).collect();
+        pages.insert(format!("b{b:04}/orig.html"), base.clone());
+        for c in 0..copies {
+            pages.insert(format!("b{b:04}/copy{c}.html"), base.clone());
+        }
+        for n in 0..near {
+            let mut v = base.clone();
+            // Near copies with 1, `edits`, 4·`edits`… words replaced.
+            for _ in 0..edits.pow(n as u32) {
+                let i = rng.below(v.len() as u64) as usize;
+                v[i] = word(&mut rng);
+            }
+            pages.insert(format!("b{b:04}/near{n}.html"), v);
+        }
+    }
+    let boiler: Vec<String> = (0..50).map(|_| word(&mut rng)).collect();
+    for i in 0..30 {
+        pages.insert(format!("boiler/p{i:02}.html"), boiler.clone());
+    }
+    for (rel, words) in &pages {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(
+            &p,
+            format!("<html><body><p>{}</p></body></html>", words.join(" ")),
+        )
+        .unwrap();
+    }
+    pages
+}
+
+fn ingested(dir: &Path, site: &Path) -> Job {
+    let mut job = Job::open(dir.join("job"), true).unwrap();
+    let s = Settings::new(8 << 20);
+    let opts = IngestOptions {
+        inputs: vec![
+            InputSpec::parse(&format!("http://d.example/={}", site.display()), None).unwrap(),
+        ],
+        ..IngestOptions::default()
+    };
+    ingest(&mut job, &opts, &s).unwrap();
+    resolve(&mut job, &s).unwrap();
+    job
+}
+
+/// docID → relative path.
+fn doc_paths(job: &Job) -> BTreeMap<u64, String> {
+    let t = webmill::docs::DocTable::open(job.path("docs.wm")).unwrap();
+    t.iter()
+        .map(|r| r.unwrap())
+        .filter(|(_, d)| d.crawled)
+        .map(|(id, d)| {
+            (
+                id,
+                d.url.trim_start_matches("http://d.example/").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn pairs(job: &Job, alg: Alg) -> BTreeSet<(u64, u64)> {
+    let mut out = BTreeSet::new();
+    let mut last = None;
+    for_each_pair(&job.path(&alg.pairs_file()), |a, b, sim| {
+        assert!(a < b && (0.0..=1.0).contains(&sim));
+        assert!(last < Some((a, b)), "pairs not sorted");
+        last = Some((a, b));
+        out.insert((a, b));
+        Ok(())
+    })
+    .unwrap();
+    out
+}
+
+#[test]
+fn planted_near_duplicates_are_found_and_clustered() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    let pages = planted_site(&site, 60, 1, 3, 4);
+    let mut job = ingested(dir.path(), &site);
+    let opts = DedupOptions {
+        algs: Alg::ALL.to_vec(),
+        max_group: 10,
+        ..DedupOptions::default()
+    };
+    // A small budget: sorts spill.
+    let s = Settings::new(2 << 20);
+    let out = dedup(&mut job, &opts, &s).unwrap();
+    assert_eq!(out.len(), 4);
+    let paths = doc_paths(&job);
+    let words = |d: u64| &pages[&paths[&d]];
+    let group = |d: u64| paths[&d].split('/').next().unwrap().to_string();
+
+    // Truth by exact Jaccard of 4-shingle sets over all pairs (in memory here).
+    let docs: Vec<u64> = paths.keys().copied().collect();
+    let sets: BTreeMap<u64, Vec<u64>> = docs
+        .iter()
+        .map(|&d| (d, shingle_set(words(d), 4).unwrap()))
+        .collect();
+    let mut truth_08 = BTreeSet::new();
+    let mut exact = BTreeSet::new();
+    for (i, &a) in docs.iter().enumerate() {
+        for &b in &docs[i + 1..] {
+            let j = jaccard(&sets[&a], &sets[&b]);
+            // The boilerplate group is capped: its pairs are not all expanded.
+            if j >= 0.9 && group(a) != "boiler" {
+                truth_08.insert((a, b));
+            }
+            if words(a) == words(b) {
+                exact.insert((a, b));
+            }
+        }
+    }
+
+    // exact: every exact pair, nothing else — except the capped boilerplate
+    // group, whose 30 members are linked to its first doc only.
+    let got = pairs(&job, Alg::Exact);
+    let boiler_first = *docs.iter().find(|&&d| group(d) == "boiler").unwrap();
+    let want: BTreeSet<(u64, u64)> = exact
+        .iter()
+        .copied()
+        .filter(|&(a, _)| group(a) != "boiler" || a == boiler_first)
+        .collect();
+    assert_eq!(got, want);
+    let rec = job.stage("dedup-exact").unwrap();
+    assert_eq!(rec.figures.extra["capped_groups"], 1);
+    // Clusters: one per base (orig + copy) and one of 30 boilerplate pages.
+    let mut clusters: BTreeMap<u64, Vec<(u64, bool)>> = BTreeMap::new();
+    for_each_cluster_member(&job.path(&Alg::Exact.clusters_file()), |c, d, keep| {
+        clusters.entry(c).or_default().push((d, keep));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(clusters.len(), 61);
+    for (c, members) in &clusters {
+        assert_eq!(members[0].0, *c, "cluster id is its smallest doc");
+        assert_eq!(members.iter().filter(|m| m.1).count(), 1, "one doc kept");
+        assert!(members.iter().all(|m| group(m.0) == group(*c)));
+    }
+    assert!(clusters.values().any(|m| m.len() == 30));
+
+    // The sketching algorithms against their theoretical detection curves:
+    // pairs each algorithm should find with probability ≥ 0.99 are found
+    // (recall ≥ 0.9), pairs it should find with probability ≤ 0.01 mostly
+    // are not, and no pair joins unrelated pages.
+    use webmill::dedup::theory::*;
+    let sets10: BTreeMap<u64, Vec<u64>> = docs
+        .iter()
+        .map(|&d| (d, shingle_set(words(d), 10).unwrap()))
+        .collect();
+    for alg in [Alg::MinHash, Alg::Broder, Alg::Charikar] {
+        let got = pairs(&job, alg);
+        let cross = got.iter().filter(|&&(a, b)| group(a) != group(b)).count();
+        assert_eq!(cross, 0, "{}: pairs across unrelated pages", alg.name());
+        let (mut likely, mut likely_found, mut unlikely, mut unlikely_found) = (0, 0, 0, 0);
+        for (i, &a) in docs.iter().enumerate() {
+            for &b in &docs[i + 1..] {
+                if group(a) != group(b) || group(a) == "boiler" {
+                    continue;
+                }
+                let p = match alg {
+                    Alg::MinHash => {
+                        let j = jaccard(&sets[&a], &sets[&b]);
+                        banding_probability(j, 20, 10).min(minhash_probability(j, 0.8, 200))
+                    }
+                    Alg::Broder => broder_probability(jaccard(&sets10[&a], &sets10[&b])),
+                    _ => charikar_probability(webmill::dedup::shingle::cosine(words(a), words(b))),
+                };
+                let found = got.contains(&(a, b));
+                if p >= 0.99 {
+                    likely += 1;
+                    likely_found += usize::from(found);
+                } else if p <= 0.01 {
+                    unlikely += 1;
+                    unlikely_found += usize::from(found);
+                }
+            }
+        }
+        eprintln!(
+            "{}: {} pairs; found {likely_found} of {likely} likely pairs, {unlikely_found} of {unlikely} unlikely ones",
+            alg.name(),
+            got.len()
+        );
+        assert!(
+            likely >= 60,
+            "{}: too few likely pairs to judge",
+            alg.name()
+        );
+        assert!(likely_found as f64 >= 0.9 * likely as f64, "{}", alg.name());
+        assert!(
+            unlikely_found as f64 <= 0.1 * unlikely.max(1) as f64,
+            "{}",
+            alg.name()
+        );
+    }
+}
+
+#[test]
+fn dedup_resumes_identical_and_skips_when_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    planted_site(&site, 40, 1, 2, 8);
+    let mut job = ingested(dir.path(), &site);
+    let opts = DedupOptions {
+        algs: vec![Alg::MinHash, Alg::Charikar],
+        ..DedupOptions::default()
+    };
+    let s = Settings::new(1 << 20);
+    dedup(&mut job, &opts, &s).unwrap();
+    let files = |job: &Job| -> Vec<Vec<u8>> {
+        [Alg::MinHash, Alg::Charikar]
+            .iter()
+            .flat_map(|a| [a.pairs_file(), a.clusters_file(), a.sketch_file()])
+            .map(|f| std::fs::read(job.path(&f)).unwrap())
+            .collect()
+    };
+    let want = files(&job);
+    // Done: skipped.
+    for (_, o) in dedup(&mut job, &opts, &s).unwrap() {
+        assert!(matches!(o, DedupOutcome::AlreadyDone(_)));
+    }
+    // Recomputed with another budget: the same bytes.
+    let s2 = Settings {
+        force: true,
+        ..Settings::new(64 << 20)
+    };
+    dedup(&mut job, &opts, &s2).unwrap();
+    assert!(files(&job) == want, "outputs depend on the budget");
+}
