@@ -604,6 +604,15 @@ enum Item {
 const BATCH_BYTES: usize = 16 << 20;
 const BATCH_PAGES: usize = 256;
 
+/// Body bytes a unit gathers before parsing them: 16 MiB, less when the budget
+/// is small, so that the units in flight (one per thread) and their parsed
+/// pages stay a fraction of `--mem`. (A single record over this is still read
+/// whole, up to `--max-record-bytes`.)
+fn batch_limit(s: &Settings) -> usize {
+    let threads = rayon::current_num_threads().max(1) as u64;
+    ((s.mem / 4 / threads) as usize).clamp(256 << 10, BATCH_BYTES)
+}
+
 fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment) -> Result<()> {
     let outs: Vec<std::result::Result<PageOut, String>> = batch
         .par_iter()
@@ -667,7 +676,7 @@ fn files_unit(
     files: &[PathBuf],
     seg_dir: &Path,
     progress: &Progress,
-    _s: &Settings,
+    s: &Settings,
 ) -> Result<Vec<PathBuf>> {
     let (segs, next) = published_segments(seg_dir, unit)?;
     if next.is_some() {
@@ -710,7 +719,7 @@ fn files_unit(
             }
         };
         batch.push(item);
-        if batch.len() >= BATCH_PAGES || batch_bytes(&batch) >= BATCH_BYTES {
+        if batch.len() >= BATCH_PAGES || batch_bytes(&batch) >= batch_limit(s) {
             process_batch(&mut batch, &mut seg)?;
         }
     }
@@ -731,7 +740,7 @@ fn warc_unit(
     opts: &IngestOptions,
     seg_dir: &Path,
     progress: &Progress,
-    _s: &Settings,
+    s: &Settings,
 ) -> Result<Vec<PathBuf>> {
     let (mut segs, next) = published_segments(seg_dir, unit)?;
     let wopts = warc::WarcOptions {
@@ -774,7 +783,7 @@ fn warc_unit(
                     }
                 }
             }
-            if batch.len() >= BATCH_PAGES || batch_bytes(&batch) >= BATCH_BYTES {
+            if batch.len() >= BATCH_PAGES || batch_bytes(&batch) >= batch_limit(s) {
                 process_batch(&mut batch, &mut seg)?;
             }
         }

@@ -160,7 +160,7 @@ fn real_warcs_with_broken_ones_exports_and_stats() {
 
 fn site_inputs(dir: &Path) -> Vec<String> {
     let site = dir.join("site");
-    write_site(&site, 2500, 11);
+    write_site(&site, 4000, 11);
     let mut inputs = vec![format!("http://site.example/={}", site.display())];
     if let Some(w) = warc_files() {
         inputs.extend(w.into_iter().filter(|p| p.ends_with("iana.warc.gz")));
@@ -174,7 +174,7 @@ fn outputs_do_not_depend_on_threads() {
     let inputs = site_inputs(dir.path());
     let one = dir.path().join("one");
     let two = dir.path().join("two");
-    let args = ["--mem", "4M", "--segment-records", "300"];
+    let args = ["--mem", "1M", "--segment-records", "300"];
     assert!(ingest_cmd(&one, &inputs, &args)
         .arg("--threads")
         .arg("1")
@@ -187,6 +187,26 @@ fn outputs_do_not_depend_on_threads() {
         .unwrap()
         .success());
     assert!(outputs(&one) == outputs(&two));
+    // Peak RSS within the budget's allowance (budget + 10% + 100 MB), on an
+    // input several times the budget.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(two.join("job.json")).unwrap()).unwrap();
+    let input: u64 = manifest["stages"]["ingest"]["figures"]["extra"]["input_bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        input > 3 * (1 << 20),
+        "input of {input} bytes is not several times the budget"
+    );
+    for stage in ["ingest", "resolve"] {
+        let rss = manifest["stages"][stage]["figures"]["peak_rss"]
+            .as_u64()
+            .unwrap();
+        assert!(
+            rss <= (1u64 << 20) * 11 / 10 + (100 << 20),
+            "{stage}: peak RSS {rss} over the allowance"
+        );
+    }
 }
 
 #[test]
