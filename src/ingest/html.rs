@@ -575,17 +575,13 @@ fn prescan(b: &[u8]) -> Option<&'static Encoding> {
                     continue;
                 }
                 match name.as_slice() {
-                    b"http-equiv" => {
-                        if value.eq_ignore_ascii_case(b"content-type") {
-                            got_pragma = true;
-                        }
+                    b"http-equiv" if value.eq_ignore_ascii_case(b"content-type") => {
+                        got_pragma = true;
                     }
-                    b"content" => {
-                        if charset.is_none() {
-                            if let Some(enc) = charset_from_content(&value) {
-                                charset = Some(enc);
-                                need_pragma = Some(true);
-                            }
+                    b"content" if charset.is_none() => {
+                        if let Some(enc) = charset_from_content(&value) {
+                            charset = Some(enc);
+                            need_pragma = Some(true);
                         }
                     }
                     b"charset" => {
@@ -1138,9 +1134,8 @@ impl Collapse {
         }
         self.pending = false;
         let take = run.len().min(cap.saturating_sub(dst.len()));
-        match run.get(..take) {
-            Some(part) => dst.push_str(part),
-            None => {}
+        if let Some(part) = run.get(..take) {
+            dst.push_str(part);
         }
         if take < run.len() {
             self.full = true;
@@ -1629,25 +1624,7 @@ impl Sink {
                     }
                 }
             }
-            Tag::Area => {
-                if self.template == 0 {
-                    if let Some(href) = self.attr(src, "href") {
-                        if let Some(k) = self.add_link(LinkKind::Area, href) {
-                            if let Some(alt) = self.attr(src, "alt") {
-                                self.scratch.clear();
-                                decode_refs(alt, &mut self.scratch, true);
-                                if let Some(link) = self.page.links.get_mut(k) {
-                                    Collapse::default().push(
-                                        &mut link.anchor,
-                                        MAX_ANCHOR_BYTES,
-                                        &self.scratch,
-                                    );
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            Tag::Area if self.template == 0 => self.area(src),
             Tag::Img => {
                 if let (Some(k), true) = (self.anchor, self.visible()) {
                     if let Some(alt) = self.attr(src, "alt") {
@@ -1681,24 +1658,20 @@ impl Sink {
                 }
             }
             Tag::Meta => self.meta(src),
-            Tag::Base => {
-                if self.page.base_href.is_none() {
-                    if let Some(href) = self.attr(src, "href") {
-                        self.scratch.clear();
-                        decode_refs(href, &mut self.scratch, true);
-                        self.page.base_href = Some(trim_url(&self.scratch).to_string());
-                    }
+            Tag::Base if self.page.base_href.is_none() => {
+                if let Some(href) = self.attr(src, "href") {
+                    self.scratch.clear();
+                    decode_refs(href, &mut self.scratch, true);
+                    self.page.base_href = Some(trim_url(&self.scratch).to_string());
                 }
             }
-            Tag::B | Tag::Strong | Tag::Big | Tag::Small | Tag::Template | Tag::Math => {
-                if html || !self_closing {
-                    self.push(tag);
-                }
+            Tag::B | Tag::Strong | Tag::Big | Tag::Small | Tag::Template | Tag::Math
+                if html || !self_closing =>
+            {
+                self.push(tag);
             }
-            Tag::Svg => {
-                if !self_closing {
-                    self.push(tag);
-                }
+            Tag::Svg if !self_closing => {
+                self.push(tag);
             }
             Tag::H(_) => {
                 self.pop_through(|t| matches!(t, Tag::H(_)));
@@ -1731,6 +1704,23 @@ impl Sink {
             _ => {}
         }
         j
+    }
+
+    /// `<area href alt>`: a link whose anchor text is its `alt`.
+    fn area(&mut self, src: &str) {
+        let Some(href) = self.attr(src, "href") else {
+            return;
+        };
+        let Some(k) = self.add_link(LinkKind::Area, href) else {
+            return;
+        };
+        if let Some(alt) = self.attr(src, "alt") {
+            self.scratch.clear();
+            decode_refs(alt, &mut self.scratch, true);
+            if let Some(link) = self.page.links.get_mut(k) {
+                Collapse::default().push(&mut link.anchor, MAX_ANCHOR_BYTES, &self.scratch);
+            }
+        }
     }
 
     fn skip_raw_text(&mut self, src: &str, j: usize, name: &[u8]) -> usize {
@@ -2797,6 +2787,130 @@ mod tests {
                 println!("  {b}");
             }
         }
+    }
+
+    /// HTTP responses of a gzipped WARC file: (Content-Type, body), with
+    /// chunked transfer coding undone. Just enough WARC for this test (the
+    /// real reader is `ingest::warc`).
+    fn warc_responses(path: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+        use std::io::Read;
+        let mut data = Vec::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(path).expect("open"))
+            .read_to_end(&mut data)
+            .expect("gunzip");
+        let find = |from: usize, pat: &[u8]| find(&data, from, pat);
+        let mut out = Vec::new();
+        let mut i = 0;
+        while let Some(h) = find(i, b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&data[i..h]).to_string();
+            let field = |name: &str| {
+                head.lines().find_map(|l| {
+                    l.split_once(':')
+                        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+                        .map(|(_, v)| v.trim().to_string())
+                })
+            };
+            let len: usize = field("Content-Length")
+                .and_then(|v| v.parse().ok())
+                .expect("Content-Length");
+            let block = &data[h + 4..h + 4 + len];
+            i = h + 4 + len + 4;
+            if field("WARC-Type").as_deref() != Some("response") {
+                continue;
+            }
+            let Some(hh) = find_in_slice(block, b"\r\n\r\n") else {
+                continue;
+            };
+            let http = String::from_utf8_lossy(&block[..hh]).to_string();
+            let hfield = |name: &str| {
+                http.lines().find_map(|l| {
+                    l.split_once(':')
+                        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+                        .map(|(_, v)| v.trim().to_string())
+                })
+            };
+            let mut body = block[hh + 4..].to_vec();
+            // Some archivers store the body de-chunked but keep the header.
+            let looks_chunked = find_in_slice(&body, b"\r\n")
+                .is_some_and(|e| e > 0 && e <= 8 && body[..e].iter().all(u8::is_ascii_hexdigit));
+            if looks_chunked
+                && hfield("Transfer-Encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+            {
+                let (mut plain, mut k) = (Vec::new(), 0);
+                while let Some(e) = find_in_slice(&body[k..], b"\r\n") {
+                    let size_line = String::from_utf8_lossy(&body[k..k + e]).to_string();
+                    let size =
+                        usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16)
+                            .unwrap_or(0);
+                    if size == 0 {
+                        break;
+                    }
+                    let start = k + e + 2;
+                    plain.extend_from_slice(&body[start..(start + size).min(body.len())]);
+                    k = start + size + 2;
+                    if k >= body.len() {
+                        break;
+                    }
+                }
+                body = plain;
+            }
+            out.push((hfield("Content-Type").unwrap_or_default(), body));
+        }
+        out
+    }
+
+    fn find_in_slice(s: &[u8], pat: &[u8]) -> Option<usize> {
+        find(s, 0, pat)
+    }
+
+    #[test]
+    fn iana_warc_responses() {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/data/warc/iana.warc.gz"
+        ));
+        if !path.exists() {
+            println!("skipped: {} not found", path.display());
+            return;
+        }
+        let mut ex = Extractor::new();
+        let (mut pages, mut binary) = (0, 0);
+        let mut titles = Vec::new();
+        for (ctype, body) in warc_responses(path) {
+            let charset = ctype
+                .split(';')
+                .find_map(|p| p.trim().strip_prefix("charset="))
+                .map(str::to_string);
+            let outcome = ex.extract(&body, charset.as_deref());
+            if ctype.starts_with("image/png") || ctype.starts_with("application/octet-stream") {
+                // PNG, ICO and web fonts.
+                assert!(outcome.is_err(), "{ctype} taken for HTML");
+                binary += 1;
+                continue;
+            }
+            // Text (HTML, CSS, JS, SVG) is never rejected.
+            let p = outcome.expect("text is not binary");
+            check_invariants(p);
+            if ctype.starts_with("text/html") && !body.is_empty() {
+                pages += 1;
+                assert!(!p.title.is_empty() && !p.links.is_empty());
+                titles.push(p.title.clone());
+                if let Ok(text) = std::str::from_utf8(&body) {
+                    let r = reference::extract(text);
+                    assert_eq!(p.title, r.title.unwrap_or_default());
+                    assert_eq!(p.links, r.links);
+                    assert_eq!(p.words, r.words);
+                }
+            }
+        }
+        println!("iana.warc.gz: {pages} HTML pages, {binary} binary bodies");
+        assert!(pages >= 15 && binary >= 5, "{pages} pages, {binary} binary");
+        assert!(
+            titles
+                .iter()
+                .any(|t| t == "Internet Assigned Numbers Authority"),
+            "{titles:?}"
+        );
     }
 
     #[test]
