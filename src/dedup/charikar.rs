@@ -34,7 +34,7 @@
 //! pair.
 
 use super::minwise::{mix64, splitmix64};
-use super::shingle::word_fingerprints;
+use super::shingle::{word_fingerprints, Scratch};
 
 /// Sketch length `b` in bits.
 pub const CHARIKAR_BITS: usize = 384;
@@ -136,14 +136,6 @@ pub fn subsketches(sketch: &CharikarSketch) -> [Subsketch; SUBSKETCHES] {
     out
 }
 
-/// Reusable buffers for [`CharikarSketcher`]: the page's word fingerprints and
-/// their sorted copy.
-#[derive(Debug, Default, Clone)]
-pub struct CharikarScratch {
-    words: Vec<u64>,
-    sorted: Vec<u64>,
-}
-
 /// Computes Alg. C sketches. Immutable (the token vectors are a pure function of the
 /// seed and the token), so one instance serves every thread.
 #[derive(Debug, Clone)]
@@ -228,7 +220,7 @@ impl CharikarSketcher {
     }
 
     /// The sketch of a page given as words; `None` for an empty page.
-    pub fn sketch<I>(&self, words: I, scratch: &mut CharikarScratch) -> Option<CharikarSketch>
+    pub fn sketch<I>(&self, words: I, scratch: &mut Scratch) -> Option<CharikarSketch>
     where
         I: IntoIterator,
         I::Item: AsRef<str>,
@@ -244,7 +236,7 @@ impl CharikarSketcher {
     pub fn sketch_fingerprints(
         &self,
         words: &[u64],
-        scratch: &mut CharikarScratch,
+        scratch: &mut Scratch,
     ) -> Option<CharikarSketch> {
         if words.is_empty() {
             return None;
@@ -370,7 +362,7 @@ mod tests {
         // Independent path: sum the f32 token vectors token by token, in text order.
         let c = CharikarSketcher::new();
         let words: Vec<String> = (0..300).map(|i| format!("w{}", (i * 7) % 41)).collect();
-        let mut scratch = CharikarScratch::default();
+        let mut scratch = Scratch::new();
         let sketch = c.sketch(&words, &mut scratch).unwrap();
         let mut v = [0f64; CHARIKAR_BITS];
         for w in &words {

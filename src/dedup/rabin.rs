@@ -184,6 +184,19 @@ impl Rabin {
         word ^ self.times_x64(fp)
     }
 
+    /// Appends the 4 big-endian bytes of `word`: `(fp · x^32 + word) mod P`.
+    #[inline]
+    pub fn extend_u32(&self, fp: u64, word: u32) -> u64 {
+        let t = &self.tables;
+        let high = fp >> 32;
+        (fp << 32)
+            ^ u64::from(word)
+            ^ t[0][(high & 0xff) as usize]
+            ^ t[1][((high >> 8) & 0xff) as usize]
+            ^ t[2][((high >> 16) & 0xff) as usize]
+            ^ t[3][((high >> 24) & 0xff) as usize]
+    }
+
     /// `fp · x^64 mod P`.
     #[inline]
     fn times_x64(&self, s: u64) -> u64 {
@@ -615,6 +628,12 @@ mod tests {
         fn extend_u64_is_eight_bytes(start in any::<u64>(), w in any::<u64>()) {
             let rabin = Rabin::standard();
             prop_assert_eq!(rabin.extend_u64(start, w), rabin.extend(start, &w.to_be_bytes()));
+        }
+
+        #[test]
+        fn extend_u32_is_four_bytes(start in any::<u64>(), w in any::<u32>()) {
+            let rabin = Rabin::standard();
+            prop_assert_eq!(rabin.extend_u32(start, w), rabin.extend(start, &w.to_be_bytes()));
         }
     }
 }
