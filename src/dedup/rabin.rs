@@ -363,8 +363,8 @@ fn is_irreducible_poly(f: u128) -> bool {
     let mut m = n;
     let mut q = 2;
     while m > 1 {
-        if m % q == 0 {
-            while m % q == 0 {
+        if m.is_multiple_of(q) {
+            while m.is_multiple_of(q) {
                 m /= q;
             }
             if poly_gcd(f, powers[(n / q) as usize] ^ x) != 1 {
@@ -458,9 +458,9 @@ mod tests {
             let mut result = 1;
             let mut p = 2;
             while d > 1 {
-                if d % p == 0 {
+                if d.is_multiple_of(p) {
                     d /= p;
-                    if d % p == 0 {
+                    if d.is_multiple_of(p) {
                         return 0;
                     }
                     result = -result;
@@ -470,7 +470,7 @@ mod tests {
             result
         }
         let sum: i64 = (1..=n)
-            .filter(|d| n % d == 0)
+            .filter(|d| n.is_multiple_of(*d))
             .map(|d| mobius(d) * (1i64 << (n / d)))
             .sum();
         (sum / i64::from(n)) as u64
