@@ -165,17 +165,20 @@ impl Rabin {
             return s;
         }
         let n = rest.len(); // 1..=7
-        let mut m = 0u64;
-        for &b in rest {
-            m = (m << 8) | u64::from(b);
-        }
-        // s · x^(8n) = (s << 8n) + (top 8n bits of s) · x^64.
+                            // The big-endian value of the 1–7 bytes, by overlapping reads (two for 4–7
+                            // bytes, three for 1–3) rather than a loop whose length mispredicts.
+        let m = if n >= 4 {
+            let be32 = |b: &[u8]| u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+            (be32(rest) << (8 * (n - 4))) | be32(&rest[n - 4..])
+        } else {
+            (u64::from(rest[0]) << (8 * (n - 1)))
+                | (u64::from(rest[n / 2]) << (8 * (n - 1 - n / 2)))
+                | u64::from(rest[n - 1])
+        };
+        // s · x^(8n) = (s << 8n) + (top 8n bits of s) · x^64; the top bits form a
+        // residue whose upper bytes are zero, so the eight-table product serves.
         let high = s >> (64 - 8 * n);
-        let mut acc = (s << (8 * n)) ^ m;
-        for j in 0..n {
-            acc ^= self.tables[j][((high >> (8 * j)) & 0xff) as usize];
-        }
-        acc
+        (s << (8 * n)) ^ m ^ self.times_x64(high)
     }
 
     /// Appends the 8 big-endian bytes of `word`: `(fp · x^64 + word) mod P`.
