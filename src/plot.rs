@@ -293,7 +293,11 @@ pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Seri
         let x = W - RIGHT - 300.0;
         let color = esc(&ser.color).replace('"', "");
         let mark = match ser.style {
-            SeriesStyle::Dots => format!(r#"<circle cx="{}" cy="{}" r="3" fill="{color}"/>"#, x + 10.0, y - 4.0),
+            SeriesStyle::Dots => format!(
+                r#"<circle cx="{}" cy="{}" r="3" fill="{color}"/>"#,
+                x + 10.0,
+                y - 4.0
+            ),
             SeriesStyle::Line => format!(
                 r#"<line x1="{x}" y1="{0}" x2="{1}" y2="{0}" stroke="{color}" stroke-width="2"/>"#,
                 y - 4.0,
@@ -342,7 +346,13 @@ mod tests {
                 label: "a & b".into(),
                 color: "#123456".into(),
                 style: SeriesStyle::Dots,
-                points: vec![(1.0, 0.5), (10.0, 0.01), (0.0, 1.0), (100.0, 0.0), (1000.0, 1e-4)],
+                points: vec![
+                    (1.0, 0.5),
+                    (10.0, 0.01),
+                    (0.0, 1.0),
+                    (100.0, 0.0),
+                    (1000.0, 1e-4),
+                ],
             },
             Series {
                 label: "fit".into(),

@@ -431,10 +431,8 @@ pub fn degree_distributions(job: &Job) -> Result<DegreeDistributions> {
         || DegreeHistogram::from_edge_file(&rev),
     );
     let (out_degree, in_degree) = (out_degree?, in_degree?);
-    let (out_fit, in_fit) = rayon::join(
-        || fit_power_law(&out_degree),
-        || fit_power_law(&in_degree),
-    );
+    let (out_fit, in_fit) =
+        rayon::join(|| fit_power_law(&out_degree), || fit_power_law(&in_degree));
     Ok(DegreeDistributions {
         out_degree,
         in_degree,
@@ -518,7 +516,12 @@ impl DegreeDistributions {
                 });
             }
         }
-        loglog_plot_svg(title, "degree k", "fraction of nodes with degree k", &series)
+        loglog_plot_svg(
+            title,
+            "degree k",
+            "fraction of nodes with degree k",
+            &series,
+        )
     }
 }
 
@@ -622,14 +625,18 @@ mod tests {
         assert!((fit.alpha - 2.1).abs() < 0.1, "{fit:?}");
         assert!((10..=20).contains(&fit.k_min), "{fit:?}");
         // The approximation CSN give, as a cross-check of the exact MLE.
-        let (n, s) = hist
-            .iter()
-            .filter(|&(k, _)| k >= fit.k_min)
-            .fold((0.0, 0.0), |(n, s), (k, c)| {
-                let c = c as f64;
-                (n + c, s + c * (k as f64 / (fit.k_min as f64 - 0.5)).ln())
-            });
-        assert!((1.0 + n / s - fit.alpha).abs() < 0.02, "{} vs {fit:?}", 1.0 + n / s);
+        let (n, s) =
+            hist.iter()
+                .filter(|&(k, _)| k >= fit.k_min)
+                .fold((0.0, 0.0), |(n, s), (k, c)| {
+                    let c = c as f64;
+                    (n + c, s + c * (k as f64 / (fit.k_min as f64 - 0.5)).ln())
+                });
+        assert!(
+            (1.0 + n / s - fit.alpha).abs() < 0.02,
+            "{} vs {fit:?}",
+            1.0 + n / s
+        );
     }
 
     #[test]

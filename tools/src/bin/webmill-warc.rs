@@ -145,7 +145,13 @@ struct Sha1 {
 impl Sha1 {
     fn new() -> Sha1 {
         Sha1 {
-            h: [0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476, 0xc3d2_e1f0],
+            h: [
+                0x6745_2301,
+                0xefcd_ab89,
+                0x98ba_dcfe,
+                0x1032_5476,
+                0xc3d2_e1f0,
+            ],
             block: [0; 64],
             filled: 0,
             total: 0,
@@ -593,7 +599,11 @@ fn write_warc(args: &Args, gzip: GzipMode, tmp: &Path) -> anyhow::Result<Summary
         // The newest file's date: deterministic, and no later than any crawl.
         let newest = files
             .iter()
-            .filter_map(|f| std::fs::metadata(dir.join(f)).and_then(|m| m.modified()).ok())
+            .filter_map(|f| {
+                std::fs::metadata(dir.join(f))
+                    .and_then(|m| m.modified())
+                    .ok()
+            })
             .max()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_secs() as i64);
@@ -748,10 +758,7 @@ mod tests {
         for piece in a.chunks(997) {
             s.update(piece);
         }
-        assert_eq!(
-            hex(&s.finish()),
-            "34aa973cd4c4daa4f61eeb2bdbad27316534016f"
-        );
+        assert_eq!(hex(&s.finish()), "34aa973cd4c4daa4f61eeb2bdbad27316534016f");
     }
 
     #[test]

@@ -41,10 +41,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         let dist = webmill::stats::degree_distributions(&job)?;
         stats.extend(dist.figures());
         if let Some(path) = &args.plot {
-            let name = args
-                .job
-                .file_name()
-                .map_or_else(|| args.job.display().to_string(), |n| n.to_string_lossy().into());
+            let name = args.job.file_name().map_or_else(
+                || args.job.display().to_string(),
+                |n| n.to_string_lossy().into(),
+            );
             let svg = dist.plot_svg(&format!("Degree distributions of {name}"));
             std::fs::write(path, svg)
                 .with_context(|| format!("cannot write the plot to {}", path.display()))?;
