@@ -1,5 +1,7 @@
-//! Small SVG plots (no dependencies): line and scatter plots with optional
-//! logarithmic axes, for convergence curves and degree distributions.
+//! Small SVG plots (no dependencies): line plots with an optional logarithmic
+//! y axis ([`line_plot_svg`], for convergence curves) and log-log plots of
+//! several series of dots and lines with a legend ([`loglog_plot_svg`], for
+//! degree distributions and their fitted power laws).
 
 use std::fmt::Write;
 
@@ -137,6 +139,187 @@ pub fn line_plot_svg(
     s
 }
 
+/// How a [`Series`] is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SeriesStyle {
+    /// A dot per point.
+    Dots,
+    /// A solid line through the points.
+    Line,
+    /// A dashed line through the points.
+    Dashed,
+}
+
+/// One series of a [`loglog_plot_svg`].
+#[derive(Clone, Debug)]
+pub struct Series {
+    /// The legend text.
+    pub label: String,
+    /// An SVG colour (`#1f77b4`, `red`).
+    pub color: String,
+    /// How it is drawn.
+    pub style: SeriesStyle,
+    /// The (x, y) points; those with x ≤ 0 or y ≤ 0 are left out.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A log-log plot of `series` (both axes log₁₀, ticks at the decades), with a
+/// legend in the upper right corner. Points that cannot go on a log axis
+/// (zero, negative, not finite) are left out.
+pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+    let usable = |p: &&(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite();
+    let logs: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .filter(usable)
+                .map(|&(x, y)| (x.log10(), y.log10()))
+                .collect()
+        })
+        .collect();
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+    for &(x, y) in logs.iter().flatten() {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y0 = y0.min(y);
+        y1 = y1.max(y);
+    }
+    if x0 > x1 {
+        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+    }
+    let (x0, mut x1, y0, mut y1) = (x0.floor(), x1.ceil(), y0.floor(), y1.ceil());
+    if x1 <= x0 {
+        x1 = x0 + 1.0;
+    }
+    if y1 <= y0 {
+        y1 = y0 + 1.0;
+    }
+    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
+    let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
+        W / 2.0,
+        esc(title)
+    );
+    // Grid and labels at the decades (every other one when there are many).
+    let decades = |lo: f64, hi: f64| {
+        let step = ((hi - lo) / 8.0).ceil().max(1.0);
+        (0..)
+            .map(move |k| lo + k as f64 * step)
+            .take_while(move |&v| v <= hi + 1e-9)
+    };
+    for v in decades(y0, y1) {
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{0:.1}" x2="{1}" y2="{0:.1}" stroke="#ddd"/><text x="{2}" y="{3:.1}" text-anchor="end">1e{4}</text>"##,
+            py(v),
+            W - RIGHT,
+            LEFT - 6.0,
+            py(v) + 4.0,
+            v as i64
+        );
+    }
+    for v in decades(x0, x1) {
+        let _ = writeln!(
+            s,
+            r##"<line x1="{0:.1}" y1="{TOP}" x2="{0:.1}" y2="{1}" stroke="#ddd"/><text x="{0:.1}" y="{2}" text-anchor="middle">1e{3}</text>"##,
+            px(v),
+            H - BOTTOM,
+            H - BOTTOM + 18.0,
+            v as i64
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<line x1="{LEFT}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{0}" stroke="black"/>"#,
+        H - BOTTOM,
+        W - RIGHT
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{} (log scale)</text>"#,
+        (LEFT + W - RIGHT) / 2.0,
+        H - 10.0,
+        esc(x_label)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="16" y="{0}" text-anchor="middle" transform="rotate(-90 16 {0})">{1} (log scale)</text>"#,
+        (TOP + H - BOTTOM) / 2.0,
+        esc(y_label)
+    );
+    for (ser, pts) in series.iter().zip(&logs) {
+        if pts.is_empty() {
+            continue;
+        }
+        let color = esc(&ser.color).replace('"', "");
+        match ser.style {
+            SeriesStyle::Dots => {
+                let _ = writeln!(s, r#"<g fill="{color}" fill-opacity="0.6">"#);
+                for &(x, y) in pts {
+                    let _ = writeln!(s, r#"<circle cx="{:.1}" cy="{:.1}" r="2"/>"#, px(x), py(y));
+                }
+                s.push_str("</g>\n");
+            }
+            SeriesStyle::Line | SeriesStyle::Dashed => {
+                let path: Vec<String> = pts
+                    .iter()
+                    .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+                    .collect();
+                let dash = if ser.style == SeriesStyle::Dashed {
+                    r#" stroke-dasharray="6 4""#
+                } else {
+                    ""
+                };
+                let _ = writeln!(
+                    s,
+                    r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
+                    path.join(" ")
+                );
+            }
+        }
+    }
+    // Legend.
+    for (i, ser) in series.iter().enumerate() {
+        let y = TOP + 14.0 + 16.0 * i as f64;
+        let x = W - RIGHT - 300.0;
+        let color = esc(&ser.color).replace('"', "");
+        let mark = match ser.style {
+            SeriesStyle::Dots => format!(
+                r#"<circle cx="{}" cy="{}" r="3" fill="{color}"/>"#,
+                x + 10.0,
+                y - 4.0
+            ),
+            SeriesStyle::Line => format!(
+                r#"<line x1="{x}" y1="{0}" x2="{1}" y2="{0}" stroke="{color}" stroke-width="2"/>"#,
+                y - 4.0,
+                x + 20.0
+            ),
+            SeriesStyle::Dashed => format!(
+                r#"<line x1="{x}" y1="{0}" x2="{1}" y2="{0}" stroke="{color}" stroke-width="2" stroke-dasharray="6 4"/>"#,
+                y - 4.0,
+                x + 20.0
+            ),
+        };
+        let _ = writeln!(
+            s,
+            r#"{mark}<text x="{}" y="{y}">{}</text>"#,
+            x + 26.0,
+            esc(&ser.label)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -153,5 +336,41 @@ mod tests {
         assert!(svg.contains("polyline"));
         let empty = super::line_plot_svg("e", "x", "y", &[], false);
         assert!(empty.contains("</svg>"));
+    }
+
+    #[test]
+    fn loglog_places_decades_and_skips_unplottable_points() {
+        use super::{loglog_plot_svg, Series, SeriesStyle};
+        let series = [
+            Series {
+                label: "a & b".into(),
+                color: "#123456".into(),
+                style: SeriesStyle::Dots,
+                points: vec![
+                    (1.0, 0.5),
+                    (10.0, 0.01),
+                    (0.0, 1.0),
+                    (100.0, 0.0),
+                    (1000.0, 1e-4),
+                ],
+            },
+            Series {
+                label: "fit".into(),
+                color: "red".into(),
+                style: SeriesStyle::Dashed,
+                points: vec![(1.0, 0.5), (1000.0, 5e-7)],
+            },
+        ];
+        let svg = loglog_plot_svg("t", "k", "p", &series);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+        // Three usable dots of four, a dashed line, legend text escaped.
+        assert_eq!(svg.matches("<circle").count(), 3 + 1);
+        assert!(svg.contains("stroke-dasharray"));
+        assert!(svg.contains("a &amp; b"));
+        // x from 1e0 to 1e3, y from 1e-7 to 1e0.
+        assert!(svg.contains(">1e0<") && svg.contains(">1e3<"));
+        assert!(svg.contains(">1e-7<"));
+        let empty = loglog_plot_svg("e", "x", "y", &[]);
+        assert!(empty.ends_with("</svg>\n"));
     }
 }

@@ -4,15 +4,16 @@
 //! `m = 84`, `m' = 6`.
 //!
 //! 1. Every `k`-word shingle gets its 64-bit Rabin fingerprint ([`Shingler`]).
-//! 2. `m = 84` fingerprint functions `f_i` — bijective min-wise hash functions of the
-//!    shingle fingerprint, drawn once from a fixed seed and the same for every page
-//!    (see `minwise` for the family and why it preserves the min-wise property) —
+//! 2. `m = 84` fingerprint functions `f_i` — bijective min-wise hash functions of a
+//!    32-bit key mixed from the shingle fingerprint, drawn once from a fixed seed and
+//!    the same for every page (see `minwise` for the family, why it preserves the
+//!    min-wise property and why 32-bit min-values suffice) —
 //!    give 84 **min-values** `min_s f_i(s)`. Repeated shingles count once, as in
 //!    Broder's set resemblance. For two pages, each min-value agrees with
 //!    probability equal to the Jaccard coefficient `J` of their shingle sets.
 //! 3. The **supershingle** `j` (0 ≤ j < 6) is the Rabin fingerprint of `1 ‖ j ‖
-//!    min_{14j} ‖ … ‖ min_{14j+13}` (one byte for `j`, 8 big-endian bytes per
-//!    min-value): "yet another fingerprinting function", one per position, so
+//!    min_{14j} ‖ … ‖ min_{14j+13}` (one byte for `j`, 4 big-endian bytes per
+//!    32-bit min-value): "yet another fingerprinting function", one per position, so
 //!    supershingles of different positions never meet. It agrees with probability
 //!    `J^14`.
 //! 4. The 15 **megashingles** are the Rabin fingerprints of `1 ‖ s_a ‖ s_b` for the
@@ -28,7 +29,7 @@ use std::num::NonZeroUsize;
 
 use super::minwise::MinwiseFamily;
 use super::rabin::Rabin;
-use super::shingle::{word_fingerprints, Shingler};
+use super::shingle::{word_fingerprints, Scratch, Shingler};
 use crate::error::Result;
 
 /// Henzinger's shingle length for Alg. B, in words.
@@ -66,8 +67,8 @@ pub fn megashingle_pair(index: usize) -> Option<(usize, usize)> {
 /// Alg. B's sketch of one page, with its intermediate values for evaluation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BroderSketch {
-    /// The 84 min-values.
-    pub min_values: [u64; MIN_VALUES],
+    /// The 84 min-values (32-bit: see `minwise` for why that suffices).
+    pub min_values: [u32; MIN_VALUES],
     /// The 6 supershingles.
     pub supershingles: [u64; SUPERSHINGLES],
     /// The 15 megashingles: the sketch proper, what the dedup stage sorts.
@@ -142,21 +143,28 @@ impl BroderSketcher {
         self.shingler.k()
     }
 
-    /// The sketch of a page given as words (`None` for an empty page). `scratch`
-    /// receives the word fingerprints; reuse it across pages to avoid allocating.
-    pub fn sketch<I>(&self, words: I, scratch: &mut Vec<u64>) -> Option<BroderSketch>
+    /// The sketch of a page given as words (`None` for an empty page). Reuse
+    /// `scratch` across pages to avoid allocating.
+    pub fn sketch<I>(&self, words: I, scratch: &mut Scratch) -> Option<BroderSketch>
     where
         I: IntoIterator,
         I::Item: AsRef<str>,
     {
-        word_fingerprints(words, scratch);
-        self.sketch_fingerprints(scratch)
+        let mut fps = std::mem::take(&mut scratch.words);
+        word_fingerprints(words, &mut fps);
+        let sketch = self.sketch_fingerprints(&fps, scratch);
+        scratch.words = fps;
+        sketch
     }
 
     /// The sketch of a page given as its word fingerprints
     /// ([`word_fingerprints`]); `None` if it is empty.
-    pub fn sketch_fingerprints(&self, words: &[u64]) -> Option<BroderSketch> {
-        let min_values = self.min_values(words)?;
+    pub fn sketch_fingerprints(
+        &self,
+        words: &[u64],
+        scratch: &mut Scratch,
+    ) -> Option<BroderSketch> {
+        let min_values = self.min_values(words, scratch)?;
         let rabin = Rabin::standard();
         let mut supershingles = [0u64; SUPERSHINGLES];
         for (j, (s, run)) in supershingles
@@ -165,7 +173,7 @@ impl BroderSketcher {
             .enumerate()
         {
             let fp = rabin.extend(1, &[j as u8]);
-            *s = run.iter().fold(fp, |fp, &v| rabin.extend_u64(fp, v));
+            *s = run.iter().fold(fp, |fp, &v| rabin.extend_u32(fp, v));
         }
         let mut megashingles = [0u64; MEGASHINGLES];
         let mut i = 0;
@@ -184,13 +192,11 @@ impl BroderSketcher {
     }
 
     /// The 84 min-values of a page given as word fingerprints; `None` if empty.
-    pub fn min_values(&self, words: &[u64]) -> Option<[u64; MIN_VALUES]> {
+    pub fn min_values(&self, words: &[u64], scratch: &mut Scratch) -> Option<[u32; MIN_VALUES]> {
         if words.is_empty() {
             return None;
         }
-        let mut mins = [u64::MAX; MIN_VALUES];
-        self.shingler
-            .for_each(words, |s| self.family.update(&mut mins, s));
-        Some(mins)
+        self.shingler.keys_into(words, &mut scratch.keys);
+        Some(self.family.min_values(&scratch.keys))
     }
 }

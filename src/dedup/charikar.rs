@@ -13,10 +13,14 @@
 //!
 //! # Token vectors
 //!
-//! Token `w` (word fingerprint `f(w)`, see [`shingle`](super::shingle)) gets 48
-//! splitmix64 outputs from the state `mix64(f(w) ⊕ seed)`; their 384 bytes `β_i`
-//! (little-endian within each output) give the entries `(2β_i − 255) / 255`: odd
-//! multiples of 1/255, uniform over 256 levels of `[−1, 1]`, never zero. The page
+//! Token `w` (word fingerprint `f(w)`, see [`shingle`](super::shingle)) has the
+//! 32-bit key `κ = high half of mix64(f(w) ⊕ seed)`; the 96 words `mix32(κ + i ·
+//! 0x9e3779b9)`, `mix32` Wellons' lowbias32 hash, give 384 bytes `β_i`
+//! (little-endian within each word), and the entries are `(2β_i − 255) / 255`: odd
+//! multiples of 1/255, uniform over 256 levels of `[−1, 1]`, never zero. (Two
+//! tokens with the same key — probability 2^-32 per pair — would act as one token;
+//! a 32-bit counter-based generator is what lets the vector be made 8 words at a
+//! time.) The page
 //! vector is accumulated in integers (`Σ tf · (2β − 255)`), so it is exact and
 //! independent of summation order — a sketch is bit-for-bit reproducible on any
 //! machine. Within a page each distinct token's vector is made once (word
@@ -33,8 +37,8 @@
 //! and comparing whole sketches of pages that share one finds every C-similar
 //! pair.
 
-use super::minwise::{mix64, splitmix64};
-use super::shingle::word_fingerprints;
+use super::minwise::mix64;
+use super::shingle::{word_fingerprints, Scratch};
 
 /// Sketch length `b` in bits.
 pub const CHARIKAR_BITS: usize = 384;
@@ -46,6 +50,29 @@ pub const CHARIKAR_THRESHOLD: u32 = 372;
 pub const SUBSKETCHES: usize = CHARIKAR_BITS - CHARIKAR_THRESHOLD as usize + 1;
 /// The seed of the token vectors ("fixed for the token throughout the algorithm").
 pub const CHARIKAR_SEED: u64 = 0x4368_6172_696b_6172; // "Charikar"
+
+/// lowbias32 (C. Wellons' 32-bit integer hash): a bijection with good avalanche.
+#[inline(always)]
+fn mix32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
+}
+
+/// The 384 bytes behind a token's vector: `mix32(key + i · 0x9e3779b9)` for
+/// `i = 0..96`, each little-endian (a counter-based generator, so the 96 words are
+/// computed independently — 8 at a time with AVX2).
+#[inline(always)]
+fn token_bytes(key: u32) -> [u8; CHARIKAR_BITS] {
+    let mut out = [0u8; CHARIKAR_BITS];
+    for (i, chunk) in out.chunks_exact_mut(4).enumerate() {
+        let w = mix32(key.wrapping_add((i as u32).wrapping_mul(0x9e37_79b9)));
+        chunk.copy_from_slice(&w.to_le_bytes());
+    }
+    out
+}
 
 /// Pages up to this many words accumulate in `i32` without overflow.
 const I32_SAFE_WORDS: usize = 8_000_000;
@@ -136,14 +163,6 @@ pub fn subsketches(sketch: &CharikarSketch) -> [Subsketch; SUBSKETCHES] {
     out
 }
 
-/// Reusable buffers for [`CharikarSketcher`]: the page's word fingerprints and
-/// their sorted copy.
-#[derive(Debug, Default, Clone)]
-pub struct CharikarScratch {
-    words: Vec<u64>,
-    sorted: Vec<u64>,
-}
-
 /// Computes Alg. C sketches. Immutable (the token vectors are a pure function of the
 /// seed and the token), so one instance serves every thread.
 #[derive(Debug, Clone)]
@@ -205,30 +224,23 @@ impl CharikarSketcher {
         CharikarSketcher { seed }
     }
 
-    /// The 48 random words whose bytes are a token's vector entries.
+    /// The 32-bit key of a token: the high half of `mix64(f(w) ⊕ seed)`.
     #[inline]
-    fn token_words(&self, word_fp: u64) -> [u64; CHARIKAR_BITS / 8] {
-        let mut state = mix64(word_fp ^ self.seed);
-        let mut out = [0u64; CHARIKAR_BITS / 8];
-        for w in out.iter_mut() {
-            *w = splitmix64(&mut state);
-        }
-        out
+    fn token_key(&self, word_fp: u64) -> u32 {
+        (mix64(word_fp ^ self.seed) >> 32) as u32
     }
 
     /// The vector of a token, given its word fingerprint: 384 entries in `[−1, 1]`.
     pub fn token_vector(&self, word_fp: u64) -> [f32; CHARIKAR_BITS] {
         let mut v = [0f32; CHARIKAR_BITS];
-        for (chunk, w) in v.chunks_exact_mut(8).zip(self.token_words(word_fp)) {
-            for (e, b) in chunk.iter_mut().zip(w.to_le_bytes()) {
-                *e = (2 * i32::from(b) - 255) as f32 / 255.0;
-            }
+        for (e, b) in v.iter_mut().zip(token_bytes(self.token_key(word_fp))) {
+            *e = (2 * i32::from(b) - 255) as f32 / 255.0;
         }
         v
     }
 
     /// The sketch of a page given as words; `None` for an empty page.
-    pub fn sketch<I>(&self, words: I, scratch: &mut CharikarScratch) -> Option<CharikarSketch>
+    pub fn sketch<I>(&self, words: I, scratch: &mut Scratch) -> Option<CharikarSketch>
     where
         I: IntoIterator,
         I::Item: AsRef<str>,
@@ -244,7 +256,7 @@ impl CharikarSketcher {
     pub fn sketch_fingerprints(
         &self,
         words: &[u64],
-        scratch: &mut CharikarScratch,
+        scratch: &mut Scratch,
     ) -> Option<CharikarSketch> {
         if words.is_empty() {
             return None;
@@ -253,12 +265,36 @@ impl CharikarSketcher {
         scratch.sorted.extend_from_slice(words);
         scratch.sorted.sort_unstable();
         Some(if words.len() <= I32_SAFE_WORDS {
-            self.accumulate::<i32>(&scratch.sorted)
+            self.accumulate_i32(&scratch.sorted)
         } else {
             self.accumulate::<i64>(&scratch.sorted)
         })
     }
 
+    /// [`accumulate`](Self::accumulate) in `i32`, compiled for AVX2 where the CPU
+    /// has it (the baseline x86-64 target has no 32-bit vector multiply); both
+    /// paths compute the same integers.
+    fn accumulate_i32(&self, sorted: &[u64]) -> CharikarSketch {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: calling a `#[target_feature(enable = "avx2")]` function
+                // requires a CPU with AVX2, which was checked just above.
+                return unsafe { self.accumulate_i32_avx2(sorted) };
+            }
+        }
+        self.accumulate::<i32>(sorted)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn accumulate_i32_avx2(&self, sorted: &[u64]) -> CharikarSketch {
+        self.accumulate::<i32>(sorted)
+    }
+
+    /// The sketch from the page's sorted word fingerprints: each distinct token's
+    /// vector made once and added times its frequency.
+    #[inline(always)]
     fn accumulate<T: Acc>(&self, sorted: &[u64]) -> CharikarSketch {
         let mut acc = [T::default(); CHARIKAR_BITS];
         let mut i = 0;
@@ -266,9 +302,14 @@ impl CharikarSketcher {
             let token = sorted[i];
             let run = sorted[i..].iter().take_while(|&&w| w == token).count();
             i += run;
-            let tf = T::from_count(run);
-            for (chunk, w) in acc.chunks_exact_mut(8).zip(self.token_words(token)) {
-                for (a, b) in chunk.iter_mut().zip(w.to_le_bytes()) {
+            let bytes = token_bytes(self.token_key(token));
+            if run == 1 {
+                for (a, &b) in acc.iter_mut().zip(&bytes) {
+                    *a += T::from_i32(2 * i32::from(b) - 255);
+                }
+            } else {
+                let tf = T::from_count(run);
+                for (a, &b) in acc.iter_mut().zip(&bytes) {
                     *a += tf.mul(T::from_i32(2 * i32::from(b) - 255));
                 }
             }
@@ -367,16 +408,17 @@ mod tests {
 
     #[test]
     fn sketch_is_the_sign_of_the_float_page_vector() {
-        // Independent path: sum the f32 token vectors token by token, in text order.
+        // Independent path: sum the token vectors token by token, in text order (in
+        // units of 1/255, exact in f64, so that a sum of exactly 0 gives bit 0).
         let c = CharikarSketcher::new();
         let words: Vec<String> = (0..300).map(|i| format!("w{}", (i * 7) % 41)).collect();
-        let mut scratch = CharikarScratch::default();
+        let mut scratch = Scratch::new();
         let sketch = c.sketch(&words, &mut scratch).unwrap();
         let mut v = [0f64; CHARIKAR_BITS];
         for w in &words {
             let tv = c.token_vector(super::super::shingle::word_fingerprint(w));
             for (a, e) in v.iter_mut().zip(tv) {
-                *a += f64::from(e);
+                *a += (f64::from(e) * 255.0).round();
             }
         }
         for (i, a) in v.iter().enumerate() {
@@ -395,5 +437,6 @@ mod tests {
         let mut sorted: Vec<u64> = (0..500u64).map(|i| i % 97).collect();
         sorted.sort_unstable();
         assert_eq!(c.accumulate::<i32>(&sorted), c.accumulate::<i64>(&sorted));
+        assert_eq!(c.accumulate_i32(&sorted), c.accumulate::<i64>(&sorted));
     }
 }

@@ -2,7 +2,9 @@
 //!
 //! The sketch of a page is `ψ = (min_s π_1(s), …, min_s π_200(s))` over the
 //! fingerprints `s` of its `k`-word shingles (`k = 4` by default), the `π_i`
-//! bijective min-wise hash functions drawn from a seed (see `minwise`). For two
+//! bijective min-wise hash functions drawn from a seed, with 32-bit values (see
+//! `minwise` for the functions and for why 32 bits suffice: a false equal entry has
+//! probability about 10^-7). For two
 //! pages each entry is equal with probability `J`, the Jaccard coefficient of their
 //! shingle sets, so the fraction of equal entries estimates `J`
 //! ([`MinHashSketch::estimate`]); a pair is similar when that fraction reaches the
@@ -12,7 +14,8 @@
 //!
 //! Comparing all pairs is quadratic, so the dedup stage sorts **band keys**: the 200
 //! entries are cut into `b` bands of `r` consecutive entries, and band `i`'s key is
-//! the Rabin fingerprint of `1 ‖ i ‖ entries` ([`MinHasher::bands`]). Two pages are
+//! the Rabin fingerprint of `1 ‖ i ‖ entries` (one byte, then 4 big-endian bytes per
+//! entry; [`MinHasher::bands`]). Two pages are
 //! candidates when a band key is equal, which happens with probability
 //!
 //! ```text
@@ -37,7 +40,7 @@ use std::num::NonZeroUsize;
 
 use super::minwise::MinwiseFamily;
 use super::rabin::Rabin;
-use super::shingle::{word_fingerprints, Shingler};
+use super::shingle::{word_fingerprints, Scratch, Shingler};
 use super::theory::banding_probability;
 use crate::error::{Error, Result};
 
@@ -59,9 +62,10 @@ const DEFAULT_K: NonZeroUsize = match NonZeroUsize::new(MINHASH_SHINGLE_LEN) {
     None => panic!("MINHASH_SHINGLE_LEN is not zero"),
 };
 
-/// A min-hash sketch: the 200 min-values.
+/// A min-hash sketch: the 200 min-values (32-bit: see `minwise` for why that
+/// suffices).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MinHashSketch(pub [u64; MINHASH_LEN]);
+pub struct MinHashSketch(pub [u32; MINHASH_LEN]);
 
 impl MinHashSketch {
     /// The number of equal entries (same position).
@@ -147,26 +151,31 @@ impl MinHasher {
         (self.bands, self.rows)
     }
 
-    /// The sketch of a page given as words (`None` if empty); `scratch` receives the
-    /// word fingerprints and can be reused across pages.
-    pub fn sketch<I>(&self, words: I, scratch: &mut Vec<u64>) -> Option<MinHashSketch>
+    /// The sketch of a page given as words (`None` if empty). Reuse `scratch`
+    /// across pages to avoid allocating.
+    pub fn sketch<I>(&self, words: I, scratch: &mut Scratch) -> Option<MinHashSketch>
     where
         I: IntoIterator,
         I::Item: AsRef<str>,
     {
-        word_fingerprints(words, scratch);
-        self.sketch_fingerprints(scratch)
+        let mut fps = std::mem::take(&mut scratch.words);
+        word_fingerprints(words, &mut fps);
+        let sketch = self.sketch_fingerprints(&fps, scratch);
+        scratch.words = fps;
+        sketch
     }
 
     /// The sketch of a page given as word fingerprints; `None` if empty.
-    pub fn sketch_fingerprints(&self, words: &[u64]) -> Option<MinHashSketch> {
+    pub fn sketch_fingerprints(
+        &self,
+        words: &[u64],
+        scratch: &mut Scratch,
+    ) -> Option<MinHashSketch> {
         if words.is_empty() {
             return None;
         }
-        let mut mins = [u64::MAX; MINHASH_LEN];
-        self.shingler
-            .for_each(words, |s| self.family.update(&mut mins, s));
-        Some(MinHashSketch(mins))
+        self.shingler.keys_into(words, &mut scratch.keys);
+        Some(MinHashSketch(self.family.min_values(&scratch.keys)))
     }
 
     /// The band keys of a sketch: `(band index, key)` for each of the `b` bands.
@@ -181,7 +190,7 @@ impl MinHasher {
                 let fp = rabin.extend(1, &[i as u8]);
                 (
                     i as u8,
-                    rows.iter().fold(fp, |fp, &v| rabin.extend_u64(fp, v)),
+                    rows.iter().fold(fp, |fp, &v| rabin.extend_u32(fp, v)),
                 )
             })
     }

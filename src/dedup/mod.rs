@@ -10,7 +10,7 @@
 //! | exact | IIR 19.6 | [`exact_fingerprint`] (64-bit Rabin) | 1 | equal |
 //! | Alg. B | Broder; Henzinger | [`BroderSketch`]: 84 min-values → 6 supershingles → 15 megashingles | 15 megashingles | ≥ 2 equal supershingles |
 //! | Alg. C | Charikar; Henzinger | [`CharikarSketch`]: 384 sign bits | 13 [`Subsketch`]es | ≥ 372 agreeing bits |
-//! | min-hash | IIR 19.6; CS124 | [`MinHashSketch`]: 200 min-values of 4-shingles | 20 band keys | ≥ 80% equal entries |
+//! | min-hash | IIR 19.6; CS124 | [`MinHashSketch`]: 200 32-bit min-values of 4-shingles | 20 band keys | ≥ 80% equal entries |
 //!
 //! * [`rabin`]: Rabin fingerprints modulo a fixed irreducible polynomial of degree
 //!   64, table-driven, with the irreducibility test that vouches for it.
@@ -18,9 +18,9 @@
 //!   ([`shingle_set`], [`jaccard`], [`cosine`]).
 //! * [`broder`], [`charikar`], [`minhash`]: the sketchers. Each is an immutable
 //!   struct holding its tables (`Sync`: one instance serves all threads) with a
-//!   `sketch(words, scratch)` entry point and a `sketch_fingerprints` one for
+//!   `sketch(words, &mut Scratch)` entry point and a `sketch_fingerprints` one for
 //!   callers that compute the word fingerprints once for several sketches
-//!   ([`word_fingerprints`]). An empty page has no sketch (`None`); its exact
+//!   ([`word_fingerprints`]); a [`Scratch`] per thread holds the buffers. An empty page has no sketch (`None`); its exact
 //!   fingerprint still groups it with the other empty pages.
 //! * [`theory`]: the detection probability of each algorithm as a function of the
 //!   true similarity, for evaluation.
@@ -41,12 +41,12 @@ pub mod theory;
 mod tests;
 
 pub use broder::{BroderSketch, BroderSketcher};
-pub use charikar::{
-    agreeing_bits, subsketches, CharikarScratch, CharikarSketch, CharikarSketcher, Subsketch,
-};
+pub use charikar::{agreeing_bits, subsketches, CharikarSketch, CharikarSketcher, Subsketch};
 pub use minhash::{estimate, MinHashSketch, MinHasher};
 pub use rabin::Rabin;
-pub use shingle::{cosine, exact_fingerprint, jaccard, shingle_set, word_fingerprints, Shingler};
+pub use shingle::{
+    cosine, exact_fingerprint, jaccard, shingle_set, word_fingerprints, Scratch, Shingler,
+};
 pub use theory::{
     banding_probability, broder_probability, charikar_probability, minhash_probability,
 };

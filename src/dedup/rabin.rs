@@ -165,23 +165,39 @@ impl Rabin {
             return s;
         }
         let n = rest.len(); // 1..=7
-        let mut m = 0u64;
-        for &b in rest {
-            m = (m << 8) | u64::from(b);
-        }
-        // s · x^(8n) = (s << 8n) + (top 8n bits of s) · x^64.
+                            // The big-endian value of the 1–7 bytes, by overlapping reads (two for 4–7
+                            // bytes, three for 1–3) rather than a loop whose length mispredicts.
+        let m = if n >= 4 {
+            let be32 = |b: &[u8]| u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+            (be32(rest) << (8 * (n - 4))) | be32(&rest[n - 4..])
+        } else {
+            (u64::from(rest[0]) << (8 * (n - 1)))
+                | (u64::from(rest[n / 2]) << (8 * (n - 1 - n / 2)))
+                | u64::from(rest[n - 1])
+        };
+        // s · x^(8n) = (s << 8n) + (top 8n bits of s) · x^64; the top bits form a
+        // residue whose upper bytes are zero, so the eight-table product serves.
         let high = s >> (64 - 8 * n);
-        let mut acc = (s << (8 * n)) ^ m;
-        for j in 0..n {
-            acc ^= self.tables[j][((high >> (8 * j)) & 0xff) as usize];
-        }
-        acc
+        (s << (8 * n)) ^ m ^ self.times_x64(high)
     }
 
     /// Appends the 8 big-endian bytes of `word`: `(fp · x^64 + word) mod P`.
     #[inline]
     pub fn extend_u64(&self, fp: u64, word: u64) -> u64 {
         word ^ self.times_x64(fp)
+    }
+
+    /// Appends the 4 big-endian bytes of `word`: `(fp · x^32 + word) mod P`.
+    #[inline]
+    pub fn extend_u32(&self, fp: u64, word: u32) -> u64 {
+        let t = &self.tables;
+        let high = fp >> 32;
+        (fp << 32)
+            ^ u64::from(word)
+            ^ t[0][(high & 0xff) as usize]
+            ^ t[1][((high >> 8) & 0xff) as usize]
+            ^ t[2][((high >> 16) & 0xff) as usize]
+            ^ t[3][((high >> 24) & 0xff) as usize]
     }
 
     /// `fp · x^64 mod P`.
@@ -350,8 +366,8 @@ fn is_irreducible_poly(f: u128) -> bool {
     let mut m = n;
     let mut q = 2;
     while m > 1 {
-        if m % q == 0 {
-            while m % q == 0 {
+        if m.is_multiple_of(q) {
+            while m.is_multiple_of(q) {
                 m /= q;
             }
             if poly_gcd(f, powers[(n / q) as usize] ^ x) != 1 {
@@ -445,9 +461,9 @@ mod tests {
             let mut result = 1;
             let mut p = 2;
             while d > 1 {
-                if d % p == 0 {
+                if d.is_multiple_of(p) {
                     d /= p;
-                    if d % p == 0 {
+                    if d.is_multiple_of(p) {
                         return 0;
                     }
                     result = -result;
@@ -457,7 +473,7 @@ mod tests {
             result
         }
         let sum: i64 = (1..=n)
-            .filter(|d| n % d == 0)
+            .filter(|d| n.is_multiple_of(*d))
             .map(|d| mobius(d) * (1i64 << (n / d)))
             .sum();
         (sum / i64::from(n)) as u64
@@ -615,6 +631,12 @@ mod tests {
         fn extend_u64_is_eight_bytes(start in any::<u64>(), w in any::<u64>()) {
             let rabin = Rabin::standard();
             prop_assert_eq!(rabin.extend_u64(start, w), rabin.extend(start, &w.to_be_bytes()));
+        }
+
+        #[test]
+        fn extend_u32_is_four_bytes(start in any::<u64>(), w in any::<u32>()) {
+            let rabin = Rabin::standard();
+            prop_assert_eq!(rabin.extend_u32(start, w), rabin.extend(start, &w.to_be_bytes()));
         }
     }
 }

@@ -27,8 +27,26 @@
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
 
+use super::minwise::shingle_key;
 use super::rabin::{Rabin, ShiftTable};
 use crate::error::{Error, Result};
+
+/// Reusable buffers for the sketchers (word fingerprints, shingle keys, a sorted
+/// copy): one per thread, passed to every `sketch` call, so that sketching a page
+/// allocates nothing once the buffers have grown.
+#[derive(Debug, Default, Clone)]
+pub struct Scratch {
+    pub(crate) words: Vec<u64>,
+    pub(crate) keys: Vec<u32>,
+    pub(crate) sorted: Vec<u64>,
+}
+
+impl Scratch {
+    /// Empty buffers.
+    pub fn new() -> Scratch {
+        Scratch::default()
+    }
+}
 
 /// The fingerprint of one word: the Rabin fingerprint of `1 ‖ word`.
 #[inline]
@@ -115,6 +133,14 @@ impl Shingler {
             s = rabin.extend_u64(s, new) ^ self.drop.shift(old);
             f(s);
         }
+    }
+
+    /// Replaces the contents of `out` with the 32-bit min-wise keys of the page's
+    /// shingles (see `minwise`), in order.
+    pub(crate) fn keys_into(&self, words: &[u64], out: &mut Vec<u32>) {
+        out.clear();
+        out.reserve((words.len() + 1).saturating_sub(self.k).max(1));
+        self.for_each(words, |s| out.push(shingle_key(s)));
     }
 
     /// The shingle fingerprints of a page, in order, appended to `out`.

@@ -3,10 +3,10 @@
 //! (the same LLVM manual page in versions 15 and 16).
 
 use super::broder::{BroderSketcher, MEGASHINGLES, SUPERSHINGLE_RUN};
-use super::charikar::{subsketches, CharikarScratch, CharikarSketcher, CHARIKAR_BITS};
+use super::charikar::{subsketches, CharikarSketcher, CHARIKAR_BITS};
 use super::minhash::{MinHasher, MINHASH_LEN};
 use super::minwise::splitmix64;
-use super::shingle::{cosine, jaccard, shingle_set};
+use super::shingle::{cosine, jaccard, shingle_set, Scratch};
 use super::theory::{
     broder_probability, charikar_bit_probability, charikar_probability, minhash_probability,
 };
@@ -79,7 +79,7 @@ impl Gen {
 fn minhash_estimates_exact_jaccard() {
     let hasher = MinHasher::new();
     let mut g = Gen(1);
-    let mut scratch = Vec::new();
+    let mut scratch = Scratch::new();
     let (mut abs_err, mut bias, mut sq_dev, mut var) = (0f64, 0f64, 0f64, 0f64);
     let pairs = 300;
     for i in 0..pairs {
@@ -119,7 +119,7 @@ fn minhash_estimates_exact_jaccard() {
 fn minhash_identical_and_unrelated_pages() {
     let hasher = MinHasher::new();
     let mut g = Gen(2);
-    let mut scratch = Vec::new();
+    let mut scratch = Scratch::new();
     let a = g.page(300, false);
     let b = g.page(300, false);
     let sa = hasher.sketch(&a, &mut scratch).unwrap();
@@ -149,7 +149,7 @@ fn minhash_banding_and_threshold_follow_their_curves() {
     // reaching 160 equal entries against 1 − (1 − s^10)^20 and P(Bin(200, J) ≥ 160).
     let hasher = MinHasher::new();
     let mut g = Gen(3);
-    let mut scratch = Vec::new();
+    let mut scratch = Scratch::new();
     for target in [0.9, 0.8, 0.7] {
         let (mut cand, mut cand_expected, mut cand_var) = (0f64, 0f64, 0f64);
         let (mut sim, mut sim_expected, mut sim_var) = (0f64, 0f64, 0f64);
@@ -189,7 +189,7 @@ fn minhash_banding_and_threshold_follow_their_curves() {
 fn broder_identical_unrelated_and_short_pages() {
     let sketcher = BroderSketcher::new();
     let mut g = Gen(4);
-    let mut scratch = Vec::new();
+    let mut scratch = Scratch::new();
     let a = g.page(500, false);
     let sa = sketcher.sketch(&a, &mut scratch).unwrap();
     let again = sketcher.sketch(&a, &mut scratch).unwrap();
@@ -218,7 +218,7 @@ fn broder_hit_rate_follows_theory() {
     // Σ p(1 − p)); supershingle agreement with Σ J^14.
     let sketcher = BroderSketcher::new();
     let mut g = Gen(5);
-    let mut scratch = Vec::new();
+    let mut scratch = Scratch::new();
     for target in [0.95, 0.9, 0.8] {
         let (mut hits, mut expected, mut var) = (0f64, 0f64, 0f64);
         let (mut supers, mut supers_expected) = (0f64, 0f64);
@@ -271,7 +271,7 @@ fn broder_hit_rate_follows_theory() {
 fn charikar_agreement_follows_angle() {
     let sketcher = CharikarSketcher::new();
     let mut g = Gen(6);
-    let mut scratch = CharikarScratch::default();
+    let mut scratch = Scratch::new();
     let mut bins = [(0f64, 0f64, 0usize); 5]; // (observed, expected, pairs) by cosine
     for i in 0..400 {
         let a = g.page(600, true);
@@ -387,7 +387,7 @@ fn real_pages_across_llvm_versions() {
     names.sort();
     let minhash = MinHasher::new();
     let broder = BroderSketcher::new();
-    let mut scratch = Vec::new();
+    let mut scratch = Scratch::new();
     let (mut pairs, mut abs_err) = (0usize, 0f64);
     let (mut hits, mut expected, mut var) = (0f64, 0f64, 0f64);
     for name in names.iter().take(150) {
@@ -438,4 +438,56 @@ fn real_pages_across_llvm_versions() {
         (hits - expected).abs() <= 4.0 * var.sqrt() + 2.0,
         "Alg. B: {hits} hits on real pairs, expected {expected:.1}"
     );
+}
+
+/// The same checks as `broder_hit_rate_follows_theory` and
+/// `minhash_estimates_exact_jaccard` on 20 times more pairs, where a small
+/// systematic departure from the independence model would show (about 30 s in
+/// release mode): `cargo test --release --lib dedup::tests::large -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn large_sample_against_independence_model() {
+    let sketcher = BroderSketcher::new();
+    let minhash = MinHasher::new();
+    let mut g = Gen(7);
+    let mut scratch = Scratch::new();
+    for target in [0.95, 0.9, 0.85] {
+        let (mut hits, mut expected, mut var) = (0f64, 0f64, 0f64);
+        let (mut supers, mut s_expected, mut s_var) = (0f64, 0f64, 0f64);
+        let (mut m_sq, mut m_var, mut m_bias) = (0f64, 0f64, 0f64);
+        let pairs = 8000;
+        for _ in 0..pairs {
+            let (a, b) = g.pair_with_jaccard(target, 300, 10);
+            let j = jaccard(&shingle_set(&a, 10).unwrap(), &shingle_set(&b, 10).unwrap());
+            let sa = sketcher.sketch(&a, &mut scratch).unwrap();
+            let sb = sketcher.sketch(&b, &mut scratch).unwrap();
+            let p = broder_probability(j);
+            hits += f64::from(u8::from(sa.shares_megashingle(&sb)));
+            expected += p;
+            var += p * (1.0 - p);
+            let q = j.powi(SUPERSHINGLE_RUN as i32);
+            supers += sa.b_similarity(&sb) as f64;
+            s_expected += 6.0 * q;
+            s_var += 6.0 * q * (1.0 - q);
+            let j4 = jaccard(&shingle_set(&a, 4).unwrap(), &shingle_set(&b, 4).unwrap());
+            let ma = minhash.sketch(&a, &mut scratch).unwrap();
+            let mb = minhash.sketch(&b, &mut scratch).unwrap();
+            let x = ma.equal_entries(&mb) as f64;
+            m_sq += (x - 200.0 * j4).powi(2);
+            m_var += 200.0 * j4 * (1.0 - j4);
+            m_bias += x - 200.0 * j4;
+        }
+        println!(
+            "J ≈ {target}: megashingle hits z = {:+.2}, supershingles z = {:+.2}, min-hash bias z = {:+.2}, variance ratio {:.3}",
+            (hits - expected) / var.sqrt(),
+            (supers - s_expected) / s_var.sqrt(),
+            m_bias / m_var.sqrt(),
+            m_sq / m_var
+        );
+        assert!((hits - expected).abs() <= 4.0 * var.sqrt());
+        assert!((supers - s_expected).abs() <= 4.0 * s_var.sqrt() * 1.5);
+        assert!(m_bias.abs() <= 4.0 * m_var.sqrt());
+        let ratio = m_sq / m_var;
+        assert!((0.9..1.1).contains(&ratio), "variance ratio {ratio}");
+    }
 }

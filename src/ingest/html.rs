@@ -575,17 +575,13 @@ fn prescan(b: &[u8]) -> Option<&'static Encoding> {
                     continue;
                 }
                 match name.as_slice() {
-                    b"http-equiv" => {
-                        if value.eq_ignore_ascii_case(b"content-type") {
-                            got_pragma = true;
-                        }
+                    b"http-equiv" if value.eq_ignore_ascii_case(b"content-type") => {
+                        got_pragma = true;
                     }
-                    b"content" => {
-                        if charset.is_none() {
-                            if let Some(enc) = charset_from_content(&value) {
-                                charset = Some(enc);
-                                need_pragma = Some(true);
-                            }
+                    b"content" if charset.is_none() => {
+                        if let Some(enc) = charset_from_content(&value) {
+                            charset = Some(enc);
+                            need_pragma = Some(true);
                         }
                     }
                     b"charset" => {
@@ -1138,9 +1134,8 @@ impl Collapse {
         }
         self.pending = false;
         let take = run.len().min(cap.saturating_sub(dst.len()));
-        match run.get(..take) {
-            Some(part) => dst.push_str(part),
-            None => {}
+        if let Some(part) = run.get(..take) {
+            dst.push_str(part);
         }
         if take < run.len() {
             self.full = true;
@@ -1629,25 +1624,7 @@ impl Sink {
                     }
                 }
             }
-            Tag::Area => {
-                if self.template == 0 {
-                    if let Some(href) = self.attr(src, "href") {
-                        if let Some(k) = self.add_link(LinkKind::Area, href) {
-                            if let Some(alt) = self.attr(src, "alt") {
-                                self.scratch.clear();
-                                decode_refs(alt, &mut self.scratch, true);
-                                if let Some(link) = self.page.links.get_mut(k) {
-                                    Collapse::default().push(
-                                        &mut link.anchor,
-                                        MAX_ANCHOR_BYTES,
-                                        &self.scratch,
-                                    );
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            Tag::Area if self.template == 0 => self.area(src),
             Tag::Img => {
                 if let (Some(k), true) = (self.anchor, self.visible()) {
                     if let Some(alt) = self.attr(src, "alt") {
@@ -1681,24 +1658,20 @@ impl Sink {
                 }
             }
             Tag::Meta => self.meta(src),
-            Tag::Base => {
-                if self.page.base_href.is_none() {
-                    if let Some(href) = self.attr(src, "href") {
-                        self.scratch.clear();
-                        decode_refs(href, &mut self.scratch, true);
-                        self.page.base_href = Some(trim_url(&self.scratch).to_string());
-                    }
+            Tag::Base if self.page.base_href.is_none() => {
+                if let Some(href) = self.attr(src, "href") {
+                    self.scratch.clear();
+                    decode_refs(href, &mut self.scratch, true);
+                    self.page.base_href = Some(trim_url(&self.scratch).to_string());
                 }
             }
-            Tag::B | Tag::Strong | Tag::Big | Tag::Small | Tag::Template | Tag::Math => {
-                if html || !self_closing {
-                    self.push(tag);
-                }
+            Tag::B | Tag::Strong | Tag::Big | Tag::Small | Tag::Template | Tag::Math
+                if html || !self_closing =>
+            {
+                self.push(tag);
             }
-            Tag::Svg => {
-                if !self_closing {
-                    self.push(tag);
-                }
+            Tag::Svg if !self_closing => {
+                self.push(tag);
             }
             Tag::H(_) => {
                 self.pop_through(|t| matches!(t, Tag::H(_)));
@@ -1731,6 +1704,23 @@ impl Sink {
             _ => {}
         }
         j
+    }
+
+    /// `<area href alt>`: a link whose anchor text is its `alt`.
+    fn area(&mut self, src: &str) {
+        let Some(href) = self.attr(src, "href") else {
+            return;
+        };
+        let Some(k) = self.add_link(LinkKind::Area, href) else {
+            return;
+        };
+        if let Some(alt) = self.attr(src, "alt") {
+            self.scratch.clear();
+            decode_refs(alt, &mut self.scratch, true);
+            if let Some(link) = self.page.links.get_mut(k) {
+                Collapse::default().push(&mut link.anchor, MAX_ANCHOR_BYTES, &self.scratch);
+            }
+        }
     }
 
     fn skip_raw_text(&mut self, src: &str, j: usize, name: &[u8]) -> usize {
@@ -2439,6 +2429,611 @@ mod tests {
         for (name, _, c) in ENTITIES {
             assert_eq!(lookup_entity(name).map(|x| x.1), Some(*c));
         }
+    }
+
+    /// A second extractor on `lol_html`'s tokenizer (with our word, reference
+    /// and collapsing rules): the real-data tests compare the two, so every
+    /// tokenizer state (tags, attributes, comments, raw text, RCDATA, foreign
+    /// content) is checked against an independent implementation.
+    mod reference {
+        use super::super::*;
+        use lol_html::html_content::{Element, TextChunk, TextType};
+        use lol_html::{DocumentContentHandlers, ElementContentHandlers, HtmlRewriter, Settings};
+        use std::cell::RefCell;
+        use std::rc::Rc;
+
+        #[derive(Default)]
+        pub struct Ref {
+            pub title: Option<String>,
+            pub words: String,
+            pub links: Vec<Link>,
+            flags: Vec<u8>,
+            pending: String,
+            anchor: Option<usize>,
+            anchor_raw: String,
+            anchor_text: String,
+            title_raw: Option<String>,
+            template: i32,
+            svg: i32,
+        }
+
+        impl Ref {
+            fn flush(&mut self) {
+                if !self.pending.is_empty() {
+                    let mut t = String::new();
+                    decode_refs(&self.pending, &mut t, false);
+                    tokenize(&t, &mut self.words, &mut self.flags);
+                    self.pending.clear();
+                }
+            }
+
+            fn anchor_piece(&mut self, extra: &str) {
+                if self.anchor.is_some() {
+                    decode_refs(&self.anchor_raw, &mut self.anchor_text, false);
+                    self.anchor_raw.clear();
+                    self.anchor_text.push_str(extra);
+                }
+            }
+
+            fn close_anchor(&mut self) {
+                self.anchor_piece("");
+                if let Some(k) = self.anchor.take() {
+                    let mut c = Collapse::default();
+                    c.push(
+                        &mut self.links[k].anchor,
+                        MAX_ANCHOR_BYTES,
+                        &self.anchor_text,
+                    );
+                }
+                self.anchor_text.clear();
+            }
+
+            fn link(&mut self, kind: LinkKind, raw: &str) -> Option<usize> {
+                let mut href = String::new();
+                decode_refs(raw, &mut href, true);
+                let href = trim_url(&href);
+                if href.len() > MAX_HREF_BYTES {
+                    return None;
+                }
+                self.links.push(Link {
+                    kind,
+                    href: href.to_string(),
+                    anchor: String::new(),
+                });
+                Some(self.links.len() - 1)
+            }
+
+            fn visible(&self) -> bool {
+                self.template == 0 && self.svg == 0
+            }
+        }
+
+        fn start(st: &Rc<RefCell<Ref>>, el: &mut Element) {
+            let name = el.tag_name();
+            let tag = Tag::of(name.as_bytes());
+            let mut r = st.borrow_mut();
+            if tag.breaks_words() {
+                r.flush();
+                r.anchor_piece(" ");
+            }
+            let attr = |n: &str| el.get_attribute(n);
+            match tag {
+                Tag::A => {
+                    r.close_anchor();
+                    if r.template == 0 {
+                        if let Some(h) = attr("href") {
+                            r.anchor = r.link(LinkKind::A, &h);
+                        }
+                    }
+                }
+                Tag::Area if r.template == 0 => {
+                    if let Some(h) = attr("href") {
+                        if let Some(k) = r.link(LinkKind::Area, &h) {
+                            if let Some(alt) = attr("alt") {
+                                let mut t = String::new();
+                                decode_refs(&alt, &mut t, true);
+                                Collapse::default().push(
+                                    &mut r.links[k].anchor,
+                                    MAX_ANCHOR_BYTES,
+                                    &t,
+                                );
+                            }
+                        }
+                    }
+                }
+                Tag::Img if r.visible() && r.anchor.is_some() => {
+                    if let Some(alt) = attr("alt") {
+                        let mut t = String::from(" ");
+                        decode_refs(&alt, &mut t, true);
+                        t.push(' ');
+                        r.anchor_piece(&t);
+                    }
+                }
+                Tag::Frame | Tag::Iframe if r.template == 0 => {
+                    if let Some(h) = attr("src") {
+                        let kind = if tag == Tag::Frame {
+                            LinkKind::Frame
+                        } else {
+                            LinkKind::Iframe
+                        };
+                        r.link(kind, &h);
+                    }
+                }
+                Tag::Meta if r.template == 0 => {
+                    let equiv = attr("http-equiv").unwrap_or_default();
+                    if let (true, Some(content)) = (
+                        trim_url(&equiv).eq_ignore_ascii_case("refresh"),
+                        attr("content"),
+                    ) {
+                        let mut t = String::new();
+                        decode_refs(&content, &mut t, true);
+                        if let Some(u) = refresh_url(&t) {
+                            r.link(LinkKind::MetaRefresh, u);
+                        }
+                    }
+                }
+                Tag::Title
+                    if r.title_raw.is_none()
+                        && r.svg == 0
+                        && el.namespace_uri() == "http://www.w3.org/1999/xhtml" =>
+                {
+                    r.title_raw = Some(String::new());
+                }
+                Tag::Template => r.template += 1,
+                Tag::Svg => r.svg += 1,
+                _ => {}
+            }
+            drop(r);
+            if let Some(handlers) = el.end_tag_handlers() {
+                let st = st.clone();
+                handlers.push(Box::new(move |_| {
+                    let mut r = st.borrow_mut();
+                    if tag.breaks_words() {
+                        r.flush();
+                        r.anchor_piece(" ");
+                    }
+                    match tag {
+                        Tag::A => r.close_anchor(),
+                        Tag::Template => r.template -= 1,
+                        Tag::Svg => r.svg -= 1,
+                        Tag::Title => {
+                            if let Some(raw) = r.title_raw.clone() {
+                                if r.title.is_none() {
+                                    let mut t = String::new();
+                                    decode_refs(&raw, &mut t, false);
+                                    let mut title = String::new();
+                                    Collapse::default().push(&mut title, MAX_TITLE_BYTES, &t);
+                                    r.title = Some(title);
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                    Ok(())
+                }));
+            }
+        }
+
+        /// Title, words and links of a UTF-8 page by way of `lol_html`.
+        pub fn extract(html: &str) -> Ref {
+            let st = Rc::new(RefCell::new(Ref::default()));
+            let (s1, s2) = (st.clone(), st.clone());
+            let all: lol_html::Selector = "*".parse().expect("selector");
+            let settings = Settings {
+                element_content_handlers: vec![(
+                    std::borrow::Cow::Owned(all),
+                    ElementContentHandlers::default().element(move |el: &mut Element| {
+                        start(&s1, el);
+                        Ok(())
+                    }),
+                )],
+                document_content_handlers: vec![DocumentContentHandlers::default().text(
+                    move |t: &mut TextChunk| {
+                        let mut r = s2.borrow_mut();
+                        match t.text_type() {
+                            TextType::Data if r.visible() => {
+                                r.pending.push_str(t.as_str());
+                                if r.anchor.is_some() {
+                                    r.anchor_raw.push_str(t.as_str());
+                                }
+                            }
+                            TextType::RCData if r.title.is_none() => {
+                                if let Some(raw) = r.title_raw.as_mut() {
+                                    raw.push_str(t.as_str());
+                                }
+                            }
+                            _ => {}
+                        }
+                        Ok(())
+                    },
+                )],
+                ..Settings::new()
+            };
+            let mut rw = HtmlRewriter::new(settings, |_: &[u8]| {});
+            rw.write(html.as_bytes()).expect("lol_html write");
+            rw.end().expect("lol_html end");
+            let mut r = std::mem::take(&mut *st.borrow_mut());
+            r.flush();
+            r.close_anchor();
+            r
+        }
+    }
+
+    /// The Debian doc trees, if present (`WEBMILL_CORPUS`, `../corpus` next to
+    /// the crate, or `/work/corpus`).
+    fn corpus(name: &str) -> Option<std::path::PathBuf> {
+        let roots = [
+            std::env::var_os("WEBMILL_CORPUS").map(std::path::PathBuf::from),
+            Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus")),
+            Some(std::path::PathBuf::from("/work/corpus")),
+        ];
+        let found = roots
+            .into_iter()
+            .flatten()
+            .map(|r| r.join(name))
+            .find(|d| d.is_dir());
+        if found.is_none() {
+            println!("skipped: corpus {name} not found (set WEBMILL_CORPUS)");
+        }
+        found
+    }
+
+    fn html_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                match e.file_type() {
+                    Ok(t) if t.is_dir() => walk(&p, out),
+                    Ok(_) if p.extension().is_some_and(|x| x == "html") => out.push(p),
+                    _ => {}
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(dir, &mut out);
+        out.sort();
+        out
+    }
+
+    /// Compares our extraction with the `lol_html` reference on every
+    /// `step`-th page of a corpus; returns (pages, mismatching pages).
+    fn agree_with_reference(name: &str, step: usize) -> Option<(usize, Vec<String>)> {
+        let dir = corpus(name)?;
+        let mut ex = Extractor::new();
+        let mut bad = Vec::new();
+        let files = html_files(&dir);
+        let mut n = 0;
+        for path in files.iter().step_by(step) {
+            let body = std::fs::read(path).expect("read");
+            let Ok(text) = std::str::from_utf8(&body) else {
+                continue;
+            };
+            let p = ex.extract(&body, None).expect("html");
+            let r = reference::extract(text);
+            n += 1;
+            let mut why = Vec::new();
+            if p.title != r.title.clone().unwrap_or_default() {
+                why.push(format!("title {:?} vs {:?}", p.title, r.title));
+            }
+            if p.links != r.links {
+                let k = p
+                    .links
+                    .iter()
+                    .zip(&r.links)
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(p.links.len().min(r.links.len()));
+                why.push(format!(
+                    "links differ at {k}: {:?} vs {:?}",
+                    p.links.get(k),
+                    r.links.get(k)
+                ));
+            }
+            if p.words != r.words {
+                let (a, b): (Vec<_>, Vec<_>) = (
+                    p.words().collect(),
+                    r.words.split_ascii_whitespace().collect(),
+                );
+                let k = a
+                    .iter()
+                    .zip(&b)
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(a.len().min(b.len()));
+                why.push(format!(
+                    "words differ at {k}: {:?} vs {:?}",
+                    &a[k.saturating_sub(3)..(k + 3).min(a.len())],
+                    &b[k.saturating_sub(3)..(k + 3).min(b.len())]
+                ));
+            }
+            if !why.is_empty() {
+                bad.push(format!("{}: {}", path.display(), why.join("; ")));
+            }
+        }
+        Some((n, bad))
+    }
+
+    #[test]
+    fn reference_agrees_on_handwritten_pages() {
+        for html in [
+            "<title>T &amp; x</title><p>Hello <b>bold</b> w<i>or</i>ld</p><a href='a&amp;b'>x <img alt=y> z</a>",
+            "<table><tr><td>a<td>b</table><ul><li>c<li>d</ul><a href=1>e<a href=2>f</a>",
+            "<script>if (a < b) { x = '</div>' }</script>after <style>p{}</style><!-- c --> end",
+            "<svg><title>s</title><a href=svg.html><text>t</text></a></svg><iframe src=i>no</iframe>ok",
+            "<template><a href=t>t</a></template><textarea>ta</textarea><xmp><a href=x></xmp>fine",
+            "<meta http-equiv=refresh content='0;url=r.html'><frame src=f.html><map><area href=m alt=M></map>",
+        ] {
+            let p = page(html);
+            let r = reference::extract(html);
+            assert_eq!(p.title, r.title.unwrap_or_default(), "{html}");
+            assert_eq!(p.links, r.links, "{html}");
+            assert_eq!(p.words, r.words, "{html}");
+        }
+    }
+
+    /// Every page of every corpus (slow: run by hand with `--ignored`).
+    #[test]
+    #[ignore]
+    fn reference_agrees_on_all_pages() {
+        for name in [
+            "postgresql-doc-15",
+            "rust-doc",
+            "llvm-15-doc",
+            "llvm-16-doc",
+        ] {
+            let Some((n, bad)) = agree_with_reference(name, 1) else {
+                continue;
+            };
+            println!("{name}: {n} pages compared, {} differ", bad.len());
+            for b in bad.iter().take(20) {
+                println!("  {b}");
+            }
+        }
+    }
+
+    /// HTTP responses of a gzipped WARC file: (Content-Type, body), with
+    /// chunked transfer coding undone. Just enough WARC for this test (the
+    /// real reader is `ingest::warc`).
+    fn warc_responses(path: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+        use std::io::Read;
+        let mut data = Vec::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(path).expect("open"))
+            .read_to_end(&mut data)
+            .expect("gunzip");
+        let find = |from: usize, pat: &[u8]| find(&data, from, pat);
+        let mut out = Vec::new();
+        let mut i = 0;
+        while let Some(h) = find(i, b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&data[i..h]).to_string();
+            let field = |name: &str| {
+                head.lines().find_map(|l| {
+                    l.split_once(':')
+                        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+                        .map(|(_, v)| v.trim().to_string())
+                })
+            };
+            let len: usize = field("Content-Length")
+                .and_then(|v| v.parse().ok())
+                .expect("Content-Length");
+            let block = &data[h + 4..h + 4 + len];
+            i = h + 4 + len + 4;
+            if field("WARC-Type").as_deref() != Some("response") {
+                continue;
+            }
+            let Some(hh) = find_in_slice(block, b"\r\n\r\n") else {
+                continue;
+            };
+            let http = String::from_utf8_lossy(&block[..hh]).to_string();
+            let hfield = |name: &str| {
+                http.lines().find_map(|l| {
+                    l.split_once(':')
+                        .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+                        .map(|(_, v)| v.trim().to_string())
+                })
+            };
+            let mut body = block[hh + 4..].to_vec();
+            // Some archivers store the body de-chunked but keep the header.
+            let looks_chunked = find_in_slice(&body, b"\r\n")
+                .is_some_and(|e| e > 0 && e <= 8 && body[..e].iter().all(u8::is_ascii_hexdigit));
+            if looks_chunked
+                && hfield("Transfer-Encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked"))
+            {
+                let (mut plain, mut k) = (Vec::new(), 0);
+                while let Some(e) = find_in_slice(&body[k..], b"\r\n") {
+                    let size_line = String::from_utf8_lossy(&body[k..k + e]).to_string();
+                    let size =
+                        usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16)
+                            .unwrap_or(0);
+                    if size == 0 {
+                        break;
+                    }
+                    let start = k + e + 2;
+                    plain.extend_from_slice(&body[start..(start + size).min(body.len())]);
+                    k = start + size + 2;
+                    if k >= body.len() {
+                        break;
+                    }
+                }
+                body = plain;
+            }
+            out.push((hfield("Content-Type").unwrap_or_default(), body));
+        }
+        out
+    }
+
+    fn find_in_slice(s: &[u8], pat: &[u8]) -> Option<usize> {
+        find(s, 0, pat)
+    }
+
+    #[test]
+    fn iana_warc_responses() {
+        let path = std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/data/warc/iana.warc.gz"
+        ));
+        if !path.exists() {
+            println!("skipped: {} not found", path.display());
+            return;
+        }
+        let mut ex = Extractor::new();
+        let (mut pages, mut binary) = (0, 0);
+        let mut titles = Vec::new();
+        for (ctype, body) in warc_responses(path) {
+            let charset = ctype
+                .split(';')
+                .find_map(|p| p.trim().strip_prefix("charset="))
+                .map(str::to_string);
+            let outcome = ex.extract(&body, charset.as_deref());
+            if ctype.starts_with("image/png") || ctype.starts_with("application/octet-stream") {
+                // PNG, ICO and web fonts.
+                assert!(outcome.is_err(), "{ctype} taken for HTML");
+                binary += 1;
+                continue;
+            }
+            // Text (HTML, CSS, JS, SVG) is never rejected.
+            let p = outcome.expect("text is not binary");
+            check_invariants(p);
+            if ctype.starts_with("text/html") && !body.is_empty() {
+                pages += 1;
+                assert!(!p.title.is_empty() && !p.links.is_empty());
+                titles.push(p.title.clone());
+                if let Ok(text) = std::str::from_utf8(&body) {
+                    let r = reference::extract(text);
+                    assert_eq!(p.title, r.title.unwrap_or_default());
+                    assert_eq!(p.links, r.links);
+                    assert_eq!(p.words, r.words);
+                }
+            }
+        }
+        println!("iana.warc.gz: {pages} HTML pages, {binary} binary bodies");
+        assert!(pages >= 15 && binary >= 5, "{pages} pages, {binary} binary");
+        assert!(
+            titles
+                .iter()
+                .any(|t| t == "Internet Assigned Numbers Authority"),
+            "{titles:?}"
+        );
+    }
+
+    #[test]
+    fn postgresql_doc_pages() {
+        let Some(dir) = corpus("postgresql-doc-15") else {
+            return;
+        };
+        let files = html_files(&dir);
+        assert!(files.len() > 1000, "{} pages", files.len());
+        let mut ex = Extractor::new();
+        let (mut links, mut words, mut without_links) = (0, 0, 0);
+        for path in &files {
+            let body = std::fs::read(path).expect("read");
+            let p = ex.extract(&body, None).expect("html");
+            check_invariants(p);
+            assert!(!p.title.is_empty(), "{}: no title", path.display());
+            if p.links.is_empty() {
+                // Only pages without any <a> (legalnotice.html: just <link>s).
+                assert!(
+                    !body.windows(3).any(|w| w.eq_ignore_ascii_case(b"<a ")),
+                    "{}: no links",
+                    path.display()
+                );
+                without_links += 1;
+            }
+            assert_eq!(
+                (p.charset, p.charset_source),
+                ("UTF-8", CharsetSource::Meta),
+                "{}",
+                path.display()
+            );
+            links += p.links.len();
+            words += p.word_count();
+        }
+        println!(
+            "postgresql-doc-15: {} pages, {links} links, {words} words",
+            files.len()
+        );
+        assert!(
+            links > 20_000 && words > 1_000_000,
+            "{links} links, {words} words"
+        );
+        assert!(without_links <= 2, "{without_links} pages without links");
+
+        let path = files
+            .iter()
+            .find(|p| p.ends_with("tutorial-join.html"))
+            .expect("tutorial-join.html");
+        let p = ex
+            .extract(&std::fs::read(path).expect("read"), None)
+            .expect("html");
+        assert_eq!(p.title, "2.6. Joins Between Tables");
+        let first: Vec<&str> = p.words().take(14).collect();
+        assert_eq!(
+            first,
+            [
+                "2", "6", "joins", "between", "tables", "prev", "up", "chapter", "2", "the", "sql",
+                "language", "home", "next"
+            ]
+        );
+        // Navigation links carry the anchor flag, the <h2> heading has size 5.
+        assert_eq!(
+            p.flags[5],
+            flag::NORMAL_SIZE | flag::CAPITALIZED | flag::ANCHOR
+        );
+        let heading: Vec<(&str, u8)> = p
+            .hits()
+            .skip(14)
+            .take(5)
+            .map(|(w, f)| (w, flag::size(f)))
+            .collect();
+        assert_eq!(
+            heading,
+            [
+                ("2", 5),
+                ("6", 5),
+                ("joins", 5),
+                ("between", 5),
+                ("tables", 5)
+            ]
+        );
+        assert_eq!(
+            p.links[0],
+            Link {
+                kind: LinkKind::A,
+                href: "tutorial-select.html".into(),
+                anchor: "Prev".into()
+            }
+        );
+        assert!(p
+            .links
+            .iter()
+            .any(|l| l.href == "index.html" && l.anchor == "Home"));
+        assert!(p
+            .words()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .any(|w| w == ["join", "queries"]));
+    }
+
+    #[test]
+    fn reference_agrees_on_real_pages() {
+        let mut total = 0;
+        for (name, step) in [
+            ("postgresql-doc-15", 1),
+            ("rust-doc", 40),
+            ("llvm-16-doc", 4),
+        ] {
+            let Some((n, bad)) = agree_with_reference(name, step) else {
+                continue;
+            };
+            println!("{name}: {n} pages compared, {} differ", bad.len());
+            for b in bad.iter().take(10) {
+                println!("  {b}");
+            }
+            assert!(
+                bad.is_empty(),
+                "{name}: {} of {n} pages differ from the lol_html reference",
+                bad.len()
+            );
+            total += n;
+        }
+        println!("{total} real pages agree with the lol_html reference");
     }
 
     proptest! {
