@@ -36,9 +36,9 @@ use rayon::prelude::*;
 use serde_json::json;
 
 use crate::dedup::broder::{BroderSketcher, MIN_VALUES};
-use crate::dedup::charikar::{CharikarScratch, CharikarSketch, CharikarSketcher, CHARIKAR_BITS};
+use crate::dedup::charikar::{CharikarSketch, CharikarSketcher, CHARIKAR_BITS};
 use crate::dedup::minhash::{MinHasher, MINHASH_LEN};
-use crate::dedup::shingle::{exact_fingerprint, word_fingerprints};
+use crate::dedup::shingle::{exact_fingerprint, word_fingerprints, Scratch};
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
 use crate::graph::import::DOCS_FILE;
@@ -165,7 +165,7 @@ struct AlgOut {
 #[derive(Default)]
 struct Buffers {
     fps: Vec<u64>,
-    charikar: CharikarScratch,
+    scratch: Scratch,
 }
 
 impl Sketchers {
@@ -208,7 +208,7 @@ impl Sketchers {
                     }
                     Alg::Broder => {
                         let s = self.broder.as_ref().expect("broder sketcher");
-                        if let Some(sk) = s.sketch_fingerprints(&b.fps) {
+                        if let Some(sk) = s.sketch_fingerprints(&b.fps, &mut b.scratch) {
                             out.keys.extend_from_slice(&sk.megashingles);
                             for v in sk.min_values {
                                 out.sketch.extend_from_slice(&v.to_le_bytes());
@@ -217,7 +217,7 @@ impl Sketchers {
                     }
                     Alg::Charikar => {
                         let s = self.charikar.as_ref().expect("charikar sketcher");
-                        if let Some(sk) = s.sketch_fingerprints(&b.fps, &mut b.charikar) {
+                        if let Some(sk) = s.sketch_fingerprints(&b.fps, &mut b.scratch) {
                             out.keys.extend(
                                 crate::dedup::charikar::subsketches(&sk)
                                     .iter()
@@ -230,7 +230,7 @@ impl Sketchers {
                     }
                     Alg::MinHash => {
                         let s = self.minhash.as_ref().expect("minhash sketcher");
-                        if let Some(sk) = s.sketch_fingerprints(&b.fps) {
+                        if let Some(sk) = s.sketch_fingerprints(&b.fps, &mut b.scratch) {
                             out.keys.extend(s.bands(&sk).map(|(_, k)| k));
                             for v in sk.0 {
                                 out.sketch.extend_from_slice(&v.to_le_bytes());
@@ -246,9 +246,12 @@ impl Sketchers {
     /// Verifies a candidate pair from its two sketches: the similarity, or
     /// `None` when the pair is not similar.
     fn verify(&self, alg: Alg, a: &[u8], b: &[u8]) -> Option<f32> {
+        // Min-values are stored little-endian at the sketchers' width (the
+        // sketch length tells it).
         let equal_values = |n: usize| {
-            a.chunks_exact(8)
-                .zip(b.chunks_exact(8))
+            let w = (a.len() / n).max(1);
+            a.chunks_exact(w)
+                .zip(b.chunks_exact(w))
                 .take(n)
                 .filter(|(x, y)| x == y)
                 .count()
@@ -259,8 +262,8 @@ impl Sketchers {
                 // ≥ 2 equal supershingles: runs of 14 equal min-values.
                 let run = MIN_VALUES / crate::dedup::broder::SUPERSHINGLES;
                 let equal_runs = a
-                    .chunks_exact(8 * run)
-                    .zip(b.chunks_exact(8 * run))
+                    .chunks_exact(a.len() / MIN_VALUES * run)
+                    .zip(b.chunks_exact(a.len() / MIN_VALUES * run))
                     .filter(|(x, y)| x == y)
                     .count();
                 (equal_runs >= 2).then(|| equal_values(MIN_VALUES) as f32 / MIN_VALUES as f32)

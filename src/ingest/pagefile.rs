@@ -138,7 +138,9 @@ impl PageFile {
         self.c.records()
     }
 
-    /// The block that may hold `page`'s first record.
+    /// The last block whose first key is ≤ `page`. For kinds with several
+    /// records per key (`links`, `anchors`) a key's records may start in an
+    /// earlier block: step back while the previous block's key equals `page`.
     pub fn find_block(&self, page: u64) -> Option<usize> {
         self.c.find_block(&page.to_be_bytes())
     }
@@ -162,7 +164,9 @@ impl PageFile {
         for n in 0..entry.records {
             let delta = varint::get(&mut input)
                 .ok_or_else(|| bad(format!("record {n}: bad page delta")))?;
-            let page = key + delta;
+            let page = key
+                .checked_add(delta)
+                .ok_or_else(|| bad(format!("record {n}: page delta {delta} overflows")))?;
             if page < last {
                 return Err(bad(format!("record {n}: page {page} after {last}")));
             }
@@ -204,7 +208,9 @@ pub fn concat(
     for (path, base) in parts {
         let c = Container::open_kind(path, kind, VERSION)?;
         for i in 0..c.blocks().len() {
-            let key = block_key(&c, i)? + base;
+            let key = block_key(&c, i)?.checked_add(*base).ok_or_else(|| {
+                Error::Invalid(format!("{}: page numbers overflow", path.display()))
+            })?;
             if key < next {
                 return Err(Error::Invalid(format!(
                     "internal error: {} starts at page {key}, before page {next}",

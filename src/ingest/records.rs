@@ -166,10 +166,10 @@ pub fn decode_pagedoc(input: &mut &[u8]) -> Result<(u64, bool)> {
 }
 
 /// An `anchors` payload (the record's key is the target docID).
-pub fn encode_anchor(src: u64, kind: LinkKind, text: &[u8], out: &mut Vec<u8>) {
+pub fn encode_anchor(src: u64, kind: LinkKind, text: &str, out: &mut Vec<u8>) {
     varint::put(out, src);
     out.push(kind as u8);
-    varint::put_bytes(out, text);
+    varint::put_bytes(out, text.as_bytes());
 }
 
 /// Decodes an `anchors` payload: (source docID, kind, text).

@@ -493,6 +493,7 @@ fn write_anchors(sorter: ExternalSorter<AnchorRec>, path: &Path) -> Result<()> {
     while let Some((dst, src, rest)) = sorted.next_record()? {
         let (&kind, text) = rest.split_first().ok_or_else(|| bad_record("anchor"))?;
         let kind = records::LinkKind::from_u8(kind).ok_or_else(|| bad_record("anchor"))?;
+        let text = std::str::from_utf8(text).map_err(|_| bad_record("anchor"))?;
         payload.clear();
         records::encode_anchor(src, kind, text, &mut payload);
         w.push(dst, &payload)?;

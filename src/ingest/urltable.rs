@@ -171,6 +171,14 @@ impl UrlTable {
         for b in 0..self.c.blocks().len() {
             let map = self.c.map_block(b)?;
             let entry = &self.c.blocks()[b];
+            if map.len() < 16 {
+                return Err(Error::corrupt(
+                    self.c.path(),
+                    format!("block {b}"),
+                    entry.offset,
+                    "empty block".to_string(),
+                ));
+            }
             let first = pair(&map[..16]).0;
             if entry.key != first.to_be_bytes() {
                 return Err(Error::corrupt(
