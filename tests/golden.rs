@@ -11,10 +11,13 @@
 //!   kind's version, update `formats/*.md`, regenerate the golden files);
 //! * (c) `webmill::kinds::verify_file` accepts it;
 //! * (d) changing any single byte of it makes both `Container::open` + `verify`
-//!   and `verify_file` fail, with a message naming the file.
+//!   and `verify_file` fail, with a message naming the file;
+//! * (e) for the kinds of stages `ingest` and `resolve`: the real stages, run
+//!   on the golden crawl written as a WARC file, write the golden files byte
+//!   for byte, so the records hard-coded here are what the pipeline makes.
 //!
 //! To regenerate the files after a deliberate format change:
-//! `WEBMILL_UPDATE_GOLDEN=1 cargo test --test golden -- --nocapture`
+//! `WEBMILL_UPDATE_GOLDEN=1 cargo test --release --test golden -- --test-threads=1 --nocapture`
 //! (test (b) then rewrites `formats/golden/` instead of comparing).
 
 use std::fs;
