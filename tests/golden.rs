@@ -11,10 +11,13 @@
 //!   kind's version, update `formats/*.md`, regenerate the golden files);
 //! * (c) `webmill::kinds::verify_file` accepts it;
 //! * (d) changing any single byte of it makes both `Container::open` + `verify`
-//!   and `verify_file` fail, with a message naming the file.
+//!   and `verify_file` fail, with a message naming the file;
+//! * (e) for the kinds of stages `ingest` and `resolve`: the real stages, run
+//!   on the golden crawl written as a WARC file, write the golden files byte
+//!   for byte, so the records hard-coded here are what the pipeline makes.
 //!
 //! To regenerate the files after a deliberate format change:
-//! `WEBMILL_UPDATE_GOLDEN=1 cargo test --test golden -- --nocapture`
+//! `WEBMILL_UPDATE_GOLDEN=1 cargo test --release --test golden -- --test-threads=1 --nocapture`
 //! (test (b) then rewrites `formats/golden/` instead of comparing).
 
 use std::fs;
@@ -24,6 +27,13 @@ use serde_json::json;
 use webmill::container::{BlockCodec, Container, ContainerWriter};
 use webmill::docs::{Doc, DocTable, DocWriter};
 use webmill::graph::{Direction, EdgeFile, EdgeWriter};
+use webmill::ingest::html::flag;
+use webmill::ingest::pagefile::{self, PageFile, PageFileWriter};
+use webmill::ingest::records::{self, LinkKind, PageRec};
+use webmill::ingest::resolve::resolve;
+use webmill::ingest::urltable::{UrlTable, UrlTableWriter};
+use webmill::ingest::{ingest, IngestOptions, InputSpec};
+use webmill::job::{Job, Settings};
 use webmill::kinds::verify_file;
 use webmill::rank::{RankVector, VectorWriter};
 use webmill::sort::{RunCodec, RunReader, RunWriter};
@@ -35,7 +45,7 @@ struct Golden {
     write: fn(&Path) -> webmill::Result<PathBuf>,
 }
 
-const GOLDEN: [Golden; 5] = [
+const GOLDEN: [Golden; 12] = [
     Golden {
         name: "container.wm",
         write: write_container,
@@ -55,6 +65,34 @@ const GOLDEN: [Golden; 5] = [
     Golden {
         name: "ranks.wm",
         write: write_ranks,
+    },
+    Golden {
+        name: "pages.wm",
+        write: write_pages,
+    },
+    Golden {
+        name: "text.wm",
+        write: write_text,
+    },
+    Golden {
+        name: "repository.wm",
+        write: write_repo,
+    },
+    Golden {
+        name: "links.wm",
+        write: write_links,
+    },
+    Golden {
+        name: "pagedoc.wm",
+        write: write_pagedoc,
+    },
+    Golden {
+        name: "anchors.wm",
+        write: write_anchors,
+    },
+    Golden {
+        name: "urls.wm",
+        write: write_urls,
     },
 ];
 
@@ -306,6 +344,579 @@ fn ranks_golden_decodes() {
         .map(|b| f64::from_le_bytes(b.try_into().expect("8 bytes")))
         .collect();
     assert_eq!(bits(&mapped), bits(&RANKS));
+}
+
+// ---------------------------------------------------------------------------
+// The files of stages `ingest` (pages.wm, text.wm, repository.wm, links.wm) and
+// `resolve` (pagedoc.wm, anchors.wm, urls.wm) for a crawl of four captures: a
+// French page, a redirect to it, a Japanese page under an IDN host, and a
+// second capture of the first page under a differently written URL. The
+// content is what `webmill ingest --segment-records 2` and `resolve` make of
+// that crawl, as `ingest_and_resolve_reproduce_the_golden_files` checks: two
+// segments of two captures each, joined by `pagefile::concat`, so every ingest
+// file has two blocks and its second block's key is shifted by 2.
+
+/// One capture of the crawl: its WARC response record, and what ingest keeps.
+struct Capture {
+    /// `WARC-Target-URI` as captured.
+    uri: &'static str,
+    /// The URL after normalization.
+    url: &'static str,
+    status: u16,
+    reason: &'static str,
+    date: &'static str,
+    /// The HTTP `Content-Type` ("" when the response has none).
+    content_type: &'static str,
+    /// The HTTP `Location` of a redirect.
+    location: Option<&'static str>,
+    body: &'static str,
+    title: &'static str,
+    /// Words and flag bytes; `None` when the page has no HTML (the redirect).
+    text: Option<(&'static str, &'static [u8])>,
+    /// The links kept: (kind, normalized target, anchor text).
+    links: &'static [(LinkKind, &'static str, &'static str)],
+}
+
+const CRAWL: [Capture; 4] = [
+    Capture {
+        uri: "https://example.org/",
+        url: "https://example.org/",
+        status: 200,
+        reason: "OK",
+        date: "2024-05-01T10:00:00Z",
+        content_type: "text/html; charset=utf-8",
+        location: None,
+        body: "<title>Café — menu</title><h1>Café</h1><p>Crème <b>brûlée</b> <small>5 €</small>\
+               </p><a href=\"/menu#top\">Full menu</a> <a href=\"https://例え.jp/\">日本語</a> \
+               <a href=\"/\">home</a> <a href=\"mailto:chef@example.org\">mail</a>",
+        title: "Café — menu",
+        text: Some((
+            "café crème brûlée 5 full menu 日本語 home mail",
+            &[0x0e, 0x09, 0x11, 0x00, 0x29, 0x21, 0x21, 0x21, 0x21],
+        )),
+        // The mailto: link is dropped.
+        links: &[
+            (LinkKind::Anchor, "https://example.org/menu", "Full menu"),
+            (LinkKind::Anchor, "https://xn--r8jz45g.jp/", "日本語"),
+            (LinkKind::Anchor, "https://example.org/", "home"),
+        ],
+    },
+    Capture {
+        uri: "http://example.com/old",
+        url: "http://example.com/old",
+        status: 301,
+        reason: "Moved Permanently",
+        date: "2024-05-01T10:00:05Z",
+        content_type: "",
+        location: Some("https://example.org/"),
+        body: "",
+        title: "",
+        text: None,
+        links: &[(LinkKind::Redirect, "https://example.org/", "")],
+    },
+    Capture {
+        uri: "https://例え.jp/",
+        url: "https://xn--r8jz45g.jp/",
+        status: 200,
+        reason: "OK",
+        date: "2024-05-01T10:01:00Z",
+        content_type: "text/html",
+        location: None,
+        body: "<meta charset=\"utf-8\"><title>日本語</title><p>日本語のページ。\
+               <a href=\"https://example.org/\">Example</a></p>",
+        title: "日本語",
+        text: Some(("日本語のページ example", &[0x01, 0x29])),
+        links: &[(LinkKind::Anchor, "https://example.org/", "Example")],
+    },
+    Capture {
+        uri: "https://EXAMPLE.org:443/",
+        url: "https://example.org/",
+        status: 200,
+        reason: "OK",
+        date: "2024-06-01T09:30:00Z",
+        content_type: "text/html; charset=UTF-8",
+        location: None,
+        body: "<title>Café</title><p>Fermé. Ελληνικά</p><a href=\"menu\">Menu</a>",
+        title: "Café",
+        text: Some(("fermé ελληνικά menu", &[0x09, 0x09, 0x29])),
+        links: &[(LinkKind::Anchor, "https://example.org/menu", "Menu")],
+    },
+];
+
+/// Captures per ingest segment.
+const SEGMENT_CAPTURES: usize = 2;
+/// Block size and zstd level of the ingest files (as `webmill ingest` writes them).
+const INGEST_BLOCK_BYTES: usize = 256 << 10;
+/// Block size of the page map and the anchors (as `resolve` writes them).
+const RESOLVE_BLOCK_BYTES: usize = 64 << 10;
+const PAGE_FILE_LEVEL: i32 = 3;
+
+/// The docs `resolve` numbers, in sort-key order (`com,example)` <
+/// `jp,xn--r8jz45g)` < `org,example)`): (URL, its page, host number).
+const CRAWL_DOCS: [(&str, Option<u64>, u64); 4] = [
+    ("http://example.com/old", Some(1), 0),
+    ("https://xn--r8jz45g.jp/", Some(2), 1),
+    ("https://example.org/", Some(0), 2),
+    ("https://example.org/menu", None, 2),
+];
+/// xxh3-64 of each doc's URL (from `xxhsum -H3`, an independent implementation).
+const FINGERPRINTS: [u64; 4] = [
+    0x1c0f_4884_dba5_66e5,
+    0xf48d_47f6_7da0_ab5e,
+    0x8e2c_3c29_14c7_cb49,
+    0x1038_d090_a469_54e7,
+];
+/// Page → (docID, canonical): page 3 is a second capture of doc 2.
+const PAGEDOC: [(u64, bool); 4] = [(2, true), (0, true), (1, true), (2, false)];
+/// (target docID, source docID, kind, text), sorted. The self-link `home` and
+/// the redirect (no text) have no anchor.
+const ANCHORS: [(u64, u64, LinkKind, &str); 4] = [
+    (1, 2, LinkKind::Anchor, "日本語"),
+    (2, 1, LinkKind::Anchor, "Example"),
+    (3, 2, LinkKind::Anchor, "Full menu"),
+    (3, 2, LinkKind::Anchor, "Menu"),
+];
+/// The forward arcs (self-loop 2 → 2 dropped, 2 → 3 deduplicated).
+const CRAWL_ARCS: [(u64, u64); 4] = [(0, 2), (1, 2), (2, 1), (2, 3)];
+
+fn crawl_docs() -> Vec<Doc> {
+    CRAWL_DOCS
+        .iter()
+        .map(|&(url, page, host)| {
+            let capture = page.map(|p| &CRAWL[p as usize]);
+            Doc {
+                url: url.to_string(),
+                crawled: capture.is_some(),
+                bytes: capture.map_or(0, |c| c.body.len() as u64),
+                title: capture.map_or("", |c| c.title).to_string(),
+                page,
+                host,
+            }
+        })
+        .collect()
+}
+
+fn page_rec(c: &Capture) -> PageRec {
+    PageRec {
+        url: c.url.to_string(),
+        title: c.title.to_string(),
+        bytes: c.body.len() as u64,
+        status: c.status,
+        date: c.date.to_string(),
+    }
+}
+
+/// Writes an ingest file as `webmill ingest` does: one page file per segment
+/// (page numbers from 0 in each), then the segments joined with their page
+/// numbers shifted.
+fn write_ingested(
+    dir: &Path,
+    name: &str,
+    kind: &str,
+    payloads: fn(&Capture) -> Vec<Vec<u8>>,
+) -> webmill::Result<PathBuf> {
+    let seg_dir = dir.join(format!("{name}.segments"));
+    fs::create_dir_all(&seg_dir).map_err(|e| webmill::Error::io(&seg_dir, e))?;
+    let mut parts = Vec::new();
+    for (s, captures) in CRAWL.chunks(SEGMENT_CAPTURES).enumerate() {
+        let path = seg_dir.join(format!("{s:06}.{kind}.wm"));
+        let mut w = PageFileWriter::create(&path, kind, INGEST_BLOCK_BYTES, PAGE_FILE_LEVEL)?;
+        for (page, c) in (0u64..).zip(captures) {
+            for payload in payloads(c) {
+                w.push(page, &payload)?;
+            }
+        }
+        w.finish(&json!({}))?;
+        parts.push((path, (s * SEGMENT_CAPTURES) as u64));
+    }
+    let path = dir.join(name);
+    pagefile::concat(&parts, kind, &path, &json!({"pages": CRAWL.len()}))?;
+    Ok(path)
+}
+
+fn write_pages(dir: &Path) -> webmill::Result<PathBuf> {
+    write_ingested(dir, "pages.wm", records::PAGES_KIND, |c| {
+        let mut p = Vec::new();
+        page_rec(c).encode(&mut p);
+        vec![p]
+    })
+}
+
+fn write_text(dir: &Path) -> webmill::Result<PathBuf> {
+    write_ingested(dir, "text.wm", records::TEXT_KIND, |c| {
+        c.text
+            .iter()
+            .map(|&(words, flags)| {
+                let mut p = Vec::new();
+                records::encode_text(words, flags, &mut p);
+                p
+            })
+            .collect()
+    })
+}
+
+fn write_repo(dir: &Path) -> webmill::Result<PathBuf> {
+    write_ingested(dir, "repository.wm", records::REPO_KIND, |c| {
+        let mut p = Vec::new();
+        records::encode_repo(c.content_type, c.body.as_bytes(), &mut p);
+        vec![p]
+    })
+}
+
+fn write_links(dir: &Path) -> webmill::Result<PathBuf> {
+    write_ingested(dir, "links.wm", records::LINKS_KIND, |c| {
+        c.links
+            .iter()
+            .map(|&(kind, target, anchor)| {
+                let mut p = Vec::new();
+                records::encode_link(kind, target, anchor, &mut p);
+                p
+            })
+            .collect()
+    })
+}
+
+fn write_pagedoc(dir: &Path) -> webmill::Result<PathBuf> {
+    let path = dir.join("pagedoc.wm");
+    let mut w = PageFileWriter::create(
+        &path,
+        records::PAGEDOC_KIND,
+        RESOLVE_BLOCK_BYTES,
+        PAGE_FILE_LEVEL,
+    )?;
+    for (page, &(doc, canonical)) in (0u64..).zip(&PAGEDOC) {
+        let mut p = Vec::new();
+        records::encode_pagedoc(doc, canonical, &mut p);
+        w.push(page, &p)?;
+    }
+    w.finish(&json!({"pages": PAGEDOC.len()}))?;
+    Ok(path)
+}
+
+fn write_anchors(dir: &Path) -> webmill::Result<PathBuf> {
+    let path = dir.join("anchors.wm");
+    let mut w = PageFileWriter::create(
+        &path,
+        records::ANCHORS_KIND,
+        RESOLVE_BLOCK_BYTES,
+        PAGE_FILE_LEVEL,
+    )?;
+    for &(dst, src, kind, text) in &ANCHORS {
+        let mut p = Vec::new();
+        records::encode_anchor(src, kind, text.as_bytes(), &mut p);
+        w.push(dst, &p)?;
+    }
+    w.finish(&json!({"anchors": ANCHORS.len()}))?;
+    Ok(path)
+}
+
+/// The URL table's pairs: (fingerprint, docID), sorted.
+fn url_pairs() -> Vec<(u64, u64)> {
+    let mut pairs: Vec<(u64, u64)> = FINGERPRINTS.iter().copied().zip(0..).collect();
+    pairs.sort();
+    pairs
+}
+
+fn write_urls(dir: &Path) -> webmill::Result<PathBuf> {
+    let path = dir.join("urls.wm");
+    let mut w = UrlTableWriter::create(&path)?;
+    for (fp, doc) in url_pairs() {
+        w.push(fp, doc)?;
+    }
+    w.finish()?;
+    Ok(path)
+}
+
+/// Opens golden page file `name` of `kind`, checks its parameters, metadata and
+/// block index (first key, records), and decodes every record with `decode`.
+fn read_golden_page_file<T>(
+    name: &str,
+    kind: &str,
+    meta: serde_json::Value,
+    index: &[(u64, u64)],
+    mut decode: impl FnMut(&mut &[u8]) -> webmill::Result<T>,
+) -> Vec<(u64, T)> {
+    let f = PageFile::open(golden_path(name), kind).unwrap_or_else(|e| panic!("{e}"));
+    let c = f.container();
+    assert_eq!(c.params(), &json!({}), "{name}");
+    assert_eq!(c.meta(), &meta, "{name}");
+    let blocks: Vec<(u64, u64)> = c
+        .blocks()
+        .iter()
+        .map(|b| {
+            let key: [u8; 8] = b.key.as_slice().try_into().expect("8-byte key");
+            (u64::from_be_bytes(key), b.records)
+        })
+        .collect();
+    assert_eq!(blocks, index, "{name}: (first key, records) of each block");
+    let mut out = Vec::new();
+    f.for_each(|key, input| {
+        out.push((key, decode(input)?));
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    out
+}
+
+#[test]
+fn pages_golden_decodes() {
+    let got = read_golden_page_file(
+        "pages.wm",
+        records::PAGES_KIND,
+        json!({"pages": 4}),
+        &[(0, 2), (2, 2)],
+        PageRec::decode,
+    );
+    let want: Vec<(u64, PageRec)> = (0..).zip(CRAWL.iter().map(page_rec)).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn text_golden_decodes() {
+    let got = read_golden_page_file(
+        "text.wm",
+        records::TEXT_KIND,
+        json!({"pages": 4}),
+        &[(0, 1), (2, 2)],
+        |input| {
+            let (words, flags) = records::decode_text(input)?;
+            Ok((words.to_string(), flags.to_vec()))
+        },
+    );
+    let want: Vec<(u64, (String, Vec<u8>))> = (0..)
+        .zip(&CRAWL)
+        .filter_map(|(page, c)| c.text.map(|(w, f)| (page, (w.to_string(), f.to_vec()))))
+        .collect();
+    assert_eq!(got, want);
+    // The flag bytes mean what formats/pagefiles.md says (bits 0-2 font size,
+    // 3 capitalized, 4 bold, 5 anchor), with the extractor's own constants.
+    let meaning = |f: u8| {
+        (
+            flag::size(f),
+            f & flag::CAPITALIZED != 0,
+            f & flag::BOLD != 0,
+            f & flag::ANCHOR != 0,
+        )
+    };
+    let page0: Vec<_> = got[0].1 .1.iter().map(|&f| meaning(f)).collect();
+    assert_eq!(
+        page0,
+        [
+            (6, true, false, false),  // café, in <h1>
+            (1, true, false, false),  // crème
+            (1, false, true, false),  // brûlée, in <b>
+            (0, false, false, false), // 5, in <small>
+            (1, true, false, true),   // full, in <a>
+            (1, false, false, true),  // menu
+            (1, false, false, true),  // 日本語 (no case)
+            (1, false, false, true),  // home
+            (1, false, false, true),  // mail
+        ]
+    );
+}
+
+#[test]
+fn repository_golden_decodes() {
+    let got = read_golden_page_file(
+        "repository.wm",
+        records::REPO_KIND,
+        json!({"pages": 4}),
+        &[(0, 2), (2, 2)],
+        |input| {
+            let (ct, body) = records::decode_repo(input)?;
+            Ok((ct.to_string(), body.to_vec()))
+        },
+    );
+    let want: Vec<(u64, (String, Vec<u8>))> = (0..)
+        .zip(&CRAWL)
+        .map(|(page, c)| {
+            (
+                page,
+                (c.content_type.to_string(), c.body.as_bytes().to_vec()),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn links_golden_decodes() {
+    let got = read_golden_page_file(
+        "links.wm",
+        records::LINKS_KIND,
+        json!({"pages": 4}),
+        &[(0, 4), (2, 2)],
+        |input| {
+            let (kind, target, anchor) = records::decode_link(input)?;
+            Ok((kind, target.to_string(), anchor.to_string()))
+        },
+    );
+    let want: Vec<(u64, (LinkKind, String, String))> = (0..)
+        .zip(&CRAWL)
+        .flat_map(|(page, c)| {
+            c.links
+                .iter()
+                .map(move |&(k, t, a)| (page, (k, t.to_string(), a.to_string())))
+        })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn pagedoc_golden_decodes() {
+    let got = read_golden_page_file(
+        "pagedoc.wm",
+        records::PAGEDOC_KIND,
+        json!({"pages": 4}),
+        &[(0, 4)],
+        records::decode_pagedoc,
+    );
+    let want: Vec<(u64, (u64, bool))> = (0..).zip(PAGEDOC).collect();
+    assert_eq!(got, want);
+    // A doc's own page is the one its doc-table entry names.
+    for (page, (doc, canonical)) in got {
+        assert_eq!(
+            CRAWL_DOCS[doc as usize].1 == Some(page),
+            canonical,
+            "page {page}"
+        );
+    }
+}
+
+#[test]
+fn anchors_golden_decodes() {
+    let got = read_golden_page_file(
+        "anchors.wm",
+        records::ANCHORS_KIND,
+        json!({"anchors": 4}),
+        &[(1, 4)],
+        |input| {
+            let (src, kind, text) = records::decode_anchor(input)?;
+            Ok((src, kind, text.to_string()))
+        },
+    );
+    let want: Vec<(u64, (u64, LinkKind, String))> = ANCHORS
+        .iter()
+        .map(|&(dst, src, k, t)| (dst, (src, k, t.to_string())))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn urls_golden_decodes() {
+    for ((url, _, _), fp) in CRAWL_DOCS.iter().zip(FINGERPRINTS) {
+        assert_eq!(webmill::ingest::url::fingerprint(url), fp, "{url}");
+        assert_eq!(xxhash_rust::xxh3::xxh3_64(url.as_bytes()), fp, "{url}");
+    }
+    let t = UrlTable::open(golden_path("urls.wm")).expect("open urls.wm");
+    t.verify().expect("verify urls.wm");
+    let c = t.container();
+    assert_eq!(c.params(), &json!({"hash": "xxh3-64"}));
+    assert_eq!(c.meta(), &json!({"urls": 4}));
+    let pairs = url_pairs();
+    let index: Vec<(&[u8], u64, u64, u64)> = c
+        .blocks()
+        .iter()
+        .map(|b| (b.key.as_slice(), b.records, b.stored, b.raw))
+        .collect();
+    assert_eq!(index, [(&pairs[0].0.to_be_bytes()[..], 4, 64, 64)]);
+    let mut got = Vec::new();
+    t.for_each(|fp, doc| {
+        got.push((fp, doc));
+        Ok(())
+    })
+    .expect("pairs");
+    assert_eq!(got, pairs);
+    for (doc, fp) in (0..).zip(FINGERPRINTS) {
+        assert_eq!(t.lookup(fp).expect("lookup"), [doc]);
+    }
+    assert!(t.lookup(0x2d06_8005_38d3_94c2).expect("lookup").is_empty());
+}
+
+/// The crawl as a plain WARC file: one `response` record per capture.
+fn crawl_warc() -> Vec<u8> {
+    let mut out = Vec::new();
+    for (i, c) in CRAWL.iter().enumerate() {
+        let mut http = format!("HTTP/1.1 {} {}\r\n", c.status, c.reason);
+        if !c.content_type.is_empty() {
+            http += &format!("Content-Type: {}\r\n", c.content_type);
+        }
+        if let Some(l) = c.location {
+            http += &format!("Location: {l}\r\n");
+        }
+        http += &format!("Content-Length: {}\r\n\r\n{}", c.body.len(), c.body);
+        out.extend_from_slice(
+            format!(
+                "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {}\r\nWARC-Date: {}\r\n\
+                 WARC-Record-ID: <urn:uuid:00000000-0000-4000-8000-00000000000{i}>\r\n\
+                 Content-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n",
+                c.uri,
+                c.date,
+                http.len()
+            )
+            .as_bytes(),
+        );
+        out.extend_from_slice(http.as_bytes());
+        out.extend_from_slice(b"\r\n\r\n");
+    }
+    out
+}
+
+/// (e) The golden files of the ingest and resolve kinds are exactly what
+/// `webmill ingest` and `resolve` write for the crawl: the records hard-coded
+/// above (words and flags, normalized URLs, docIDs, canonical flags, anchors)
+/// are the pipeline's, not hand-made.
+#[test]
+fn ingest_and_resolve_reproduce_the_golden_files() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let warc = tmp.path().join("crawl.warc");
+    fs::write(&warc, crawl_warc()).expect("write the WARC file");
+    let mut job = Job::open(tmp.path().join("job"), true).expect("create the job");
+    let s = Settings::new(64 << 20);
+    let opts = IngestOptions {
+        inputs: vec![InputSpec::Warc(warc)],
+        segment_records: SEGMENT_CAPTURES as u64,
+        ..IngestOptions::default()
+    };
+    ingest(&mut job, &opts, &s).unwrap_or_else(|e| panic!("ingest: {e}"));
+    resolve(&mut job, &s).unwrap_or_else(|e| panic!("resolve: {e}"));
+    for name in [
+        "pages.wm",
+        "text.wm",
+        "repository.wm",
+        "links.wm",
+        "pagedoc.wm",
+        "anchors.wm",
+        "urls.wm",
+    ] {
+        let made = fs::read(job.path(name)).expect("read the job's file");
+        let golden = fs::read(golden_path(name)).expect("read the golden file");
+        assert!(
+            made == golden,
+            "{name}: the pipeline writes {} bytes, the golden file has {} (first difference \
+             at offset {})",
+            made.len(),
+            golden.len(),
+            made.iter()
+                .zip(&golden)
+                .position(|(a, b)| a != b)
+                .unwrap_or(made.len().min(golden.len()))
+        );
+    }
+    let docs = DocTable::open(job.path("docs.wm")).expect("open docs.wm");
+    let got: Vec<Doc> = docs
+        .iter()
+        .map(|r| r.map(|(_, d)| d))
+        .collect::<Result<_, _>>()
+        .expect("docs");
+    assert_eq!(got, crawl_docs());
+    let edges = EdgeFile::open(job.path("edges.wm")).expect("open edges.wm");
+    let mut arcs = Vec::new();
+    for list in edges.lists() {
+        let (node, dsts) = list.expect("list");
+        arcs.extend(dsts.into_iter().map(|d| (node, d)));
+    }
+    assert_eq!(arcs, CRAWL_ARCS);
 }
 
 // ---------------------------------------------------------------------------
