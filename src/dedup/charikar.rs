@@ -82,7 +82,11 @@ const I32_SAFE_WORDS: usize = 8_000_000;
 pub struct CharikarSketch(pub [u64; CHARIKAR_WORDS]);
 
 impl CharikarSketch {
-    /// Bit `i` (0 ≤ i < 384).
+    /// Bit `i`.
+    ///
+    /// # Panics
+    ///
+    /// If `i ≥ 384`.
     pub fn bit(&self, i: usize) -> bool {
         (self.0[i / 64] >> (i % 64)) & 1 == 1
     }
@@ -126,6 +130,7 @@ impl Subsketch {
 }
 
 /// First bit and length of piece `p` (0 ≤ p < 13): 30 bits for p < 7, 29 after.
+/// (Meaningless for `p ≥ 13`.)
 pub fn piece_bounds(p: usize) -> (usize, usize) {
     let long = CHARIKAR_BITS % SUBSKETCHES; // 7 pieces one bit longer
     let short = CHARIKAR_BITS / SUBSKETCHES; // 29

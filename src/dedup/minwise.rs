@@ -13,8 +13,9 @@
 //!   key, as a permutation's would;
 //! * `μ` scrambles the structure of Rabin fingerprints (GF(2)-linear in the text)
 //!   into keys that behave as uniform and independent per distinct shingle, and
-//!   `y ↦ a y + b` with random odd `a` is Dietzfelbinger's multiply-add family,
-//!   universal on the high bits that decide a minimum; different `(a_i, b_i)` order
+//!   `y ↦ a y + b` with random odd `a` is Dietzfelbinger's multiply-shift family
+//!   (plus an offset), 2-approximately universal on the high bits that decide a
+//!   minimum; different `(a_i, b_i)` order
 //!   the same keys differently enough that the events "function i picks a shared
 //!   shingle" behave as independent, each with probability `J`.
 //!
