@@ -82,7 +82,11 @@ const I32_SAFE_WORDS: usize = 8_000_000;
 pub struct CharikarSketch(pub [u64; CHARIKAR_WORDS]);
 
 impl CharikarSketch {
-    /// Bit `i` (0 ≤ i < 384).
+    /// Bit `i`.
+    ///
+    /// # Panics
+    ///
+    /// If `i ≥ 384`.
     pub fn bit(&self, i: usize) -> bool {
         (self.0[i / 64] >> (i % 64)) & 1 == 1
     }
@@ -126,6 +130,7 @@ impl Subsketch {
 }
 
 /// First bit and length of piece `p` (0 ≤ p < 13): 30 bits for p < 7, 29 after.
+/// (Meaningless for `p ≥ 13`.)
 pub fn piece_bounds(p: usize) -> (usize, usize) {
     let long = CHARIKAR_BITS % SUBSKETCHES; // 7 pieces one bit longer
     let short = CHARIKAR_BITS / SUBSKETCHES; // 29
@@ -271,9 +276,9 @@ impl CharikarSketcher {
         })
     }
 
-    /// [`accumulate`](Self::accumulate) in `i32`, compiled for AVX2 where the CPU
-    /// has it (the baseline x86-64 target has no 32-bit vector multiply); both
-    /// paths compute the same integers.
+    /// [`accumulate`](Self::accumulate) in `i32`, compiled for AVX2 or else SSE4.1
+    /// where the CPU has it (the baseline x86-64 target has no 32-bit vector
+    /// multiply); all paths compute the same integers.
     fn accumulate_i32(&self, sorted: &[u64]) -> CharikarSketch {
         #[cfg(target_arch = "x86_64")]
         {
@@ -282,6 +287,10 @@ impl CharikarSketcher {
                 // requires a CPU with AVX2, which was checked just above.
                 return unsafe { self.accumulate_i32_avx2(sorted) };
             }
+            if std::arch::is_x86_feature_detected!("sse4.1") {
+                // SAFETY: as above, for SSE4.1.
+                return unsafe { self.accumulate_i32_sse41(sorted) };
+            }
         }
         self.accumulate::<i32>(sorted)
     }
@@ -289,6 +298,12 @@ impl CharikarSketcher {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn accumulate_i32_avx2(&self, sorted: &[u64]) -> CharikarSketch {
+        self.accumulate::<i32>(sorted)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "sse4.1")]
+    fn accumulate_i32_sse41(&self, sorted: &[u64]) -> CharikarSketch {
         self.accumulate::<i32>(sorted)
     }
 
@@ -432,11 +447,24 @@ mod tests {
     }
 
     #[test]
-    fn i64_path_equals_i32_path() {
+    fn all_accumulation_paths_agree() {
         let c = CharikarSketcher::new();
         let mut sorted: Vec<u64> = (0..500u64).map(|i| i % 97).collect();
         sorted.sort_unstable();
         assert_eq!(c.accumulate::<i32>(&sorted), c.accumulate::<i64>(&sorted));
         assert_eq!(c.accumulate_i32(&sorted), c.accumulate::<i64>(&sorted));
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("sse4.1") {
+                // SAFETY: SSE4.1 was detected just above.
+                let sse = unsafe { c.accumulate_i32_sse41(&sorted) };
+                assert_eq!(sse, c.accumulate::<i64>(&sorted));
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: AVX2 was detected just above.
+                let avx = unsafe { c.accumulate_i32_avx2(&sorted) };
+                assert_eq!(avx, c.accumulate::<i64>(&sorted));
+            }
+        }
     }
 }

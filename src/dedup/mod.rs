@@ -20,13 +20,23 @@
 //!   struct holding its tables (`Sync`: one instance serves all threads) with a
 //!   `sketch(words, &mut Scratch)` entry point and a `sketch_fingerprints` one for
 //!   callers that compute the word fingerprints once for several sketches
-//!   ([`word_fingerprints`]); a [`Scratch`] per thread holds the buffers. An empty page has no sketch (`None`); its exact
-//!   fingerprint still groups it with the other empty pages.
+//!   ([`word_fingerprints`]); a [`Scratch`] per thread holds the buffers. An
+//!   empty page has no sketch (`None`); its exact fingerprint still groups it with
+//!   the other empty pages.
+//! * `minwise` (private): the 84 / 200 hash functions behind min-values, why they
+//!   stand in for random permutations, and why 32-bit min-values suffice.
 //! * [`theory`]: the detection probability of each algorithm as a function of the
 //!   true similarity, for evaluation.
 //!
 //! Everything is deterministic: the same words give the same bits on every machine
-//! and run (integer arithmetic throughout, fixed seeds, no global state).
+//! and run (integer arithmetic throughout, fixed seeds, no global state). The two
+//! hot loops (min-values, Alg. C's page vector) are compiled three times on x86-64,
+//! for the baseline, SSE4.1 and AVX2, chosen at run time; all give the same
+//! integers.
+//!
+//! Speed, one core, real pages of 500–2000 words (`benches/sketch.rs`): about 50
+//! µs per 1000 words for min-hash, 40 for Alg. B, 65 for Alg. C, 18 for the exact
+//! fingerprint, on a shared 2.8 GHz Xeon.
 
 pub mod broder;
 pub mod charikar;

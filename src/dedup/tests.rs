@@ -76,6 +76,16 @@ impl Gen {
 }
 
 #[test]
+fn sketchers_can_be_shared_between_threads() {
+    fn shared<T: Send + Sync>() {}
+    shared::<BroderSketcher>();
+    shared::<CharikarSketcher>();
+    shared::<MinHasher>();
+    shared::<super::rabin::Rabin>();
+    shared::<super::shingle::Shingler>();
+}
+
+#[test]
 fn minhash_estimates_exact_jaccard() {
     let hasher = MinHasher::new();
     let mut g = Gen(1);
