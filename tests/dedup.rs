@@ -27,7 +27,7 @@ fn planted_site(
     edits: usize,
 ) -> BTreeMap<String, Vec<String>> {
     let mut rng = Rng(5);
-    let mut word = |rng: &mut Rng| format!("w{}", rng.below(20_000));
+    let word = |rng: &mut Rng| format!("w{}", rng.below(20_000));
     let mut pages = BTreeMap::new();
     for b in 0..bases {
         let base: Vec<String> = (0..400).map(|_| word(&mut rng)).collect();

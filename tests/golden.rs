@@ -603,7 +603,7 @@ fn write_anchors(dir: &Path) -> webmill::Result<PathBuf> {
     )?;
     for &(dst, src, kind, text) in &ANCHORS {
         let mut p = Vec::new();
-        records::encode_anchor(src, kind, text.as_bytes(), &mut p);
+        records::encode_anchor(src, kind, text, &mut p);
         w.push(dst, &p)?;
     }
     w.finish(&json!({"anchors": ANCHORS.len()}))?;

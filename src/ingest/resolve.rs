@@ -111,11 +111,11 @@ pub fn resolve(job: &mut Job, s: &Settings) -> Result<ResolveOutcome> {
     let links = PageFile::open(&links_path, records::LINKS_KIND)?;
 
     let mut fwd = ExternalSorter::<(u64, u64)>::new(
-        sort_cfg(&tmp, "forward", s.share(0.3), s),
+        sort_cfg(&tmp, "forward", s.share(0.25), s),
         Combine::Dedup,
     )?;
     let mut rev = ExternalSorter::<(u64, u64)>::new(
-        sort_cfg(&tmp, "transposed", s.share(0.3), s),
+        sort_cfg(&tmp, "transposed", s.share(0.25), s),
         Combine::Dedup,
     )?;
     let mut anchors = ExternalSorter::<AnchorRec>::new(
@@ -160,11 +160,23 @@ pub fn resolve(job: &mut Job, s: &Settings) -> Result<ResolveOutcome> {
             )?;
             counts.save(&tmp)?;
         }
-        url_sort.set_merge_budget(s.share(0.05));
+        // Publish the page map and the URL table first, so that their sorts'
+        // memory is free before the link join fills the arc sorts.
         page_sort.set_merge_budget(s.share(0.05));
-        link_sort.set_merge_budget(s.share(0.1));
         let page_sorted = page_sort.finish()?;
         write_pagedoc(page_sorted, &job.path(PAGEDOC_FILE), pages.records())?;
+        if !job.path(URLS_FILE).exists() {
+            url_sort.set_merge_budget(s.share(0.05));
+            let mut sorted = url_sort.finish()?;
+            let mut w = UrlTableWriter::create(job.path(URLS_FILE))?;
+            while let Some((fp, doc)) = sorted.next_record()? {
+                w.push(fp, doc)?;
+            }
+            w.finish()?;
+        } else {
+            drop(url_sort);
+        }
+        link_sort.set_merge_budget(s.share(0.1));
         let link_sorted = link_sort.finish()?;
         let arcs = join_sources(
             link_sorted,
@@ -176,14 +188,6 @@ pub fn resolve(job: &mut Job, s: &Settings) -> Result<ResolveOutcome> {
         )?;
         counts.self_loops = arcs.self_loops;
         counts.save(&tmp)?;
-        if !job.path(URLS_FILE).exists() {
-            let mut sorted = url_sort.finish()?;
-            let mut w = UrlTableWriter::create(job.path(URLS_FILE))?;
-            while let Some((fp, doc)) = sorted.next_record()? {
-                w.push(fp, doc)?;
-            }
-            w.finish()?;
-        }
     }
     let nodes = counts.docs;
     let f = write_edges(
