@@ -30,7 +30,6 @@
 //! whatever the thread count or the interruptions.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde_json::json;
@@ -289,9 +288,7 @@ impl Sketchers {
 }
 
 fn sort_cfg(tmp: &Path, name: &str, budget: u64, s: &Settings) -> SortConfig {
-    SortConfig::new(tmp.join(name), budget.max(1 << 16))
-        .label(format!("dedup: {name}"))
-        .reporter(Arc::clone(&s.reporter))
+    s.sort_config(tmp, "dedup", name, budget.max(1 << 16))
 }
 
 fn params(alg: Alg, opts: &DedupOptions, text_checksum: &str) -> serde_json::Value {

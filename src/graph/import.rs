@@ -117,9 +117,7 @@ fn input_params(opts: &ImportOptions) -> Result<serde_json::Value> {
 }
 
 fn sort_cfg(tmp: &Path, name: &str, budget: u64, s: &Settings) -> SortConfig {
-    SortConfig::new(tmp.join(name), budget)
-        .label(format!("{STAGE}: {name}"))
-        .reporter(Arc::clone(&s.reporter))
+    s.sort_config(tmp, STAGE, name, budget)
 }
 
 /// Runs (or resumes, or skips) the import into `job`.

@@ -25,7 +25,6 @@
 //! [`crate::sort`]), so a re-run replays its input and finishes byte-identical.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::json;
 
@@ -74,9 +73,7 @@ pub enum ResolveOutcome {
 }
 
 fn sort_cfg(tmp: &Path, name: &str, budget: u64, s: &Settings) -> SortConfig {
-    SortConfig::new(tmp.join(name), budget)
-        .label(format!("{STAGE}: {name}"))
-        .reporter(Arc::clone(&s.reporter))
+    s.sort_config(tmp, STAGE, name, budget)
 }
 
 /// Runs (or resumes, or skips) the resolver over `job`'s ingested pages.

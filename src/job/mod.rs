@@ -51,6 +51,20 @@ impl Settings {
     pub fn share(&self, fraction: f64) -> u64 {
         (self.mem as f64 * fraction) as u64
     }
+
+    /// The configuration of a stage's sort `name`: its runs in `tmp/name`,
+    /// `budget` bytes, progress labelled `stage: name` on this reporter.
+    pub fn sort_config(
+        &self,
+        tmp: &std::path::Path,
+        stage: &str,
+        name: &str,
+        budget: u64,
+    ) -> crate::sort::SortConfig {
+        crate::sort::SortConfig::new(tmp.join(name), budget)
+            .label(format!("{stage}: {name}"))
+            .reporter(std::sync::Arc::clone(&self.reporter))
+    }
 }
 
 /// Version of the manifest layout.
