@@ -1230,6 +1230,17 @@ impl Tag {
     }
 }
 
+/// The attributes the extractor reads.
+const WANTED_ATTRS: [&str; 7] = [
+    "href",
+    "src",
+    "alt",
+    "http-equiv",
+    "content",
+    "name",
+    "charset",
+];
+
 /// An attribute of the current tag: byte ranges of name and raw value.
 #[derive(Clone, Copy)]
 struct Attr {
@@ -1250,6 +1261,7 @@ struct Sink {
     big: u32,
     small: u32,
     heading: u8,
+    a_open: u32,
     template: u32,
     svg: u32,
     foreign: u32,
@@ -1284,6 +1296,7 @@ impl Sink {
         self.big = 0;
         self.small = 0;
         self.heading = 0;
+        self.a_open = 0;
         self.template = 0;
         self.svg = 0;
         self.foreign = 0;
@@ -1372,6 +1385,7 @@ impl Sink {
         }
         self.stack.push(tag);
         match tag {
+            Tag::A => self.a_open += 1,
             Tag::B | Tag::Strong => self.bold += 1,
             Tag::Big => self.big += 1,
             Tag::Small => self.small += 1,
@@ -1396,6 +1410,7 @@ impl Sink {
             let Some(t) = self.stack.pop() else { break };
             match t {
                 Tag::A => {
+                    self.a_open = self.a_open.saturating_sub(1);
                     self.anchor = None;
                 }
                 Tag::B | Tag::Strong => self.bold = self.bold.saturating_sub(1),
@@ -1560,7 +1575,8 @@ impl Sink {
                     return n;
                 }
                 match s[j] {
-                    q @ (b'"' | b'\'') => match find_byte(src, j + 1, q) {
+                    // Values are short: a plain loop beats memchr's setup.
+                    q @ (b'"' | b'\'') => match find_in(s, j + 1, q) {
                         Some(p) => {
                             value = (j + 1, p);
                             j = p + 1;
@@ -1577,13 +1593,19 @@ impl Sink {
                     }
                 }
             }
-            if capture
-                && !self
-                    .attrs
-                    .iter()
-                    .any(|a| sub(src, a.name).eq_ignore_ascii_case(sub(src, name)))
-            {
-                self.attrs.push(Attr { name, value });
+            // Only the few attributes we read are kept (so at most 7, and a tag
+            // with a million attributes costs no more than its bytes); the
+            // first of duplicates wins, as in the spec.
+            if capture {
+                let n = sub(src, name);
+                if WANTED_ATTRS.iter().any(|w| n.eq_ignore_ascii_case(w))
+                    && !self
+                        .attrs
+                        .iter()
+                        .any(|a| sub(src, a.name).eq_ignore_ascii_case(n))
+                {
+                    self.attrs.push(Attr { name, value });
+                }
             }
         }
         if end {
@@ -1598,13 +1620,28 @@ impl Sink {
         if tag.breaks_words() {
             self.word_break();
         }
+        if !self.is_open(tag) {
+            // Also keeps a flood of stray end tags linear.
+            return;
+        }
         match tag {
-            Tag::A => self.pop_through(|t| t == Tag::A),
-            Tag::B | Tag::Strong | Tag::Big | Tag::Small | Tag::Template | Tag::Svg | Tag::Math => {
-                self.pop_through(|t| t == tag)
-            }
             Tag::H(_) => self.pop_through(|t| matches!(t, Tag::H(_))),
-            _ => {}
+            _ => self.pop_through(|t| t == tag),
+        }
+    }
+
+    /// Whether an element of this kind is on the stack (by the counters).
+    fn is_open(&self, tag: Tag) -> bool {
+        match tag {
+            Tag::A => self.a_open > 0,
+            Tag::B | Tag::Strong => self.bold > 0,
+            Tag::Big => self.big > 0,
+            Tag::Small => self.small > 0,
+            Tag::H(_) => self.heading > 0,
+            Tag::Template => self.template > 0,
+            Tag::Svg => self.svg > 0,
+            Tag::Math => self.foreign > self.svg,
+            _ => false,
         }
     }
 
@@ -1616,7 +1653,9 @@ impl Sink {
         let html = self.foreign == 0;
         match tag {
             Tag::A => {
-                self.pop_through(|t| t == Tag::A);
+                if self.a_open > 0 {
+                    self.pop_through(|t| t == Tag::A);
+                }
                 if self.push(Tag::A) && self.template == 0 {
                     if let Some(href) = self.attr(src, "href") {
                         self.anchor = self.add_link(LinkKind::A, href);
@@ -1674,7 +1713,9 @@ impl Sink {
                 self.push(tag);
             }
             Tag::H(_) => {
-                self.pop_through(|t| matches!(t, Tag::H(_)));
+                if self.heading > 0 {
+                    self.pop_through(|t| matches!(t, Tag::H(_)));
+                }
                 if html || !self_closing {
                     self.push(tag);
                 }
@@ -2385,6 +2426,52 @@ mod tests {
         let p = page(&deep);
         assert_eq!(words(&p), ["x", "y"]);
         assert_eq!(p.flags[1], flag::NORMAL_SIZE);
+    }
+
+    /// Inputs built to make a careless tokenizer quadratic: each megabyte must
+    /// go through in well under a second (a quadratic pass would take hours).
+    #[test]
+    fn adversarial_inputs_stay_linear() {
+        let mb = 1 << 20;
+        let cases: Vec<(&str, String)> = vec![
+            (
+                "many attributes",
+                format!("<a {}>", "href=x ".repeat(mb / 7)),
+            ),
+            (
+                "many distinct attributes",
+                format!(
+                    "<a {}>",
+                    (0..mb / 8).map(|i| format!("x{i} ")).collect::<String>()
+                ),
+            ),
+            (
+                "stray end tags",
+                format!("{}{}", "<big>".repeat(300), "</b>".repeat(mb / 4)),
+            ),
+            ("nested anchors", "<a href=x>".repeat(mb / 10)),
+            ("dashes in a comment", format!("<!--{}", "-".repeat(mb))),
+            ("unclosed quotes", "<a href='".repeat(mb / 9)),
+            ("ampersands", "&amp".repeat(mb / 4)),
+            ("long entity-like names", format!("&{}", "a".repeat(mb))),
+            ("lt runs", "<".repeat(mb)),
+            (
+                "end tag openers in script",
+                format!("<script>{}", "</scrip".repeat(mb / 7)),
+            ),
+            ("bogus comments", "</ x".repeat(mb / 4)),
+            ("one long word", "x".repeat(mb)),
+            ("headings", "<h1><h2>".repeat(mb / 8)),
+            ("titles", "<title>a</title>".repeat(mb / 16)),
+        ];
+        let mut ex = Extractor::new();
+        for (what, html) in cases {
+            let t = std::time::Instant::now();
+            let p = ex.extract(html.as_bytes(), None).expect("html");
+            check_invariants(p);
+            let secs = t.elapsed().as_secs_f64();
+            assert!(secs < 2.0, "{what}: {secs:.2} s for {} bytes", html.len());
+        }
     }
 
     #[test]
