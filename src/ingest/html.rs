@@ -23,7 +23,7 @@
 //! SVG/MathML, RCDATA for `title`/`textarea`, raw text for `script`, `style`,
 //! `xmp`, `iframe`, `noembed`, `noframes`, `noscript`, and `plaintext`), plus a
 //! tiny open-element stack instead of a tree builder. With the full extraction
-//! it does 200–225 MB/s of CPU time on the same corpus (`cargo bench --bench
+//! it does 190–225 MB/s of CPU time on the same corpus (`cargo bench --bench
 //! html -- --baseline` prints both). The tests compare its title, links (with
 //! anchor text) and words with a `lol_html`-based reference: identical on all
 //! 35,498 pages of the four Debian doc trees and on the HTML of a real 2014
