@@ -1,8 +1,8 @@
 //! Benchmark: HTML extraction (`ingest::html::Extractor`: charset sniffing,
 //! tokenizing, title, words with flags, links with anchor text) on real pages.
 //!
-//! Data: every `*.html` under the Debian doc trees in `/work/corpus` (override
-//! with `WEBMILL_CORPUS`): `rust-doc` (32,101 pages, 478 MB) and
+//! Data: every `*.html` under the Debian doc trees in `../corpus` or
+//! `/work/corpus` (override with `WEBMILL_CORPUS`): `rust-doc` (32,101 pages, 478 MB) and
 //! `postgresql-doc-15` (1,167 pages, 16 MB), read into memory first. Skips with
 //! a message when the corpus is missing.
 //!
@@ -27,10 +27,17 @@ use std::time::Instant;
 
 use webmill::ingest::html::Extractor;
 
+/// `WEBMILL_CORPUS`, else `../corpus` next to the crate, else `/work/corpus`.
 fn corpus_root() -> PathBuf {
-    std::env::var_os("WEBMILL_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus"))
+    if let Some(dir) = std::env::var_os("WEBMILL_CORPUS") {
+        return PathBuf::from(dir);
+    }
+    let next_to_crate = Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpus");
+    if next_to_crate.is_dir() {
+        next_to_crate
+    } else {
+        PathBuf::from("/work/corpus")
+    }
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
