@@ -461,7 +461,20 @@ fn bench_stats(bin: &Path, jobs: &[(String, PathBuf)], work: &Path) {
         "graph", "stats s", "in alpha", "k_min", "tail", "out alpha", "k_min", "tail", "max in"
     );
     for (name, job) in jobs {
-        let plot = plots.join(format!("{name}-degrees.svg"));
+        let file: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '@' || c == '.' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let plot = plots.join(format!(
+            "{}-degrees.svg",
+            file.trim_matches('-').replace("--", "-")
+        ));
         let t = Instant::now();
         let out = Command::new(bin)
             .args(["stats", "--json", "--plot"])

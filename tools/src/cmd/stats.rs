@@ -15,8 +15,10 @@ use crate::Global;
 /// array) and fits a discrete power law to each tail by maximum likelihood,
 /// choosing k_min by the Kolmogorov–Smirnov distance (Clauset, Shalizi and
 /// Newman 2009): in_degree_exponent, out_degree_exponent, their standard
-/// errors, k_min and tail sizes. --plot FILE.svg draws both distributions on
-/// log-log axes with the fitted laws; nothing is written into the job.
+/// errors, k_min and tail sizes. --plot FILE.svg draws both distributions (the
+/// fraction of nodes with degree ≥ k, where P(k) ∝ k^-α is a line of slope
+/// 1 − α) on log-log axes with the fitted laws; nothing is written into the
+/// job.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Job directory
@@ -24,8 +26,8 @@ pub struct Args {
     /// Print one JSON object instead of a table
     #[arg(long)]
     json: bool,
-    /// Write an SVG log-log plot of the in- and out-degree distributions with
-    /// their fitted power laws to FILE
+    /// Write an SVG log-log plot of the in- and out-degree distributions
+    /// (complementary CDFs) with their fitted power laws to FILE
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// Skip the degree distributions and exponents (they take one pass over
