@@ -18,8 +18,9 @@
 //! (tsv, a byte string):
 //!
 //! 1. **read**: arcs `(src key, dst key)` go into sort A (by source key,
-//!    deduplicated), node keys into sort N (deduplicated). Self-loops (same
-//!    id, same name) are dropped and counted (unless kept).
+//!    deduplicated), node keys into sort N (deduplicated; for tsv a name seen
+//!    on a nearby line is not pushed again, see [`RecentNames`]). Self-loops
+//!    (same id, same name) are dropped and counted (unless kept).
 //! 2. **join 1**: A merged against N: the n-th distinct key gets docID n; the
 //!    doc table is written from N; `(dst key, src docID)` go to sort B.
 //! 3. **join 2**: B merged against N again: `(src docID, dst docID)` go to sort
@@ -45,9 +46,9 @@ use serde_json::json;
 use super::cc;
 use super::edges::{Direction, EdgeFile, EdgeWriter};
 use super::names::{
-    read_named_arcs, release_freed_memory, NameKey, NameOrder, NamedArc, RecentKeys,
+    read_named_arcs, release_freed_memory, NameKey, NameOrder, NamedArc, RecentNames,
 };
-use super::snap::{read_arcs, ReadReport, Skip};
+use super::snap::{read_arcs, ReadReport, Skip, KEEP_SKIPS};
 use crate::docs::{Doc, DocTable, DocWriter};
 use crate::error::{Error, IoContext, Result};
 use crate::job::{Begin, Figures, Job, Settings, StageRecord};
@@ -108,6 +109,9 @@ struct ReadCheckpoint {
     self_loops: u64,
     skipped: u64,
     first_skips: Vec<String>,
+    /// cc: docs written from the vertices file.
+    #[serde(default)]
+    nodes: u64,
     /// cc: docIDs given to ids without a vertex line.
     #[serde(default)]
     unnamed_nodes: u64,
@@ -122,6 +126,7 @@ impl ReadCheckpoint {
             self_loops,
             skipped: report.skipped,
             first_skips: report.first_skips.iter().map(Skip::to_string).collect(),
+            nodes: 0,
             unnamed_nodes: 0,
         }
     }
@@ -385,7 +390,7 @@ fn read_snap(
 
 /// Step 1 for tsv: names become keys in `order`; arcs by source key into A,
 /// keys into N (a key seen on a nearby line is not pushed again, see
-/// [`RecentKeys`]).
+/// [`RecentNames`]).
 fn read_tsv(
     opts: &ImportOptions,
     order: NameOrder,
@@ -398,7 +403,7 @@ fn read_tsv(
     let mut last_src: Option<String> = None;
     let mut src_key = Vec::new();
     let mut dst_key = Vec::new();
-    let mut recent = RecentKeys::default();
+    let mut recent = RecentNames::new(order);
     let report = read_named_arcs(
         &opts.inputs,
         s.strict,
@@ -406,16 +411,12 @@ fn read_tsv(
         |src, dst| {
             progress.tick();
             if last_src.as_deref() != Some(src) {
-                src_key.clear();
-                order.key(src, &mut src_key);
-                if !recent.seen(&src_key) {
+                if !recent.key(src, &mut src_key) {
                     nodes.push(NameKey(src_key.as_slice().into()))?;
                 }
                 last_src = Some(src.to_string());
             }
-            dst_key.clear();
-            order.key(dst, &mut dst_key);
-            if !recent.seen(&dst_key) {
+            if !recent.key(dst, &mut dst_key) {
                 nodes.push(NameKey(dst_key.as_slice().into()))?;
             }
             if src == dst && !opts.keep_self_loops {
@@ -626,7 +627,7 @@ impl Steps<'_> {
             c.save(&vertices_ckpt)?;
             c
         };
-        let nodes = ckpt.input_arcs;
+        let nodes = ckpt.nodes;
         let mut progress = Reading::new(s, edges, "edges");
         let mut self_loops = 0u64;
         let report = cc::read_edges(
@@ -648,7 +649,7 @@ impl Steps<'_> {
         // The vertex lines count as input lines and bytes, not as arcs.
         let mut first_skips = std::mem::take(&mut ckpt.first_skips);
         first_skips.extend(report.first_skips.iter().map(Skip::to_string));
-        first_skips.truncate(20);
+        first_skips.truncate(KEEP_SKIPS);
         ReadCheckpoint {
             lines: ckpt.lines + report.lines,
             input_arcs: report.arcs,
@@ -656,14 +657,15 @@ impl Steps<'_> {
             self_loops,
             skipped: ckpt.skipped + report.skipped,
             first_skips,
+            nodes,
             unnamed_nodes: ckpt.unnamed_nodes,
         }
         .save(self.read_ckpt_path)
     }
 }
 
-/// cc step 1: streams the vertices file into the doc table. The checkpoint's
-/// `input_arcs` holds the number of docs.
+/// cc step 1: streams the vertices file into the doc table; the checkpoint
+/// counts the vertex lines and the docs written.
 fn write_vertices(path: &Path, docs_path: &Path, s: &Settings) -> Result<ReadCheckpoint> {
     let mut progress = Reading::new(s, std::slice::from_ref(&path.to_path_buf()), "vertices");
     let mut docs = DocWriter::create(docs_path, STAGE)?;
@@ -699,7 +701,7 @@ fn write_vertices(path: &Path, docs_path: &Path, s: &Settings) -> Result<ReadChe
         ));
     }
     let mut ckpt = ReadCheckpoint::new(&report, 0);
-    ckpt.input_arcs = next;
+    ckpt.nodes = next;
     ckpt.unnamed_nodes = unnamed;
     Ok(ckpt)
 }

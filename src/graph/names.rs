@@ -29,8 +29,9 @@
 //!   reversed labels (SURT style, so `a.example.com` sits next to
 //!   `b.example.com`), then pages by path. Names are keyed as given, not
 //!   normalized. Names that do not parse as URLs with a host (plain words,
-//!   `mailto:` …) all come before the URLs; among themselves those that do not
-//!   parse at all are in byte order.
+//!   `mailto:` …) come before the URLs (before any whose top-level label
+//!   starts with a letter or digit: their keys start with `)`); among
+//!   themselves those that do not parse at all are in byte order.
 //!
 //! Both keys contain the name, so distinct names have distinct keys and a
 //! key gives back its name ([`NameOrder::name_of_key`]).
@@ -43,11 +44,10 @@
 //! the allocator really spends on it ([`allocation_bytes`]), not just the
 //! key's length: with names of a few dozen bytes the difference is large.
 
+use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-
-use std::cmp::Ordering;
 
 use super::snap::{for_each_line, shown, LineVerdict, ReadReport};
 use crate::error::Result;
@@ -219,42 +219,53 @@ impl Record for NamedArc {
     }
 }
 
-/// A small, fixed-size memory of recently seen keys (direct-mapped by hash),
-/// so that a name repeated on nearby lines is pushed into the node sort once
-/// rather than every time: web graphs link mostly within a site, so most
-/// destinations were seen a few lines before. A key is reported as seen only
-/// if it really was (slots hold whole keys), so nothing is lost; what is
-/// skipped depends on the input alone, so a resumed import pushes exactly the
-/// same records. At most [`RecentKeys::SLOTS`] keys of at most
-/// [`RecentKeys::MAX_KEY`] bytes are held.
-pub struct RecentKeys {
-    slots: Vec<Option<Box<[u8]>>>,
+/// A small, fixed-size memory of recently seen names and their keys
+/// (direct-mapped by hash). A name repeated on nearby lines is keyed once and
+/// pushed into the node sort once rather than every time: web graphs link
+/// mostly within a site, so most destinations were seen a few lines before.
+/// A name is reported as seen only if it really was (slots hold whole names),
+/// so nothing is lost; what is skipped depends on the input alone, so a
+/// resumed import pushes exactly the same records. At most
+/// [`RecentNames::SLOTS`] names of at most [`RecentNames::MAX_NAME`] bytes
+/// are held.
+pub struct RecentNames {
+    order: NameOrder,
+    slots: Vec<Option<Remembered>>,
 }
 
-impl Default for RecentKeys {
-    fn default() -> Self {
-        RecentKeys {
+/// A name and its key.
+type Remembered = (Box<str>, Box<[u8]>);
+
+impl RecentNames {
+    /// Number of slots.
+    pub const SLOTS: usize = 1 << 12;
+    /// Longest name remembered.
+    pub const MAX_NAME: usize = 256;
+
+    /// An empty memory for keys in `order`.
+    pub fn new(order: NameOrder) -> RecentNames {
+        RecentNames {
+            order,
             slots: vec![None; Self::SLOTS],
         }
     }
-}
 
-impl RecentKeys {
-    /// Number of slots.
-    pub const SLOTS: usize = 1 << 12;
-    /// Longest key remembered.
-    pub const MAX_KEY: usize = 256;
-
-    /// `true` if `key` was remembered; otherwise remembers it (if short enough)
-    /// and returns `false`.
+    /// Sets `key` to the key of `name`; returns `true` if `name` was
+    /// remembered, else remembers it (if short enough) and returns `false`.
     #[inline]
-    pub fn seen(&mut self, key: &[u8]) -> bool {
-        let slot = &mut self.slots[xxhash_rust::xxh3::xxh3_64(key) as usize & (Self::SLOTS - 1)];
-        if slot.as_deref() == Some(key) {
-            return true;
+    pub fn key(&mut self, name: &str, key: &mut Vec<u8>) -> bool {
+        key.clear();
+        let slot = &mut self.slots
+            [xxhash_rust::xxh3::xxh3_64(name.as_bytes()) as usize & (Self::SLOTS - 1)];
+        if let Some((seen, seen_key)) = slot {
+            if **seen == *name {
+                key.extend_from_slice(seen_key);
+                return true;
+            }
         }
-        if key.len() <= Self::MAX_KEY {
-            *slot = Some(key.into());
+        self.order.key(name, key);
+        if name.len() <= Self::MAX_NAME {
+            *slot = Some((name.into(), key.as_slice().into()));
         }
         false
     }
@@ -266,8 +277,8 @@ impl RecentKeys {
 /// spills or a step ends. glibc's allocator keeps such freed memory resident
 /// in its heaps, where the large buffers of the next step (which it maps
 /// afresh) cannot use it, so without this the process's resident memory grows
-/// from step to step to about twice `--mem` (measured: cnr-2000 as named arcs
-/// at `--mem 64M` peaked at 115 MB resident, 78 MB with this call between
+/// from step to step to nearly twice `--mem` (measured: cnr-2000 as named
+/// arcs at `--mem 64M` peaked at 115 MB resident, 80 MB with this call between
 /// steps). Does nothing on other platforms.
 pub fn release_freed_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -452,6 +463,30 @@ mod tests {
                         proptest::prop_assert!(x.key_prefix() <= y.key_prefix());
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn recent_names_key_and_remember() {
+        for order in [NameOrder::Bytes, NameOrder::Host] {
+            let mut recent = RecentNames::new(order);
+            let mut key = Vec::new();
+            let long = "x".repeat(RecentNames::MAX_NAME + 1);
+            let names: Vec<String> = (0..10_000)
+                .map(|i| format!("http://h{}.example/{}", i % 7, i % 5000))
+                .chain([long.clone(), long])
+                .collect();
+            let mut seen = std::collections::HashSet::new();
+            for name in &names {
+                let hit = recent.key(name, &mut key);
+                let mut want = Vec::new();
+                order.key(name, &mut want);
+                assert_eq!(key, want);
+                // A hit only for a name seen before; long names are never remembered.
+                assert!(!hit || seen.contains(name));
+                assert!(!(hit && name.len() > RecentNames::MAX_NAME));
+                seen.insert(name.clone());
             }
         }
     }

@@ -59,20 +59,10 @@ pub struct ReadReport {
     pub first_skips: Vec<Skip>,
 }
 
-const KEEP_SKIPS: usize = 20;
+/// How many skips a [`ReadReport`] keeps for the report (all are counted).
+pub const KEEP_SKIPS: usize = 20;
 
 impl ReadReport {
-    /// Adds the counts and skips of a later read to this one.
-    pub fn merge(&mut self, later: ReadReport) {
-        self.lines += later.lines;
-        self.arcs += later.arcs;
-        self.bytes += later.bytes;
-        self.skipped += later.skipped;
-        let room = KEEP_SKIPS.saturating_sub(self.first_skips.len());
-        self.first_skips
-            .extend(later.first_skips.into_iter().take(room));
-    }
-
     fn skip(&mut self, skip: Skip, strict: bool) -> Result<()> {
         if strict {
             return Err(Error::Input {
