@@ -1,25 +1,41 @@
 //! The `import-graph` stage: edge lists → doc table, forward and transposed
 //! edge files.
 //!
-//! Node ids are arbitrary `u64`s, neither contiguous nor sorted. The stage works
-//! like Brin & Page's URLresolver, by sorting and merging, never by a lookup
-//! table held in memory:
+//! Three input formats (see [`GraphFormat`]):
 //!
-//! 1. **read**: arcs `(src, dst)` go into sort A (by source id, deduplicated),
-//!    both ids into sort N (node ids, deduplicated). Self-loops are dropped and
-//!    counted (unless kept).
-//! 2. **join 1**: A merged against N: the n-th distinct id gets docID n (so
-//!    docIDs follow the ids' numeric order, and a graph numbered `0..n` keeps its
-//!    numbering); the doc table is written from N; `(dst id, src docID)` go to
-//!    sort B.
+//! - **snap**: numeric node ids, arbitrary `u64`s, neither contiguous nor
+//!   sorted ([`super::snap`]). DocIDs follow the ids' numeric order, so a graph
+//!   numbered `0..n` keeps its numbering; a node's name is its id.
+//! - **tsv**: nodes named by any strings, URLs typically ([`super::names`]).
+//!   DocIDs follow the names' byte order, or webmill's host-grouping URL order
+//!   ([`NameOrder`]); a node's name is its doc-table URL.
+//! - **cc**: Common Crawl's host or domain graph, a vertices file then edges
+//!   files ([`super::cc`]). The vertex ids are the docIDs.
+//!
+//! For snap and tsv the stage numbers nodes like Brin & Page's URLresolver, by
+//! sorting and merging, never by a lookup table held in memory. One generic
+//! pipeline serves both; a node's *key* is its id (snap) or its name's sort key
+//! (tsv, a byte string):
+//!
+//! 1. **read**: arcs `(src key, dst key)` go into sort A (by source key,
+//!    deduplicated), node keys into sort N (deduplicated; for tsv a name seen
+//!    on a nearby line is not pushed again, see [`RecentNames`]). Self-loops
+//!    (same id, same name) are dropped and counted (unless kept).
+//! 2. **join 1**: A merged against N: the n-th distinct key gets docID n; the
+//!    doc table is written from N; `(dst key, src docID)` go to sort B.
 //! 3. **join 2**: B merged against N again: `(src docID, dst docID)` go to sort
 //!    C and `(dst docID, src docID)` to sort D.
 //! 4. **write**: C becomes the forward edge file, D the transposed one.
+//!
+//! For cc, step 1 streams the vertices file into the doc table (ids are dense
+//! and sorted already), then the edges files' arcs go straight into sorts C and
+//! D; step 4 is the same.
 //!
 //! Every sort keeps its runs in the stage's temporary directory, so an
 //! interrupted import resumes from the last completed step and the runs already
 //! written.
 
+use std::cmp::Ordering as Order;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -27,14 +43,18 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::cc;
 use super::edges::{Direction, EdgeFile, EdgeWriter};
-use super::snap::{read_arcs, ReadReport, Skip};
+use super::names::{
+    read_named_arcs, release_freed_memory, NameKey, NameOrder, NamedArc, RecentNames,
+};
+use super::snap::{read_arcs, ReadReport, Skip, KEEP_SKIPS};
 use crate::docs::{Doc, DocTable, DocWriter};
 use crate::error::{Error, IoContext, Result};
 use crate::job::{Begin, Figures, Job, Settings, StageRecord};
 use crate::progress::Unit;
 use crate::publish::write_atomic;
-use crate::sort::{Combine, ExternalSorter, SortConfig, Sorted};
+use crate::sort::{Combine, ExternalSorter, Record, SortConfig, Sorted};
 
 /// Name of the stage in the job manifest.
 pub const STAGE: &str = "import-graph";
@@ -48,8 +68,14 @@ pub const TRANSPOSED_FILE: &str = "edges-t.wm";
 /// Edge-list formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GraphFormat {
-    /// SNAP: `src<TAB>dst` numeric ids, `#` comments.
+    /// SNAP: `src<TAB>dst` numeric ids, `#` comments ([`super::snap`]).
     Snap,
+    /// `src<TAB>dst` with nodes named by any strings, docIDs in the given
+    /// order of the names ([`super::names`]).
+    Tsv(NameOrder),
+    /// Common Crawl's host or domain graph: the first input is the vertices
+    /// file, the others are edges files ([`super::cc`]).
+    Cc,
 }
 
 impl GraphFormat {
@@ -57,6 +83,8 @@ impl GraphFormat {
     pub fn name(self) -> &'static str {
         match self {
             GraphFormat::Snap => "snap",
+            GraphFormat::Tsv(_) => "tsv",
+            GraphFormat::Cc => "cc",
         }
     }
 }
@@ -81,6 +109,34 @@ struct ReadCheckpoint {
     self_loops: u64,
     skipped: u64,
     first_skips: Vec<String>,
+    /// cc: docs written from the vertices file.
+    #[serde(default)]
+    nodes: u64,
+    /// cc: docIDs given to ids without a vertex line.
+    #[serde(default)]
+    unnamed_nodes: u64,
+}
+
+impl ReadCheckpoint {
+    fn new(report: &ReadReport, self_loops: u64) -> ReadCheckpoint {
+        ReadCheckpoint {
+            lines: report.lines,
+            input_arcs: report.arcs,
+            input_bytes: report.bytes,
+            self_loops,
+            skipped: report.skipped,
+            first_skips: report.first_skips.iter().map(Skip::to_string).collect(),
+            nodes: 0,
+            unnamed_nodes: 0,
+        }
+    }
+
+    fn save(&self, path: &Path) -> Result<()> {
+        write_atomic(
+            path,
+            &serde_json::to_vec(self).map_err(|e| Error::Invalid(e.to_string()))?,
+        )
+    }
 }
 
 /// How the stage went.
@@ -109,11 +165,15 @@ fn input_params(opts: &ImportOptions) -> Result<serde_json::Value> {
         let abs = std::fs::canonicalize(p).at(p)?;
         inputs.push(json!({"path": abs.to_string_lossy(), "bytes": meta.len()}));
     }
-    Ok(json!({
+    let mut params = json!({
         "format": opts.format.name(),
         "inputs": inputs,
         "keep_self_loops": opts.keep_self_loops,
-    }))
+    });
+    if let GraphFormat::Tsv(order) = opts.format {
+        params["order"] = json!(order.name());
+    }
+    Ok(params)
 }
 
 fn sort_cfg(tmp: &Path, name: &str, budget: u64, s: &Settings) -> SortConfig {
@@ -126,6 +186,15 @@ pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result
         return Err(Error::Invalid(
             "import-graph needs at least one input file".into(),
         ));
+    }
+    if opts.format == GraphFormat::Cc {
+        let Some((vertices, edges)) = opts.inputs.split_first().filter(|(_, e)| !e.is_empty())
+        else {
+            return Err(Error::Invalid(
+                "--format cc needs the vertices file first, then at least one edges file".into(),
+            ));
+        };
+        cc::check_roles(vertices, edges)?;
     }
     let params = input_params(opts)?;
     let outputs = [DOCS_FILE, EDGES_FILE, TRANSPOSED_FILE];
@@ -150,51 +219,31 @@ pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result
         sort_cfg(&tmp, "transposed", s.share(0.4), s),
         Combine::Dedup,
     )?;
-    let node_cfg = sort_cfg(&tmp, "node-ids", s.share(0.3), s).persist(true);
     let read_ckpt_path = tmp.join("read.json");
 
     if !(fwd.input_complete() && rev.input_complete()) {
-        let mut by_dst = ExternalSorter::<(u64, u64)>::new(
-            sort_cfg(&tmp, "by-dst", s.share(0.7), s),
-            Combine::Dedup,
-        )?;
-        if !(by_dst.input_complete() && docs_path.exists()) {
-            // Steps 1 and 2.
-            let mut by_src = ExternalSorter::<(u64, u64)>::new(
-                sort_cfg(&tmp, "by-src", s.share(0.6), s),
-                Combine::Dedup,
-            )?;
-            let mut nodes = ExternalSorter::<u64>::new(node_cfg.clone(), Combine::Dedup)?;
-            let have_read =
-                by_src.input_complete() && nodes.input_complete() && read_ckpt_path.exists();
-            if !have_read {
-                let ckpt = read_input(opts, s, &mut by_src, &mut nodes)?;
-                write_atomic(
-                    &read_ckpt_path,
-                    &serde_json::to_vec(&ckpt).map_err(|e| Error::Invalid(e.to_string()))?,
-                )?;
-            }
-            by_src.set_merge_budget(s.share(0.1));
-            nodes.set_merge_budget(s.share(0.05));
-            let by_src = by_src.finish()?;
-            let nodes = nodes.finish()?;
-            join_sources(by_src, nodes, &docs_path, &mut by_dst, s)?;
-            crate::sort::remove_sort_dir(&tmp.join("by-src"))?;
+        let steps = Steps {
+            job_dir: job.dir(),
+            tmp: &tmp,
+            docs_path: &docs_path,
+            read_ckpt_path: &read_ckpt_path,
+            s,
+        };
+        match opts.format {
+            GraphFormat::Snap => steps.number_by_sort::<u64>(
+                &mut fwd,
+                &mut rev,
+                |by_src, nodes| read_snap(opts, s, by_src, nodes),
+                |&id| Ok(graph_doc(id)),
+            )?,
+            GraphFormat::Tsv(order) => steps.number_by_sort::<NameKey>(
+                &mut fwd,
+                &mut rev,
+                |by_src, nodes| read_tsv(opts, order, s, by_src, nodes),
+                |key| named_doc(order, &key.0),
+            )?,
+            GraphFormat::Cc => steps.number_cc(opts, &mut fwd, &mut rev)?,
         }
-        // Step 3.
-        let arcs = read_checkpoint(&read_ckpt_path)?;
-        by_dst.set_merge_budget(s.share(0.1));
-        let by_dst = by_dst.finish()?;
-        let mut nodes = ExternalSorter::<u64>::new(node_cfg, Combine::Dedup)?;
-        nodes.set_merge_budget(s.share(0.05));
-        if !nodes.input_complete() {
-            return Err(Error::job(
-                job.dir(),
-                "the sorted node ids of this import are missing; re-run with --force",
-            ));
-        }
-        let nodes = nodes.finish()?;
-        join_destinations(by_dst, nodes, &mut fwd, &mut rev, arcs.input_arcs, s)?;
     }
 
     // Step 4.
@@ -224,7 +273,7 @@ pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result
         records: arcs,
         ..Figures::default()
     };
-    let extra = json!({
+    let mut extra = json!({
         "nodes": n,
         "arcs": arcs,
         "crawled": crawled,
@@ -241,6 +290,9 @@ pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result
         "transposed_bytes": rev_stats.bytes,
         "bits_per_arc": if arcs > 0 { fwd_stats.bytes as f64 * 8.0 / arcs as f64 } else { 0.0 },
     });
+    if opts.format == GraphFormat::Cc {
+        extra["unnamed_nodes"] = json!(ckpt.unnamed_nodes);
+    }
     if let serde_json::Value::Object(map) = extra {
         figures.extra = map;
     }
@@ -257,30 +309,70 @@ fn read_checkpoint(path: &Path) -> Result<ReadCheckpoint> {
     serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(path, "checkpoint", 0, e.to_string()))
 }
 
-/// Step 1: reads the input into the arc and node-id sorts.
-fn read_input(
+/// Progress of reading the input files.
+struct Reading {
+    task: Box<dyn crate::progress::Task>,
+    counter: Arc<AtomicU64>,
+    total: u64,
+    seen: u64,
+}
+
+impl Reading {
+    fn new(s: &Settings, paths: &[PathBuf], what: &str) -> Reading {
+        let total: u64 = paths
+            .iter()
+            .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+            .sum();
+        Reading {
+            task: s.reporter.task(
+                &format!("{STAGE}: reading {what}"),
+                Some(total),
+                Unit::Bytes,
+            ),
+            counter: Arc::new(AtomicU64::new(0)),
+            total,
+            seen: 0,
+        }
+    }
+
+    #[inline]
+    fn tick(&mut self) {
+        self.seen += 1;
+        if self.seen.is_multiple_of(65536) {
+            self.task.set_position(self.counter.load(Ordering::Relaxed));
+        }
+    }
+
+    /// Ends the progress and prints the first skips.
+    fn finish(self, s: &Settings, report: &ReadReport) {
+        self.task.set_position(self.total);
+        for skip in &report.first_skips {
+            s.reporter.note(&format!("skipped: {skip}"));
+        }
+        if report.skipped > report.first_skips.len() as u64 {
+            s.reporter.note(&format!(
+                "skipped: … and {} more",
+                report.skipped - report.first_skips.len() as u64
+            ));
+        }
+    }
+}
+
+/// Step 1 for snap: reads the input into the arc and node-id sorts.
+fn read_snap(
     opts: &ImportOptions,
     s: &Settings,
     by_src: &mut ExternalSorter<(u64, u64)>,
     nodes: &mut ExternalSorter<u64>,
 ) -> Result<ReadCheckpoint> {
-    let total: u64 = opts
-        .inputs
-        .iter()
-        .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
-        .sum();
-    let task = s
-        .reporter
-        .task(&format!("{STAGE}: reading"), Some(total), Unit::Bytes);
-    let counter = Arc::new(AtomicU64::new(0));
+    let mut progress = Reading::new(s, &opts.inputs, "edges");
     let mut self_loops = 0u64;
-    let mut seen = 0u64;
-    let report: ReadReport =
-        read_arcs(&opts.inputs, s.strict, Arc::clone(&counter), |src, dst| {
-            seen += 1;
-            if seen.is_multiple_of(65536) {
-                task.set_position(counter.load(Ordering::Relaxed));
-            }
+    let report = read_arcs(
+        &opts.inputs,
+        s.strict,
+        Arc::clone(&progress.counter),
+        |src, dst| {
+            progress.tick();
             nodes.push(src)?;
             nodes.push(dst)?;
             if src == dst && !opts.keep_self_loops {
@@ -288,36 +380,101 @@ fn read_input(
                 return Ok(());
             }
             by_src.push((src, dst))
-        })?;
-    task.set_position(total);
-    for skip in &report.first_skips {
-        s.reporter.note(&format!("skipped: {skip}"));
-    }
-    if report.skipped > report.first_skips.len() as u64 {
-        s.reporter.note(&format!(
-            "skipped: … and {} more",
-            report.skipped - report.first_skips.len() as u64
-        ));
-    }
-    Ok(ReadCheckpoint {
-        lines: report.lines,
-        input_arcs: report.arcs,
-        input_bytes: report.bytes,
-        self_loops,
-        skipped: report.skipped,
-        first_skips: report.first_skips.iter().map(Skip::to_string).collect(),
-    })
+        },
+    )?;
+    progress.finish(s, &report);
+    Ok(ReadCheckpoint::new(&report, self_loops))
 }
 
-/// Walks the sorted node ids alongside a stream sorted by id, assigning docIDs.
-struct DocIds {
-    nodes: Sorted<u64>,
-    current: Option<(u64, u64)>,
+/// Step 1 for tsv: names become keys in `order`; arcs by source key into A,
+/// keys into N (a key seen on a nearby line is not pushed again, see
+/// [`RecentNames`]).
+fn read_tsv(
+    opts: &ImportOptions,
+    order: NameOrder,
+    s: &Settings,
+    by_src: &mut ExternalSorter<NamedArc>,
+    nodes: &mut ExternalSorter<NameKey>,
+) -> Result<ReadCheckpoint> {
+    let mut progress = Reading::new(s, &opts.inputs, "edges");
+    let mut self_loops = 0u64;
+    let mut last_src: Option<String> = None;
+    let mut src_key = Vec::new();
+    let mut dst_key = Vec::new();
+    let mut recent = RecentNames::new(order);
+    let report = read_named_arcs(
+        &opts.inputs,
+        s.strict,
+        Arc::clone(&progress.counter),
+        |src, dst| {
+            progress.tick();
+            if last_src.as_deref() != Some(src) {
+                if !recent.key(src, &mut src_key) {
+                    nodes.push(NameKey(src_key.as_slice().into()))?;
+                }
+                last_src = Some(src.to_string());
+            }
+            if !recent.key(dst, &mut dst_key) {
+                nodes.push(NameKey(dst_key.as_slice().into()))?;
+            }
+            if src == dst && !opts.keep_self_loops {
+                self_loops += 1;
+                return Ok(());
+            }
+            let arc = NamedArc::new(&src_key, &dst_key)
+                .ok_or_else(|| Error::Invalid("a node name longer than 4 GiB".into()))?;
+            by_src.push(arc)
+        },
+    )?;
+    progress.finish(s, &report);
+    Ok(ReadCheckpoint::new(&report, self_loops))
+}
+
+/// Node keys of the sorted pipeline (snap ids, tsv name keys) and their arc
+/// records, sorted by source key.
+trait NodeKey: Record {
+    /// An arc `(src key, dst key)`, ordered by source key first.
+    type Arc: Record;
+    /// How `node` compares with the source of `arc`.
+    fn cmp_src(node: &Self, arc: &Self::Arc) -> Order;
+    /// The destination key of `arc`.
+    fn into_dst(arc: Self::Arc) -> Self;
+}
+
+impl NodeKey for u64 {
+    type Arc = (u64, u64);
+    #[inline]
+    fn cmp_src(node: &u64, arc: &(u64, u64)) -> Order {
+        node.cmp(&arc.0)
+    }
+    #[inline]
+    fn into_dst(arc: (u64, u64)) -> u64 {
+        arc.1
+    }
+}
+
+impl NodeKey for NameKey {
+    type Arc = NamedArc;
+    #[inline]
+    fn cmp_src(node: &NameKey, arc: &NamedArc) -> Order {
+        node.0[..].cmp(arc.src())
+    }
+    #[inline]
+    fn into_dst(arc: NamedArc) -> NameKey {
+        // A fresh allocation on this thread, not the merge reader's.
+        NameKey(arc.dst().into())
+    }
+}
+
+/// Walks the sorted node keys alongside a stream sorted by key, assigning docIDs.
+struct DocIds<K: Record> {
+    nodes: Sorted<K>,
+    current: Option<(K, u64)>,
     next_doc: u64,
 }
 
-impl DocIds {
-    fn new(nodes: Sorted<u64>) -> DocIds {
+impl<K: Record> DocIds<K> {
+    fn new(nodes: Sorted<K>) -> DocIds<K> {
         DocIds {
             nodes,
             current: None,
@@ -325,31 +482,40 @@ impl DocIds {
         }
     }
 
-    /// Advances to the next node id, returning (id, docID).
-    fn advance(&mut self) -> Result<Option<(u64, u64)>> {
-        let Some(id) = self.nodes.next_record()? else {
-            return Ok(None);
+    /// Advances to the next node key, handing it to `on_new`; `false` at the end.
+    fn advance(&mut self, on_new: &mut impl FnMut(&K) -> Result<()>) -> Result<bool> {
+        let Some(key) = self.nodes.next_record()? else {
+            return Ok(false);
         };
-        self.current = Some((id, self.next_doc));
+        on_new(&key)?;
+        self.current = Some((key, self.next_doc));
         self.next_doc += 1;
-        Ok(self.current)
+        Ok(true)
     }
 
-    /// The docID of `id`; ids must be asked for in increasing order.
-    fn lookup(&mut self, id: u64, mut on_new: impl FnMut(u64) -> Result<()>) -> Result<u64> {
+    /// The docID of the node that `cmp` finds equal (`cmp(node)` tells how a
+    /// node compares with the one sought); nodes must be sought in increasing
+    /// order. Each node key passed on the way is handed to `on_new`, in order.
+    fn lookup(
+        &mut self,
+        cmp: impl Fn(&K) -> Order,
+        on_new: &mut impl FnMut(&K) -> Result<()>,
+    ) -> Result<u64> {
         loop {
-            match self.current {
-                Some((cur, doc)) if cur == id => return Ok(doc),
-                Some((cur, _)) if cur > id => break,
-                _ => match self.advance()? {
-                    Some((new, _)) => on_new(new)?,
-                    None => break,
-                },
+            if let Some((cur, doc)) = &self.current {
+                match cmp(cur) {
+                    Order::Equal => return Ok(*doc),
+                    Order::Greater => break,
+                    Order::Less => {}
+                }
+            }
+            if !self.advance(on_new)? {
+                break;
             }
         }
-        Err(Error::Invalid(format!(
-            "internal error: node id {id} missing from the sorted node ids"
-        )))
+        Err(Error::Invalid(
+            "internal error: a node of an arc is missing from the sorted nodes".into(),
+        ))
     }
 }
 
@@ -361,12 +527,190 @@ fn graph_doc(id: u64) -> Doc {
     }
 }
 
-/// Step 2: docIDs for sources, the doc table, `(dst id, src docID)` into B.
-fn join_sources(
-    mut by_src: Sorted<(u64, u64)>,
-    nodes: Sorted<u64>,
+fn named_doc(order: NameOrder, key: &[u8]) -> Result<Doc> {
+    let name = std::str::from_utf8(order.name_of_key(key)).map_err(|_| {
+        Error::Invalid("internal error: a node name in the sort is not UTF-8".into())
+    })?;
+    Ok(Doc {
+        url: name.to_string(),
+        crawled: true,
+        ..Doc::default()
+    })
+}
+
+/// What the numbering steps share.
+struct Steps<'a> {
+    job_dir: &'a Path,
+    tmp: &'a Path,
+    docs_path: &'a Path,
+    read_ckpt_path: &'a Path,
+    s: &'a Settings,
+}
+
+impl Steps<'_> {
+    /// Steps 1–3 for nodes known by sortable keys (snap ids, tsv names):
+    /// `read` fills sorts A and N, `doc` makes a node's doc-table entry.
+    fn number_by_sort<K: NodeKey>(
+        &self,
+        fwd: &mut ExternalSorter<(u64, u64)>,
+        rev: &mut ExternalSorter<(u64, u64)>,
+        read: impl FnOnce(&mut ExternalSorter<K::Arc>, &mut ExternalSorter<K>) -> Result<ReadCheckpoint>,
+        doc: impl Fn(&K) -> Result<Doc>,
+    ) -> Result<()> {
+        let (tmp, s) = (self.tmp, self.s);
+        let node_cfg = sort_cfg(tmp, "node-ids", s.share(0.3), s).persist(true);
+        let mut by_dst = ExternalSorter::<(K, u64)>::new(
+            sort_cfg(tmp, "by-dst", s.share(0.7), s),
+            Combine::Dedup,
+        )?;
+        if !(by_dst.input_complete() && self.docs_path.exists()) {
+            // Steps 1 and 2.
+            let mut by_src = ExternalSorter::<K::Arc>::new(
+                sort_cfg(tmp, "by-src", s.share(0.6), s),
+                Combine::Dedup,
+            )?;
+            let mut nodes = ExternalSorter::<K>::new(node_cfg.clone(), Combine::Dedup)?;
+            let have_read =
+                by_src.input_complete() && nodes.input_complete() && self.read_ckpt_path.exists();
+            if !have_read {
+                read(&mut by_src, &mut nodes)?.save(self.read_ckpt_path)?;
+            }
+            by_src.set_merge_budget(s.share(0.1));
+            nodes.set_merge_budget(s.share(0.05));
+            let by_src = by_src.finish()?;
+            let nodes = nodes.finish()?;
+            if K::HAS_HEAP {
+                // The sorts' last buffers are gone now.
+                release_freed_memory();
+            }
+            join_sources(by_src, nodes, self.docs_path, &mut by_dst, &doc, s)?;
+            crate::sort::remove_sort_dir(&tmp.join("by-src"))?;
+        }
+        // Step 3.
+        let arcs = read_checkpoint(self.read_ckpt_path)?;
+        by_dst.set_merge_budget(s.share(0.1));
+        let by_dst = by_dst.finish()?;
+        if K::HAS_HEAP {
+            release_freed_memory();
+        }
+        let mut nodes = ExternalSorter::<K>::new(node_cfg, Combine::Dedup)?;
+        nodes.set_merge_budget(s.share(0.05));
+        if !nodes.input_complete() {
+            return Err(Error::job(
+                self.job_dir,
+                "the sorted node ids of this import are missing; re-run with --force",
+            ));
+        }
+        let nodes = nodes.finish()?;
+        join_destinations(by_dst, nodes, fwd, rev, arcs.input_arcs, s)
+    }
+
+    /// Steps 1–3 for cc: the vertices file into the doc table, then the arcs
+    /// (already docIDs) into the forward and transposed sorts.
+    fn number_cc(
+        &self,
+        opts: &ImportOptions,
+        fwd: &mut ExternalSorter<(u64, u64)>,
+        rev: &mut ExternalSorter<(u64, u64)>,
+    ) -> Result<()> {
+        let s = self.s;
+        let Some((vertices, edges)) = opts.inputs.split_first() else {
+            return Err(Error::Invalid("--format cc needs a vertices file".into()));
+        };
+        let vertices_ckpt = self.tmp.join("vertices.json");
+        let mut ckpt = if self.docs_path.exists() && vertices_ckpt.exists() {
+            read_checkpoint(&vertices_ckpt)?
+        } else {
+            let c = write_vertices(vertices, self.docs_path, s)?;
+            c.save(&vertices_ckpt)?;
+            c
+        };
+        let nodes = ckpt.nodes;
+        let mut progress = Reading::new(s, edges, "edges");
+        let mut self_loops = 0u64;
+        let report = cc::read_edges(
+            edges,
+            nodes,
+            s.strict,
+            Arc::clone(&progress.counter),
+            |src, dst| {
+                progress.tick();
+                if src == dst && !opts.keep_self_loops {
+                    self_loops += 1;
+                    return Ok(());
+                }
+                fwd.push((src, dst))?;
+                rev.push((dst, src))
+            },
+        )?;
+        progress.finish(s, &report);
+        // The vertex lines count as input lines and bytes, not as arcs.
+        let mut first_skips = std::mem::take(&mut ckpt.first_skips);
+        first_skips.extend(report.first_skips.iter().map(Skip::to_string));
+        first_skips.truncate(KEEP_SKIPS);
+        ReadCheckpoint {
+            lines: ckpt.lines + report.lines,
+            input_arcs: report.arcs,
+            input_bytes: ckpt.input_bytes + report.bytes,
+            self_loops,
+            skipped: ckpt.skipped + report.skipped,
+            first_skips,
+            nodes,
+            unnamed_nodes: ckpt.unnamed_nodes,
+        }
+        .save(self.read_ckpt_path)
+    }
+}
+
+/// cc step 1: streams the vertices file into the doc table; the checkpoint
+/// counts the vertex lines and the docs written.
+fn write_vertices(path: &Path, docs_path: &Path, s: &Settings) -> Result<ReadCheckpoint> {
+    let mut progress = Reading::new(s, std::slice::from_ref(&path.to_path_buf()), "vertices");
+    let mut docs = DocWriter::create(docs_path, STAGE)?;
+    let mut next = 0u64;
+    let mut unnamed = 0u64;
+    let report = cc::read_vertices(
+        path,
+        s.strict,
+        Arc::clone(&progress.counter),
+        |id, reversed| {
+            progress.tick();
+            while next < id {
+                docs.push(&Doc::default())?;
+                next += 1;
+                unnamed += 1;
+            }
+            let mut url = String::with_capacity(reversed.len());
+            cc::host_name(reversed, &mut url);
+            docs.push(&Doc {
+                url,
+                crawled: true,
+                ..Doc::default()
+            })?;
+            next += 1;
+            Ok(())
+        },
+    )?;
+    docs.finish()?;
+    progress.finish(s, &report);
+    if unnamed > 0 {
+        s.reporter.note(&format!(
+            "{STAGE}: {unnamed} vertex ids below the last one have no vertex line; their docs have empty names"
+        ));
+    }
+    let mut ckpt = ReadCheckpoint::new(&report, 0);
+    ckpt.nodes = next;
+    ckpt.unnamed_nodes = unnamed;
+    Ok(ckpt)
+}
+
+/// Step 2: docIDs for sources, the doc table, `(dst key, src docID)` into B.
+fn join_sources<K: NodeKey>(
+    mut by_src: Sorted<K::Arc>,
+    nodes: Sorted<K>,
     docs_path: &Path,
-    by_dst: &mut ExternalSorter<(u64, u64)>,
+    by_dst: &mut ExternalSorter<(K, u64)>,
+    doc: &impl Fn(&K) -> Result<Doc>,
     s: &Settings,
 ) -> Result<()> {
     let task = s
@@ -374,26 +718,25 @@ fn join_sources(
         .task(&format!("{STAGE}: numbering sources"), None, Unit::Records);
     let mut docs = DocWriter::create(docs_path, STAGE)?;
     let mut ids = DocIds::new(nodes);
+    let mut write_doc = |key: &K| docs.push(&doc(key)?);
     let mut n = 0u64;
-    while let Some((src, dst)) = by_src.next_record()? {
-        let doc = ids.lookup(src, |id| docs.push(&graph_doc(id)))?;
-        by_dst.push((dst, doc))?;
+    while let Some(arc) = by_src.next_record()? {
+        let src_doc = ids.lookup(|node| K::cmp_src(node, &arc), &mut write_doc)?;
+        by_dst.push((K::into_dst(arc), src_doc))?;
         n += 1;
         if n.is_multiple_of(65536) {
             task.set_position(n);
         }
     }
-    while let Some((id, _)) = ids.advance()? {
-        docs.push(&graph_doc(id))?;
-    }
+    while ids.advance(&mut write_doc)? {}
     docs.finish()?;
     Ok(())
 }
 
 /// Step 3: docIDs for destinations; arcs into the forward and transposed sorts.
-fn join_destinations(
-    mut by_dst: Sorted<(u64, u64)>,
-    nodes: Sorted<u64>,
+fn join_destinations<K: Record>(
+    mut by_dst: Sorted<(K, u64)>,
+    nodes: Sorted<K>,
     fwd: &mut ExternalSorter<(u64, u64)>,
     rev: &mut ExternalSorter<(u64, u64)>,
     input_arcs: u64,
@@ -407,7 +750,7 @@ fn join_destinations(
     let mut ids = DocIds::new(nodes);
     let mut n = 0u64;
     while let Some((dst, src_doc)) = by_dst.next_record()? {
-        let dst_doc = ids.lookup(dst, |_| Ok(()))?;
+        let dst_doc = ids.lookup(|node| node.cmp(&dst), &mut |_| Ok(()))?;
         fwd.push((src_doc, dst_doc))?;
         rev.push((dst_doc, src_doc))?;
         n += 1;

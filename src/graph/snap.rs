@@ -7,6 +7,11 @@
 //! through). A line that is not an arc is counted and reported with its file and
 //! line number, and skipped; a gzip stream that is cut or corrupt ends that file
 //! with a report naming the compressed byte offset, keeping every arc before it.
+//! A line longer than [`MAX_LINE_BYTES`] is skipped and reported too.
+//!
+//! The line loop, [`for_each_line`], and its reports ([`ReadReport`], [`Skip`])
+//! are shared by the other text formats of `import-graph`: edge lists of named
+//! nodes ([`super::names`]) and Common Crawl graphs ([`super::cc`]).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -44,7 +49,7 @@ impl std::fmt::Display for Skip {
 pub struct ReadReport {
     /// Lines read (all of them, comments included).
     pub lines: u64,
-    /// Arcs delivered.
+    /// Arcs delivered (for a vertices file, vertices): the lines used.
     pub arcs: u64,
     /// Bytes of input files read (compressed size for gzip).
     pub bytes: u64,
@@ -54,7 +59,8 @@ pub struct ReadReport {
     pub first_skips: Vec<Skip>,
 }
 
-const KEEP_SKIPS: usize = 20;
+/// How many skips a [`ReadReport`] keeps for the report (all are counted).
+pub const KEEP_SKIPS: usize = 20;
 
 impl ReadReport {
     fn skip(&mut self, skip: Skip, strict: bool) -> Result<()> {
@@ -110,8 +116,10 @@ pub fn open_maybe_gzip(path: &Path, counter: Arc<AtomicU64>) -> Result<Box<dyn B
     }
 }
 
+/// Parses an unsigned decimal integer (no sign, no spaces); `None` if it is not one
+/// or does not fit in a `u64`.
 #[inline]
-fn parse_u64(field: &[u8]) -> Option<u64> {
+pub fn parse_u64(field: &[u8]) -> Option<u64> {
     if field.is_empty() || field.len() > 20 {
         return None;
     }
@@ -126,32 +134,69 @@ fn parse_u64(field: &[u8]) -> Option<u64> {
     Some(v)
 }
 
-/// Splits a line into its first two whitespace-separated fields.
+/// Splits a line into its first two fields separated by tabs or spaces.
 #[inline]
-fn two_fields(line: &[u8]) -> Option<(&[u8], &[u8])> {
+pub fn two_fields(line: &[u8]) -> Option<(&[u8], &[u8])> {
     let is_sep = |b: &u8| *b == b'\t' || *b == b' ';
     let mut fields = line.split(is_sep).filter(|f| !f.is_empty());
     Some((fields.next()?, fields.next()?))
 }
 
-/// Reads the arcs of SNAP edge lists `paths` in order, calling `arc(src, dst)`
-/// for each. `bytes_read` is advanced as input bytes are consumed.
-pub fn read_arcs(
+/// Longest line read, in bytes, its end included; a longer line is skipped and
+/// reported (so that a file without line ends cannot exhaust memory).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+
+/// What a format's parser made of one line (see [`for_each_line`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LineVerdict {
+    /// The line held a record (an arc, a vertex), which was delivered.
+    Used,
+    /// A comment or a blank line.
+    Ignored,
+    /// Not a record: the line is skipped and reported with this reason (a
+    /// failure under `strict`).
+    Bad(String),
+}
+
+/// Shows the start of a bad line in a report.
+pub fn shown(text: &[u8]) -> String {
+    String::from_utf8_lossy(&text[..text.len().min(60)]).into_owned()
+}
+
+/// The line-reading loop shared by the text formats: reads `paths` in order
+/// (plain or gzip, see [`open_maybe_gzip`]) and calls `line(file index, text)`
+/// for each line, `text` without its `\n` or `\r\n` end. Lines longer than
+/// [`MAX_LINE_BYTES`] and the verdicts [`LineVerdict::Bad`] are skipped and
+/// reported as `FILE: line N: reason` (errors under `strict`); an unreadable
+/// stream (a cut or corrupt gzip) ends its file with a report. `bytes_read`
+/// is advanced as input bytes are consumed. The report's `arcs` counts the
+/// lines judged [`LineVerdict::Used`].
+pub fn for_each_line(
     paths: &[PathBuf],
     strict: bool,
     bytes_read: Arc<AtomicU64>,
-    mut arc: impl FnMut(u64, u64) -> Result<()>,
+    mut line: impl FnMut(usize, &[u8]) -> Result<LineVerdict>,
 ) -> Result<ReadReport> {
     let mut report = ReadReport::default();
-    let mut line = Vec::with_capacity(256);
-    for path in paths {
+    let mut buf = Vec::with_capacity(256);
+    for (file, path) in paths.iter().enumerate() {
         let file_counter = Arc::new(AtomicU64::new(0));
         let mut reader = open_maybe_gzip(path, Arc::clone(&file_counter))?;
         let mut line_no = 0u64;
         let mut last_seen = 0u64;
         loop {
-            line.clear();
-            let read = reader.read_until(b'\n', &mut line);
+            buf.clear();
+            let mut read = (&mut reader)
+                .take(MAX_LINE_BYTES as u64)
+                .read_until(b'\n', &mut buf);
+            let too_long =
+                matches!(read, Ok(n) if n == MAX_LINE_BYTES && buf.last() != Some(&b'\n'));
+            if too_long {
+                // Throw the rest of the line away.
+                if let Err(e) = reader.skip_until(b'\n') {
+                    read = Err(e);
+                }
+            }
             let now = file_counter.load(Ordering::Relaxed);
             bytes_read.fetch_add(now - last_seen, Ordering::Relaxed);
             last_seen = now;
@@ -174,34 +219,68 @@ pub fn read_arcs(
             }
             line_no += 1;
             report.lines += 1;
-            let text = line.strip_suffix(b"\n").unwrap_or(&line);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            let trimmed = text.trim_ascii_start();
-            if trimmed.is_empty() || trimmed[0] == b'#' || trimmed[0] == b'%' {
-                continue;
-            }
-            match two_fields(trimmed).and_then(|(a, b)| Some((parse_u64(a)?, parse_u64(b)?))) {
-                Some((s, d)) => {
-                    report.arcs += 1;
-                    arc(s, d)?;
-                }
-                None => {
-                    let shown: String =
-                        String::from_utf8_lossy(&text[..text.len().min(60)]).into_owned();
-                    report.skip(
-                        Skip {
-                            path: path.clone(),
-                            location: format!("line {line_no}"),
-                            reason: format!("expected two unsigned node ids separated by a tab or spaces, found {shown:?}"),
-                        },
-                        strict,
-                    )?;
-                }
+            let verdict = if too_long {
+                LineVerdict::Bad(format!(
+                    "line longer than {} bytes, starting {:?}",
+                    MAX_LINE_BYTES,
+                    shown(&buf)
+                ))
+            } else {
+                let text = buf.strip_suffix(b"\n").unwrap_or(&buf);
+                let text = text.strip_suffix(b"\r").unwrap_or(text);
+                line(file, text)?
+            };
+            match verdict {
+                LineVerdict::Used => report.arcs += 1,
+                LineVerdict::Ignored => {}
+                LineVerdict::Bad(reason) => report.skip(
+                    Skip {
+                        path: path.clone(),
+                        location: format!("line {line_no}"),
+                        reason,
+                    },
+                    strict,
+                )?,
             }
         }
         report.bytes += last_seen;
     }
     Ok(report)
+}
+
+/// Parses one line of a SNAP edge list into an arc; a comment or blank line is
+/// `Err(LineVerdict::Ignored)`, anything else `Err(LineVerdict::Bad(reason))`.
+pub fn parse_snap_line(text: &[u8]) -> Result<(u64, u64), LineVerdict> {
+    let trimmed = text.trim_ascii_start();
+    if trimmed.is_empty() || trimmed[0] == b'#' || trimmed[0] == b'%' {
+        return Err(LineVerdict::Ignored);
+    }
+    match two_fields(trimmed).and_then(|(a, b)| Some((parse_u64(a)?, parse_u64(b)?))) {
+        Some(arc) => Ok(arc),
+        None => Err(LineVerdict::Bad(format!(
+            "expected two unsigned node ids separated by a tab or spaces, found {:?}",
+            shown(text)
+        ))),
+    }
+}
+
+/// Reads the arcs of SNAP edge lists `paths` in order, calling `arc(src, dst)`
+/// for each. `bytes_read` is advanced as input bytes are consumed.
+pub fn read_arcs(
+    paths: &[PathBuf],
+    strict: bool,
+    bytes_read: Arc<AtomicU64>,
+    mut arc: impl FnMut(u64, u64) -> Result<()>,
+) -> Result<ReadReport> {
+    for_each_line(paths, strict, bytes_read, |_, text| {
+        match parse_snap_line(text) {
+            Ok((s, d)) => {
+                arc(s, d)?;
+                Ok(LineVerdict::Used)
+            }
+            Err(verdict) => Ok(verdict),
+        }
+    })
 }
 
 #[cfg(test)]

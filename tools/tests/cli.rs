@@ -313,3 +313,211 @@ fn pagerank_top_export_and_job_rules() {
         .failure()
         .stderr(predicate::str::contains("pagerank"));
 }
+
+// ---------------------------------------------------------------------------
+// --format tsv and --format cc end to end.
+
+#[test]
+fn import_graph_help_explains_every_format() {
+    webmill()
+        .args(["import-graph", "--help"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("snap:")
+                .and(predicate::str::contains("tsv:"))
+                .and(predicate::str::contains("cc:"))
+                .and(predicate::str::contains("--order"))
+                .and(predicate::str::contains("vertices file"))
+                .and(predicate::str::contains("host name")),
+        );
+}
+
+/// A random graph with URL-like names (and some that are not URLs), as tsv.
+fn named_tsv(path: &Path, seed: u64, arcs: usize) {
+    let name = |id: u64| match id % 4 {
+        0 => format!("http://h{}.example/page {id}", id % 97),
+        1 => format!("https://www.h{}.example/p/{id}?q=ü", id % 31),
+        2 => format!("node «{id}»"),
+        _ => format!("http://h{}.example/", id % 13),
+    };
+    let mut text = String::from("# src\tdst\n");
+    for (s, d) in random_graph(seed, arcs) {
+        text.push_str(&format!("{}\t{}\n", name(s), name(d)));
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+/// A Common Crawl-like vertices file of `n` hosts and an edges file.
+fn cc_files(dir: &Path, n: u64, arcs: usize) -> (PathBuf, PathBuf) {
+    let v = dir.join("vertices.txt");
+    let e = dir.join("edges.txt");
+    let mut text = String::new();
+    for id in 0..n {
+        text.push_str(&format!("{id}\tcom.example{:07}.www\n", id));
+    }
+    std::fs::write(&v, text).unwrap();
+    let mut rng = Rng(9);
+    let mut text = String::new();
+    for _ in 0..arcs {
+        let s = rng.below(n);
+        let d = if rng.below(3) == 0 {
+            rng.below(n)
+        } else {
+            (s + rng.below(30)).min(n - 1)
+        };
+        text.push_str(&format!("{s}\t{d}\n"));
+    }
+    std::fs::write(&e, text).unwrap();
+    (v, e)
+}
+
+#[test]
+fn tsv_and_cc_imports_report_bad_lines_and_roles() {
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = dir.path().join("named.tsv");
+    std::fs::write(
+        &tsv,
+        b"# named\nhttp://a.example/\thttp://b.example/ x\nno tab\n\tempty\nb\t\xff\nhttp://b.example/ x\thttp://a.example/\n",
+    )
+    .unwrap();
+    let job = dir.path().join("tsv");
+    import(&job, &[&tsv], &["--format", "tsv"])
+        .success()
+        .stderr(
+            predicate::str::contains("named.tsv: line 3")
+                .and(predicate::str::contains("named.tsv: line 4"))
+                .and(predicate::str::contains("named.tsv: line 5"))
+                .and(predicate::str::contains("2 nodes, 2 arcs"))
+                .and(predicate::str::contains("3 lines skipped")),
+        );
+    let docs = stdout_of(&["export", "docs", job.to_str().unwrap()]);
+    assert!(docs.contains("http://b.example/ x"), "{docs}");
+    import(
+        &dir.path().join("strict"),
+        &[&tsv],
+        &["--format", "tsv", "--strict"],
+    )
+    .failure()
+    .stderr(
+        predicate::str::contains("named.tsv: line 3").and(predicate::str::contains("--strict")),
+    );
+    import(&dir.path().join("order"), &[&tsv], &["--order", "host"])
+        .failure()
+        .stderr(predicate::str::contains("--format tsv only"));
+
+    let (v, e) = cc_files(dir.path(), 50, 200);
+    let job = dir.path().join("cc");
+    import(&job, &[&v, &e], &["--format", "cc"])
+        .success()
+        .stderr(predicate::str::contains("50 nodes"));
+    let docs = stdout_of(&["export", "docs", job.to_str().unwrap()]);
+    assert!(docs.contains("www.example0000049.com"), "{docs}");
+    import(&dir.path().join("swapped"), &[&e, &v], &["--format", "cc"])
+        .failure()
+        .stderr(
+            predicate::str::contains("edges.txt")
+                .and(predicate::str::contains("looks like an edges file")),
+        );
+    import(&dir.path().join("alone"), &[&v], &["--format", "cc"])
+        .failure()
+        .stderr(predicate::str::contains("at least one edges file"));
+    let beyond = dir.path().join("beyond.txt");
+    std::fs::write(&beyond, "1\t2\n3\t50\n").unwrap();
+    import(
+        &dir.path().join("beyond"),
+        &[&v, &beyond],
+        &["--format", "cc"],
+    )
+    .success()
+    .stderr(predicate::str::contains(
+        "beyond.txt: line 2: arc names vertex id 50",
+    ));
+}
+
+fn job_outputs(job: &Path) -> Vec<Vec<u8>> {
+    ["docs.wm", "edges.wm", "edges-t.wm"]
+        .iter()
+        .map(|f| std::fs::read(job.join(f)).unwrap())
+        .collect()
+}
+
+/// Aborted at failpoints (a sort run written, a merge pass, a file about to be
+/// published), then resumed under another budget: tsv and cc imports end
+/// byte-identical to uninterrupted runs.
+#[test]
+fn tsv_and_cc_imports_resume_after_failpoints() {
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = dir.path().join("named.tsv");
+    named_tsv(&tsv, 12, 60_000);
+    let (v, e) = cc_files(dir.path(), 20_000, 250_000);
+    let cases: [(&str, Vec<&Path>, &[&str]); 2] = [
+        (
+            "tsv",
+            vec![&tsv],
+            &[
+                "sort.run_written:3",
+                "sort.run_written:25",
+                "sort.merge_written:2",
+                "publish.before_rename:2",
+            ],
+        ),
+        (
+            "cc",
+            vec![&v, &e],
+            &[
+                "sort.run_written:2",
+                "sort.run_written:30",
+                "publish.before_rename:2",
+            ],
+        ),
+    ];
+    for (format, inputs, points) in cases {
+        let reference = dir.path().join(format!("{format}-reference"));
+        import(
+            &reference,
+            &inputs,
+            &["--format", format, "--mem", "1M", "-q"],
+        )
+        .success();
+        let want = job_outputs(&reference);
+        for point in points {
+            let job = dir.path().join(format!("{format}-{point}"));
+            let mut cmd = webmill();
+            cmd.args([
+                "import-graph",
+                "-q",
+                "--format",
+                format,
+                "--mem",
+                "1M",
+                "--out",
+            ])
+            .arg(&job)
+            .args(&inputs)
+            .env("WEBMILL_FAILPOINT", point);
+            let out = cmd.output().unwrap();
+            assert!(
+                !out.status.success(),
+                "{format}: failpoint {point} was never reached"
+            );
+            import(&job, &inputs, &["--format", format, "--mem", "3M", "-q"]).success();
+            assert!(
+                job_outputs(&job) == want,
+                "{format}: outputs differ after failpoint {point}"
+            );
+            let manifest: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(job.join("job.json")).unwrap()).unwrap();
+            if point.starts_with("sort.") {
+                assert_eq!(
+                    manifest["stages"]["import-graph"]["attempts"], 2,
+                    "{format} {point}"
+                );
+            }
+            assert!(
+                !job.join("tmp").exists(),
+                "{format}: temporary files left after {point}"
+            );
+        }
+    }
+}

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use webmill::graph::import::{import_graph, GraphFormat, ImportOptions, ImportOutcome};
+use webmill::graph::names::NameOrder;
 use webmill::job::Settings;
 use webmill::resources::format_bytes;
 
@@ -12,20 +13,52 @@ use crate::Global;
 
 /// Import a hyperlink edge list as a link graph.
 ///
-/// Nodes get docIDs in the numeric order of their ids (a graph numbered 0..n
-/// keeps its numbering); each node's original id becomes its name (the url
-/// column of exports). Arcs are sorted externally into a deduplicated,
-/// gap-coded forward edge file and a transposed one, within --mem. Re-running
-/// on the same job skips a finished import or resumes an interrupted one.
+/// Nodes get dense docIDs 0..n; the node names become the url column of the
+/// doc table (and of exports). Arcs are sorted externally into a
+/// deduplicated, gap-coded forward edge file and a transposed one, within
+/// --mem. Re-running on the same job skips a finished import or resumes an
+/// interrupted one.
+///
+/// Formats (all text, plain or gzip, detected by content; a bad line is
+/// skipped and reported as FILE: line N, or fails the import with --strict):
+///
+/// snap: `src<TAB>dst`, unsigned integer node ids (tab or spaces), `#`/`%`
+/// comments. DocIDs follow the ids' numeric order (a graph numbered 0..n keeps
+/// its numbering); a node's name is its id.
+///
+/// tsv: `src<TAB>dst`, nodes named by any UTF-8 strings (URLs typically);
+/// only TAB separates, so names may hold spaces; nothing is trimmed or
+/// normalized; fields after a second TAB are ignored; lines end with LF or
+/// CRLF; empty lines and lines starting with `#` are comments. Names are
+/// sorted externally, never held in memory all at once.
+/// DocIDs follow the names' byte order (--order bytes: the URLs under one
+/// `scheme://host/` are contiguous) or webmill's host-grouped URL order
+/// (--order host: SURT-style reversed host, then path, as `webmill ingest`
+/// numbers URLs; names that are not URLs with a host come first). A node's
+/// name is its doc-table URL. Lines without a TAB, with an empty name or with
+/// invalid UTF-8 are skipped.
+///
+/// cc: Common Crawl's host or domain web graph: FILE... is the vertices file
+/// (`id<TAB>reversed.host.name`, e.g. `0<TAB>com.example.www`; further columns
+/// ignored), then one or more edges files (`src_id<TAB>dst_id`), in that order
+/// (checked by content). The vertex ids are the docIDs; a node's name is its
+/// host name the usual way round (`www.example.com`). Vertex ids must
+/// increase; ids skipped by the vertices file get docs with empty names; arcs
+/// naming an id beyond the last vertex are skipped and reported. The vertices
+/// file is streamed, never held in memory.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Job directory (created if missing)
     #[arg(long, value_name = "JOB")]
     out: PathBuf,
-    /// Input format: snap = one `src<TAB>dst` pair of unsigned ids per line
-    /// (tab or spaces), `#`/`%` comment lines, plain or gzip
+    /// Input format: snap (numeric ids), tsv (named nodes, e.g. URLs) or cc
+    /// (Common Crawl vertices + edges files); see above
     #[arg(long, value_enum, default_value = "snap")]
     format: Format,
+    /// docID order of --format tsv's names: bytes (byte order of the names) or
+    /// host (host-grouped URL order) [default: bytes]
+    #[arg(long, value_enum, value_name = "ORDER")]
+    order: Option<Order>,
     /// Keep arcs from a node to itself (by default they are dropped and counted)
     #[arg(long)]
     keep_self_loops: bool,
@@ -37,7 +70,8 @@ pub struct Args {
     /// an interrupted run's checkpoints when parameters changed
     #[arg(long)]
     force: bool,
-    /// Edge list files, read in this order
+    /// Input files, read in this order (cc: the vertices file, then the edges
+    /// files)
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
 }
@@ -45,9 +79,26 @@ pub struct Args {
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 enum Format {
     Snap,
+    Tsv,
+    Cc,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Order {
+    Bytes,
+    Host,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
+    let format = match (args.format, args.order) {
+        (Format::Snap, None) => GraphFormat::Snap,
+        (Format::Cc, None) => GraphFormat::Cc,
+        (Format::Tsv, order) => GraphFormat::Tsv(match order {
+            None | Some(Order::Bytes) => NameOrder::Bytes,
+            Some(Order::Host) => NameOrder::Host,
+        }),
+        (_, Some(_)) => anyhow::bail!("--order applies to --format tsv only"),
+    };
     let mut job = g.open_job(&args.out, true)?;
     let reporter = g.reporter();
     let settings = Settings {
@@ -57,9 +108,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         strict: args.strict,
     };
     let opts = ImportOptions {
-        format: match args.format {
-            Format::Snap => GraphFormat::Snap,
-        },
+        format,
         inputs: args.files,
         keep_self_loops: args.keep_self_loops,
     };
