@@ -137,6 +137,134 @@ pub fn line_plot_svg(
     s
 }
 
+/// One series of [`series_plot_svg`].
+pub struct Series<'a> {
+    /// Its name in the legend.
+    pub label: &'a str,
+    /// The points (x, y), drawn in order.
+    pub points: &'a [(f64, f64)],
+    /// An SVG color, e.g. `#1f77b4`.
+    pub color: &'a str,
+    /// Draw a dot at each point (besides the line).
+    pub markers: bool,
+}
+
+/// A line plot of several series on linear axes over fixed ranges, with a
+/// legend: e.g. a measured curve next to a theoretical one.
+pub fn series_plot_svg(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series<'_>],
+    x_range: (f64, f64),
+    y_range: (f64, f64),
+) -> String {
+    let (x0, mut x1) = x_range;
+    let (y0, mut y1) = y_range;
+    if !(x1 > x0) {
+        x1 = x0 + 1.0;
+    }
+    if !(y1 > y0) {
+        y1 = y0 + 1.0;
+    }
+    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
+    let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
+        W / 2.0,
+        esc(title)
+    );
+    let _ = writeln!(
+        s,
+        r#"<line x1="{LEFT}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{0}" stroke="black"/>"#,
+        H - BOTTOM,
+        W - RIGHT
+    );
+    for k in 0..=5 {
+        let v = y0 + (y1 - y0) * k as f64 / 5.0;
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{0}" x2="{1}" y2="{0}" stroke="#ddd"/><text x="{2}" y="{3}" text-anchor="end">{v:.2}</text>"##,
+            py(v),
+            W - RIGHT,
+            LEFT - 6.0,
+            py(v) + 4.0
+        );
+    }
+    for k in 0..=5 {
+        let v = x0 + (x1 - x0) * k as f64 / 5.0;
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            px(v),
+            H - BOTTOM + 18.0,
+            (v * 1000.0).round() / 1000.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        (LEFT + W - RIGHT) / 2.0,
+        H - 10.0,
+        esc(x_label)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="16" y="{0}" text-anchor="middle" transform="rotate(-90 16 {0})">{1}</text>"#,
+        (TOP + H - BOTTOM) / 2.0,
+        esc(y_label)
+    );
+    let inside = |&(x, y): &(f64, f64)| {
+        x.is_finite() && y.is_finite() && (x0..=x1).contains(&x) && (y0..=y1).contains(&y)
+    };
+    for (k, ser) in series.iter().enumerate() {
+        let pts: Vec<(f64, f64)> = ser.points.iter().copied().filter(inside).collect();
+        let color = esc(ser.color);
+        if pts.len() >= 2 {
+            let path: Vec<String> = pts
+                .iter()
+                .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
+                .collect();
+            let _ = writeln!(
+                s,
+                r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+                path.join(" ")
+            );
+        }
+        if ser.markers {
+            for &(x, y) in &pts {
+                let _ = writeln!(
+                    s,
+                    r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"/>"#,
+                    px(x),
+                    py(y)
+                );
+            }
+        }
+        // Legend, top left inside the axes.
+        let ly = TOP + 14.0 + 16.0 * k as f64;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="{color}" stroke-width="2"/><text x="{3}" y="{4}">{5}</text>"#,
+            LEFT + 10.0,
+            ly,
+            LEFT + 34.0,
+            LEFT + 40.0,
+            ly + 4.0,
+            esc(ser.label)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -153,5 +281,35 @@ mod tests {
         assert!(svg.contains("polyline"));
         let empty = super::line_plot_svg("e", "x", "y", &[], false);
         assert!(empty.contains("</svg>"));
+    }
+
+    #[test]
+    fn series_plot_has_legend_and_clips() {
+        let pts = [(0.5, 0.1), (0.9, 0.8), (2.0, 0.5)];
+        let two = super::series_plot_svg(
+            "a & b",
+            "x",
+            "y",
+            &[
+                super::Series {
+                    label: "one",
+                    points: &pts,
+                    color: "red",
+                    markers: true,
+                },
+                super::Series {
+                    label: "two",
+                    points: &[],
+                    color: "blue",
+                    markers: false,
+                },
+            ],
+            (0.5, 1.0),
+            (0.0, 1.0),
+        );
+        assert!(two.starts_with("<svg") && two.ends_with("</svg>\n"));
+        assert!(two.contains("a &amp; b") && two.contains(">one<") && two.contains(">two<"));
+        // The point outside the x range is left out: two markers.
+        assert_eq!(two.matches("<circle").count(), 2);
     }
 }
