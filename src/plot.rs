@@ -161,10 +161,11 @@ pub fn series_plot_svg(
 ) -> String {
     let (x0, mut x1) = x_range;
     let (y0, mut y1) = y_range;
-    if !(x1 > x0) {
+    // Empty or NaN ranges get a unit width.
+    if x1.partial_cmp(&x0) != Some(std::cmp::Ordering::Greater) {
         x1 = x0 + 1.0;
     }
-    if !(y1 > y0) {
+    if y1.partial_cmp(&y0) != Some(std::cmp::Ordering::Greater) {
         y1 = y0 + 1.0;
     }
     let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);

@@ -150,9 +150,8 @@ pub fn minhash_detection_probability(
     let mut top = 0;
     for _ in 0..bands {
         let mut next = [vec![0f64; n + 1], vec![0f64; n + 1]];
-        for flag in 0..2 {
-            for t in 0..=top {
-                let p = dist[flag][t];
+        for (flag, row) in dist.iter().enumerate() {
+            for (t, &p) in row.iter().enumerate().take(top + 1) {
                 if p == 0.0 {
                     continue;
                 }
@@ -461,13 +460,7 @@ fn similarity(a: &Profile, b: &Profile) -> f64 {
                 c
             }
         }
-        (Profile::Tokens(fa, wa), Profile::Tokens(fb, wb)) => {
-            if fa == fb && wa == wb {
-                1.0
-            } else {
-                0.0
-            }
-        }
+        (Profile::Tokens(fa, wa), Profile::Tokens(fb, wb)) if fa == fb && wa == wb => 1.0,
         _ => 0.0,
     }
 }
