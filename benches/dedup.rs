@@ -8,8 +8,10 @@
 //! release `webmill` binary. The token streams are loaded into memory and
 //! every algorithm sketches all non-empty pages on one thread, timed inside
 //! this process: word fingerprints + the sketch + its sort keys (band keys,
-//! megashingles, subsketches), nothing else. Prints docs/s per core (median of
-//! `--runs`), words/s, and the sketch bytes per doc: raw (what the stage sorts)
+//! megashingles, subsketches), nothing else. Prints docs per CPU-second of the
+//! thread (`/proc/thread-self/schedstat`: a core's worth of work, robust to
+//! other load on the machine) and per wall second (medians of `--runs`),
+//! words per CPU-second, and the sketch bytes per doc: raw (what the stage sorts)
 //! and in `sketches-ALG.wm` (zstd) after `webmill --threads 1 dedup --alg ALG`,
 //! whose end-to-end docs/s (one thread, sorting and verification included) is
 //! printed too.
@@ -174,14 +176,25 @@ fn load_texts(job: &Path) -> Vec<String> {
     out
 }
 
-/// Sketches every page once on this thread; returns seconds and a checksum.
-fn sketch_all(alg: Alg, pages: &[String]) -> (f64, u64) {
+/// CPU seconds this thread has run (`/proc/thread-self/schedstat`, first
+/// field in ns): on a shared machine, what a core's worth of work took.
+fn thread_cpu_secs() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split(' ').next()?.parse::<u64>().ok())
+        .map_or(f64::NAN, |ns| ns as f64 / 1e9)
+}
+
+/// Sketches every page once on this thread; returns (wall seconds, CPU
+/// seconds) and a checksum.
+fn sketch_all(alg: Alg, pages: &[String]) -> ((f64, f64), u64) {
     let broder = BroderSketcher::new();
     let charikar = CharikarSketcher::new();
     let minhash = MinHasher::new();
     let mut fps = Vec::new();
     let mut scratch = CharikarScratch::default();
     let mut check = 0u64;
+    let cpu = thread_cpu_secs();
     let t = Instant::now();
     for w in pages {
         let tokens = || w.split(' ').filter(|x| !x.is_empty());
@@ -207,7 +220,7 @@ fn sketch_all(alg: Alg, pages: &[String]) -> (f64, u64) {
             }
         }
     }
-    (t.elapsed().as_secs_f64(), check)
+    ((t.elapsed().as_secs_f64(), thread_cpu_secs() - cpu), check)
 }
 
 fn part_sketch(f: &Flags) {
@@ -243,7 +256,7 @@ fn part_sketch(f: &Flags) {
         let job = f.work.join(format!("real-{name}"));
         if !finished(&job, "resolve") {
             let mut c = webmill(f);
-            c.args(["--quiet", "ingest", "--job"])
+            c.args(["--quiet", "ingest", "--out"])
                 .arg(&job)
                 .args(&inputs);
             run_ok(&mut c);
@@ -258,11 +271,19 @@ fn part_sketch(f: &Flags) {
             f.runs
         );
         println!(
-            "{:<9} {:>12} {:>14} {:>10} {:>13} {:>14}",
-            "alg", "docs/s/core", "Mwords/s/core", "raw B/doc", "file B/doc", "stage docs/s"
+            "{:<9} {:>12} {:>12} {:>14} {:>10} {:>13} {:>14}",
+            "alg",
+            "docs/CPU-s",
+            "docs/wall-s",
+            "Mwords/CPU-s",
+            "raw B/doc",
+            "file B/doc",
+            "stage docs/s"
         );
         for alg in Alg::ALL {
-            let secs = median((0..f.runs).map(|_| sketch_all(alg, &pages).0).collect());
+            let times: Vec<(f64, f64)> = (0..f.runs).map(|_| sketch_all(alg, &pages).0).collect();
+            let wall = median(times.iter().map(|t| t.0).collect());
+            let secs = median(times.iter().map(|t| t.1).collect());
             let raw = match alg {
                 Alg::Exact => 8,
                 Alg::Broder => 8 * webmill::dedup::broder::MIN_VALUES,
@@ -293,9 +314,10 @@ fn part_sketch(f: &Flags) {
                 .map_or(0, |o| o.bytes);
             let docs = rec.figures.extra["docs_sketched"].as_u64().unwrap_or(0);
             println!(
-                "{:<9} {:>12.0} {:>14.2} {:>10} {:>13.1} {:>14.0}",
+                "{:<9} {:>12.0} {:>12.0} {:>14.2} {:>10} {:>13.1} {:>14.0}",
                 alg.name(),
                 pages.len() as f64 / secs,
+                pages.len() as f64 / wall,
                 words as f64 / secs / 1e6,
                 raw,
                 file as f64 / docs.max(1) as f64,

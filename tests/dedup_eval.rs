@@ -193,33 +193,40 @@ fn planted_pairs_binned_exactly_and_rates_follow_theory() {
         // Independent recount: every pair by the library's reference functions
         // (cosine on the word strings), binned by the report's edges.
         let got = reported(&job, alg);
+        // Per pair: (bin, reported, similarity ≥ 0.9), rows in parallel.
+        use rayon::prelude::*;
+        let counts: Vec<(usize, bool, bool)> = (0..docs.len())
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let (docs, got, r) = (&docs, &got, &r);
+                let (sets4, sets10, tfs) = (&sets4, &sets10, &tfs);
+                (i + 1..docs.len()).map(move |j| {
+                    let s = match alg {
+                        Alg::MinHash => jaccard(&sets4[i], &sets4[j]),
+                        Alg::Broder => jaccard(&sets10[i], &sets10[j]),
+                        Alg::Charikar => {
+                            let c = tf_cosine(&tfs[i], &tfs[j]);
+                            if c >= 1.0 - 1e-12 {
+                                1.0
+                            } else {
+                                c
+                            }
+                        }
+                        Alg::Exact => f64::from(u8::from(words(docs[i]) == words(docs[j]))),
+                    };
+                    let b = r.bins.iter().rposition(|b| s >= b.lo).unwrap();
+                    (b, got.contains(&(docs[i], docs[j])), s >= 0.9)
+                })
+            })
+            .collect();
         let mut pairs = vec![0u64; r.bins.len()];
         let mut hits = vec![0u64; r.bins.len()];
         let (mut relevant, mut relevant_hit) = (0u64, 0u64);
-        for i in 0..docs.len() {
-            for j in i + 1..docs.len() {
-                let s = match alg {
-                    Alg::MinHash => jaccard(&sets4[i], &sets4[j]),
-                    Alg::Broder => jaccard(&sets10[i], &sets10[j]),
-                    Alg::Charikar => {
-                        let c = tf_cosine(&tfs[i], &tfs[j]);
-                        if c >= 1.0 - 1e-12 {
-                            1.0
-                        } else {
-                            c
-                        }
-                    }
-                    Alg::Exact => f64::from(u8::from(words(docs[i]) == words(docs[j]))),
-                };
-                let b = r.bins.iter().rposition(|b| s >= b.lo).unwrap();
-                let hit = got.contains(&(docs[i], docs[j]));
-                pairs[b] += 1;
-                hits[b] += u64::from(hit);
-                if s >= 0.9 {
-                    relevant += 1;
-                    relevant_hit += u64::from(hit);
-                }
-            }
+        for (b, hit, high) in counts {
+            pairs[b] += 1;
+            hits[b] += u64::from(hit);
+            relevant += u64::from(high);
+            relevant_hit += u64::from(high && hit);
         }
         let (rp, rh): (Vec<u64>, Vec<u64>) = r.bins.iter().map(|b| (b.pairs, b.reported)).unzip();
         assert_eq!(rp, pairs, "{}: pairs per bin", alg.name());
