@@ -148,9 +148,11 @@ pub enum SeriesStyle {
     Line,
     /// A dashed line through the points.
     Dashed,
+    /// A solid line with a dot at each point.
+    LineDots,
 }
 
-/// One series of a [`loglog_plot_svg`].
+/// One series of a [`loglog_plot_svg`] or a [`series_plot_svg`].
 #[derive(Clone, Debug)]
 pub struct Series {
     /// The legend text.
@@ -256,7 +258,23 @@ pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Seri
         (TOP + H - BOTTOM) / 2.0,
         esc(y_label)
     );
-    for (ser, pts) in series.iter().zip(&logs) {
+    draw_series(&mut s, series, &logs, px, py, W - RIGHT - 300.0);
+    s.push_str("</svg>\n");
+    s
+}
+
+/// Draws `series` (whose plottable points, in axis units, are `points`) and
+/// their legend at the top, starting at pixel `legend_x`; `px`/`py` map axis
+/// units to pixels.
+fn draw_series(
+    s: &mut String,
+    series: &[Series],
+    points: &[Vec<(f64, f64)>],
+    px: impl Fn(f64) -> f64,
+    py: impl Fn(f64) -> f64,
+    legend_x: f64,
+) {
+    for (ser, pts) in series.iter().zip(points) {
         if pts.is_empty() {
             continue;
         }
@@ -269,7 +287,7 @@ pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Seri
                 }
                 s.push_str("</g>\n");
             }
-            SeriesStyle::Line | SeriesStyle::Dashed => {
+            SeriesStyle::Line | SeriesStyle::Dashed | SeriesStyle::LineDots => {
                 let path: Vec<String> = pts
                     .iter()
                     .map(|&(x, y)| format!("{:.1},{:.1}", px(x), py(y)))
@@ -284,13 +302,23 @@ pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Seri
                     r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
                     path.join(" ")
                 );
+                if ser.style == SeriesStyle::LineDots {
+                    for &(x, y) in pts {
+                        let _ = writeln!(
+                            s,
+                            r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{color}"/>"#,
+                            px(x),
+                            py(y)
+                        );
+                    }
+                }
             }
         }
     }
-    // Legend.
+    // Legend, upper right.
     for (i, ser) in series.iter().enumerate() {
         let y = TOP + 14.0 + 16.0 * i as f64;
-        let x = W - RIGHT - 300.0;
+        let x = legend_x;
         let color = esc(&ser.color).replace('"', "");
         let mark = match ser.style {
             SeriesStyle::Dots => format!(
@@ -298,7 +326,7 @@ pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Seri
                 x + 10.0,
                 y - 4.0
             ),
-            SeriesStyle::Line => format!(
+            SeriesStyle::Line | SeriesStyle::LineDots => format!(
                 r#"<line x1="{x}" y1="{0}" x2="{1}" y2="{0}" stroke="{color}" stroke-width="2"/>"#,
                 y - 4.0,
                 x + 20.0
@@ -316,6 +344,88 @@ pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Seri
             esc(&ser.label)
         );
     }
+}
+
+/// A plot of `series` on linear axes over the fixed ranges `x_range` and
+/// `y_range` (points outside them are left out), with a legend in the upper
+/// left corner: e.g. a measured curve next to a theoretical one.
+pub fn series_plot_svg(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    x_range: (f64, f64),
+    y_range: (f64, f64),
+) -> String {
+    let (x0, mut x1) = x_range;
+    let (y0, mut y1) = y_range;
+    // Empty or NaN ranges get a unit width.
+    if x1.partial_cmp(&x0) != Some(std::cmp::Ordering::Greater) {
+        x1 = x0 + 1.0;
+    }
+    if y1.partial_cmp(&y0) != Some(std::cmp::Ordering::Greater) {
+        y1 = y0 + 1.0;
+    }
+    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
+    let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
+        W / 2.0,
+        esc(title)
+    );
+    for k in 0..=5 {
+        let v = y0 + (y1 - y0) * k as f64 / 5.0;
+        let _ = writeln!(
+            s,
+            r##"<line x1="{LEFT}" y1="{0:.1}" x2="{1}" y2="{0:.1}" stroke="#ddd"/><text x="{2}" y="{3:.1}" text-anchor="end">{v:.2}</text>"##,
+            py(v),
+            W - RIGHT,
+            LEFT - 6.0,
+            py(v) + 4.0
+        );
+        let u = x0 + (x1 - x0) * k as f64 / 5.0;
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            px(u),
+            H - BOTTOM + 18.0,
+            (u * 1000.0).round() / 1000.0
+        );
+    }
+    let _ = writeln!(
+        s,
+        r#"<line x1="{LEFT}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{0}" stroke="black"/>"#,
+        H - BOTTOM,
+        W - RIGHT
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        (LEFT + W - RIGHT) / 2.0,
+        H - 10.0,
+        esc(x_label)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="16" y="{0}" text-anchor="middle" transform="rotate(-90 16 {0})">{1}</text>"#,
+        (TOP + H - BOTTOM) / 2.0,
+        esc(y_label)
+    );
+    let inside = |&&(x, y): &&(f64, f64)| {
+        x.is_finite() && y.is_finite() && (x0..=x1).contains(&x) && (y0..=y1).contains(&y)
+    };
+    let points: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|ser| ser.points.iter().filter(inside).copied().collect())
+        .collect();
+    draw_series(&mut s, series, &points, px, py, LEFT + 10.0);
     s.push_str("</svg>\n");
     s
 }
@@ -372,5 +482,29 @@ mod tests {
         assert!(svg.contains(">1e-7<"));
         let empty = loglog_plot_svg("e", "x", "y", &[]);
         assert!(empty.ends_with("</svg>\n"));
+    }
+
+    #[test]
+    fn series_plot_has_legend_and_clips() {
+        use super::{series_plot_svg, Series, SeriesStyle};
+        let series = [
+            Series {
+                label: "one".into(),
+                color: "red".into(),
+                style: SeriesStyle::LineDots,
+                points: vec![(0.5, 0.1), (0.9, 0.8), (2.0, 0.5)],
+            },
+            Series {
+                label: "two".into(),
+                color: "blue".into(),
+                style: SeriesStyle::Line,
+                points: vec![],
+            },
+        ];
+        let svg = series_plot_svg("a & b", "x", "y", &series, (0.5, 1.0), (0.0, 1.0));
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+        assert!(svg.contains("a &amp; b") && svg.contains(">one<") && svg.contains(">two<"));
+        // The point outside the x range is left out: two dots.
+        assert_eq!(svg.matches("<circle").count(), 2);
     }
 }

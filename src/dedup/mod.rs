@@ -40,6 +40,7 @@
 
 pub mod broder;
 pub mod charikar;
+pub mod eval;
 pub mod minhash;
 mod minwise;
 pub mod rabin;

@@ -1,6 +1,7 @@
 //! One module per subcommand: a clap `Args` struct and `run(args, global)`.
 
 pub mod dedup;
+pub mod dedup_eval;
 pub mod dump;
 pub mod export;
 pub mod import_graph;

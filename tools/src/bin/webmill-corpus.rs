@@ -1,0 +1,341 @@
+//! `webmill-corpus`: a synthetic ingested job of generated pages with planted
+//! near-duplicate clusters, for the near-duplicate benchmark at sizes no real
+//! corpus here reaches (10M docs).
+//!
+//! It writes what `webmill dedup` and `webmill export text` read — `text.wm`
+//! (stage `ingest`), `pagedoc.wm` and `docs.wm` (stage `resolve`) — directly
+//! with the library's writers, skipping HTML: no `repository.wm`, links or
+//! anchors. Plus `planted.tsv`, the truth: `copy<TAB>source<TAB>edits`.
+//!
+//! # The model
+//!
+//! Doc `d` (page `d`, docID `d`, URL `http://hH.example/pD.html`, hosts of
+//! `--host-docs` consecutive docs) draws from its own splitmix64 stream keyed
+//! by `(seed, d)`:
+//!
+//! * its **base page**: a length uniform in `--words MIN..=MAX` and words drawn
+//!   from a Zipf law (`P(rank r) ∝ 1/r`) over `--vocab` words spelled in
+//!   base 26 (`aa`, `ab`, …), like running text;
+//! * with probability `--dup-fraction`, it is a **copy** of a source doc `s`
+//!   drawn uniformly from all docs — unless `s` is itself a copy, in which case
+//!   `d` stays an original (no chains): the page is `s`'s base page with `m`
+//!   words replaced by fresh Zipf draws, `m` uniform in `0..=--max-edits-pct`%
+//!   of the page's length (0 gives an exact copy).
+//!
+//! A source with several copies makes a cluster. Everything is a pure
+//! function of the flags: the output does not depend on the thread count.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use clap::Parser;
+use rayon::prelude::*;
+use serde_json::json;
+use webmill::docs::{Doc, DocWriter};
+use webmill::ingest::pagefile::PageFileWriter;
+use webmill::ingest::records::{encode_pagedoc, encode_text, PAGEDOC_KIND, TEXT_KIND};
+use webmill::job::{Figures, Job};
+
+/// Generate a synthetic ingested job with planted near-duplicate clusters.
+#[derive(Parser, Debug, Clone)]
+#[command(name = "webmill-corpus", version)]
+struct Args {
+    /// The job directory to create (must not hold a job yet, unless --force)
+    job: PathBuf,
+    /// Number of docs
+    #[arg(long, default_value_t = 10_000_000)]
+    docs: u64,
+    /// Page length in words: MIN..=MAX, uniform
+    #[arg(long, default_value = "50..150", value_parser = parse_range)]
+    words: (u64, u64),
+    /// Vocabulary size (Zipf law over it)
+    #[arg(long, default_value_t = 100_000)]
+    vocab: u64,
+    /// Fraction of docs drawn as copies of another doc
+    #[arg(long, default_value_t = 0.1)]
+    dup_fraction: f64,
+    /// Copies get up to this percentage of their words replaced
+    #[arg(long, default_value_t = 10)]
+    max_edits_pct: u64,
+    /// Docs per host
+    #[arg(long, default_value_t = 1000)]
+    host_docs: u64,
+    /// Seed
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Overwrite an existing job's stages
+    #[arg(long)]
+    force: bool,
+}
+
+fn parse_range(s: &str) -> Result<(u64, u64), String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("{s:?}: expected MIN..MAX"))?;
+    let a: u64 = a.parse().map_err(|e| format!("{a:?}: {e}"))?;
+    let b: u64 = b
+        .trim_start_matches('=')
+        .parse()
+        .map_err(|e| format!("{b:?}: {e}"))?;
+    if a == 0 || b < a {
+        return Err(format!("{s:?}: need 1 ≤ MIN ≤ MAX"));
+    }
+    Ok((a, b))
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A splitmix64 stream.
+struct Stream(u64);
+
+impl Stream {
+    fn new(seed: u64, d: u64, purpose: u64) -> Stream {
+        Stream(mix(seed ^ mix(d.wrapping_add(purpose << 56))))
+    }
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix(self.0)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The generator's fixed tables.
+struct Model {
+    args: Args,
+    /// Zipf CDF over ranks, scaled to u64.
+    cdf: Vec<u64>,
+    /// Spelled words by rank.
+    spelled: Vec<String>,
+}
+
+const BASE: u64 = 1;
+const COPY: u64 = 2;
+const EDITS: u64 = 3;
+
+impl Model {
+    fn new(args: Args) -> Model {
+        let v = args.vocab.max(1) as usize;
+        let h: f64 = (1..=v).map(|r| 1.0 / r as f64).sum();
+        let mut acc = 0.0;
+        let cdf = (1..=v)
+            .map(|r| {
+                acc += 1.0 / r as f64 / h;
+                (acc.min(1.0) * u64::MAX as f64) as u64
+            })
+            .collect();
+        let spelled = (0..v as u64)
+            .map(|r| {
+                let mut s = Vec::new();
+                let mut x = r;
+                loop {
+                    s.push(b'a' + (x % 26) as u8);
+                    x /= 26;
+                    if x == 0 && s.len() >= 2 {
+                        break;
+                    }
+                }
+                String::from_utf8(s).expect("ascii")
+            })
+            .collect();
+        Model { args, cdf, spelled }
+    }
+
+    fn word(&self, st: &mut Stream) -> u32 {
+        let u = st.next();
+        self.cdf.partition_point(|&c| c < u).min(self.cdf.len() - 1) as u32
+    }
+
+    fn base(&self, d: u64) -> Vec<u32> {
+        let mut st = Stream::new(self.args.seed, d, BASE);
+        let (lo, hi) = self.args.words;
+        let n = lo + st.below(hi - lo + 1);
+        (0..n).map(|_| self.word(&mut st)).collect()
+    }
+
+    /// `Some(source)` if `d` is a copy.
+    fn source(&self, d: u64) -> Option<u64> {
+        let draw = |d: u64| {
+            let mut st = Stream::new(self.args.seed, d, COPY);
+            (st.unit() < self.args.dup_fraction).then(|| st.below(self.args.docs))
+        };
+        match draw(d) {
+            Some(s) if s != d && draw(s).is_none() => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The page of `d` and, for a copy, `(source, edits)`.
+    fn page(&self, d: u64) -> (Vec<u32>, Option<(u64, u64)>) {
+        match self.source(d) {
+            None => (self.base(d), None),
+            Some(s) => {
+                let mut words = self.base(s);
+                let mut st = Stream::new(self.args.seed, d, EDITS);
+                let max = words.len() as u64 * self.args.max_edits_pct / 100;
+                let m = st.below(max + 1);
+                for _ in 0..m {
+                    let i = st.below(words.len() as u64) as usize;
+                    words[i] = self.word(&mut st);
+                }
+                (words, Some((s, m)))
+            }
+        }
+    }
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let n = args.docs;
+    let model = Model::new(args.clone());
+    let mut job = Job::open(&args.job, true)?;
+    let params = json!({
+        "synthetic": "webmill-corpus", "docs": n, "words": [args.words.0, args.words.1],
+        "vocab": args.vocab, "dup_fraction": args.dup_fraction,
+        "max_edits_pct": args.max_edits_pct, "host_docs": args.host_docs, "seed": args.seed,
+    });
+    job.begin("ingest", params.clone(), &[], &["text.wm"], args.force)?;
+    job.begin(
+        "resolve",
+        params,
+        &["ingest"],
+        &["pagedoc.wm", "docs.wm"],
+        args.force,
+    )?;
+    let mut text = PageFileWriter::create(job.path("text.wm"), TEXT_KIND, 256 << 10, 3)?;
+    let mut pagedoc = PageFileWriter::create(job.path("pagedoc.wm"), PAGEDOC_KIND, 256 << 10, 3)?;
+    let mut docs = DocWriter::create(job.path("docs.wm"), "webmill-corpus")?;
+    let planted_path = job.path("planted.tsv");
+    let mut planted = BufWriter::new(
+        std::fs::File::create(&planted_path).with_context(|| planted_path.display().to_string())?,
+    );
+    writeln!(planted, "copy\tsource\tedits")?;
+    const BATCH: u64 = 1 << 16;
+    let (mut copies, mut words_total, mut bytes_total) = (0u64, 0u64, 0u64);
+    let mut buf = Vec::new();
+    let mut start = 0;
+    while start < n {
+        let end = (start + BATCH).min(n);
+        let batch: Vec<(String, Option<(u64, u64)>)> = (start..end)
+            .into_par_iter()
+            .map(|d| {
+                let (ids, copy) = model.page(d);
+                let mut s = String::with_capacity(ids.len() * 6);
+                for (i, &w) in ids.iter().enumerate() {
+                    if i > 0 {
+                        s.push(' ');
+                    }
+                    s.push_str(&model.spelled[w as usize]);
+                }
+                (s, copy)
+            })
+            .collect();
+        for (d, (words, copy)) in (start..end).zip(batch) {
+            let nw = words.split(' ').count();
+            words_total += nw as u64;
+            bytes_total += words.len() as u64;
+            buf.clear();
+            encode_text(&words, &vec![0u8; nw], &mut buf);
+            text.push(d, &buf)?;
+            buf.clear();
+            encode_pagedoc(d, true, &mut buf);
+            pagedoc.push(d, &buf)?;
+            let host = d / args.host_docs.max(1);
+            docs.push(&Doc {
+                url: format!("http://h{host}.example/p{d}.html"),
+                crawled: true,
+                bytes: words.len() as u64,
+                title: String::new(),
+                page: Some(d),
+                host,
+            })?;
+            if let Some((s, m)) = copy {
+                copies += 1;
+                writeln!(planted, "{d}\t{s}\t{m}")?;
+            }
+        }
+        start = end;
+        eprint!("\rwebmill-corpus: {end} of {n} docs");
+    }
+    eprintln!();
+    planted.flush()?;
+    text.finish(&json!({"pages": n}))?;
+    job.finish(
+        "ingest",
+        &["text.wm"],
+        Figures {
+            records: n,
+            ..Figures::default()
+        },
+    )?;
+    pagedoc.finish(&json!({"pages": n}))?;
+    docs.finish()?;
+    job.finish(
+        "resolve",
+        &["pagedoc.wm", "docs.wm"],
+        Figures {
+            records: n,
+            ..Figures::default()
+        },
+    )?;
+    eprintln!(
+        "webmill-corpus: {n} docs, {copies} planted copies, {words_total} words ({bytes_total} bytes of text) in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Args::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("webmill-corpus: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(extra: &[&str]) -> Model {
+        let mut v = vec!["webmill-corpus", "job"];
+        v.extend_from_slice(extra);
+        Model::new(Args::parse_from(v))
+    }
+
+    #[test]
+    fn copies_follow_their_source_and_the_flags() {
+        let m = model(&["--docs", "20000", "--dup-fraction", "0.2"]);
+        let mut copies = 0;
+        for d in 0..20000 {
+            let (page, copy) = m.page(d);
+            assert!((50..=150).contains(&page.len()));
+            if let Some((s, edits)) = copy {
+                copies += 1;
+                let base = m.base(s);
+                assert_eq!(base.len(), page.len());
+                let diff = base.iter().zip(&page).filter(|(a, b)| a != b).count() as u64;
+                assert!(diff <= edits && edits <= page.len() as u64 / 10);
+                assert!(m.source(s).is_none(), "no chains");
+            }
+        }
+        // 0.2 · (1 − 0.2) = 16% of the docs.
+        assert!((2800..3600).contains(&copies), "{copies}");
+        assert_eq!(m.page(77), m.page(77));
+        assert_eq!(m.spelled[0], "aa");
+        assert_eq!(m.spelled[27], "bb");
+    }
+}
