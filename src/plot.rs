@@ -18,6 +18,46 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// A new SVG document of the plots' size, white, with `title` on top.
+fn open_svg(title: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
+    );
+    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
+        W / 2.0,
+        esc(title)
+    );
+    s
+}
+
+/// The x and y axis lines and their labels.
+fn axes(s: &mut String, x_label: &str, y_label: &str) {
+    let _ = writeln!(
+        s,
+        r#"<line x1="{LEFT}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{0}" stroke="black"/>"#,
+        H - BOTTOM,
+        W - RIGHT
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+        (LEFT + W - RIGHT) / 2.0,
+        H - 10.0,
+        esc(x_label)
+    );
+    let _ = writeln!(
+        s,
+        r#"<text x="16" y="{0}" text-anchor="middle" transform="rotate(-90 16 {0})">{1}</text>"#,
+        (TOP + H - BOTTOM) / 2.0,
+        esc(y_label)
+    );
+}
+
 /// A line plot of `points` (x, y); `log_y` puts y on a log₁₀ scale (points with
 /// y ≤ 0 are left out).
 pub fn line_plot_svg(
@@ -55,24 +95,7 @@ pub fn line_plot_svg(
     }
     let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
     let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
-        W / 2.0,
-        esc(title)
-    );
-    let _ = writeln!(
-        s,
-        r#"<line x1="{LEFT}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{0}" stroke="black"/>"#,
-        H - BOTTOM,
-        W - RIGHT
-    );
+    let mut s = open_svg(title);
     // Y ticks: each decade on a log axis, 5 steps otherwise.
     let ticks: Vec<f64> = if log_y {
         let step = ((y1 - y0) / 8.0).ceil().max(1.0);
@@ -108,22 +131,8 @@ pub fn line_plot_svg(
             (v * 10.0).round() / 10.0
         );
     }
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        (LEFT + W - RIGHT) / 2.0,
-        H - 10.0,
-        esc(x_label)
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="16" y="{0}" text-anchor="middle" transform="rotate(-90 16 {0})">{1}</text>"#,
-        (TOP + H - BOTTOM) / 2.0,
-        esc(&format!(
-            "{y_label}{}",
-            if log_y { " (log scale)" } else { "" }
-        ))
-    );
+    let y_label = format!("{y_label}{}", if log_y { " (log scale)" } else { "" });
+    axes(&mut s, x_label, &y_label);
     if !pts.is_empty() {
         let path: Vec<String> = pts
             .iter()
@@ -199,18 +208,7 @@ pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Seri
     }
     let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
     let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
-        W / 2.0,
-        esc(title)
-    );
+    let mut s = open_svg(title);
     // Grid and labels at the decades (every other one when there are many).
     let decades = |lo: f64, hi: f64| {
         let step = ((hi - lo) / 8.0).ceil().max(1.0);
@@ -239,24 +237,10 @@ pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Seri
             v as i64
         );
     }
-    let _ = writeln!(
-        s,
-        r#"<line x1="{LEFT}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{0}" stroke="black"/>"#,
-        H - BOTTOM,
-        W - RIGHT
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{} (log scale)</text>"#,
-        (LEFT + W - RIGHT) / 2.0,
-        H - 10.0,
-        esc(x_label)
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="16" y="{0}" text-anchor="middle" transform="rotate(-90 16 {0})">{1} (log scale)</text>"#,
-        (TOP + H - BOTTOM) / 2.0,
-        esc(y_label)
+    axes(
+        &mut s,
+        &format!("{x_label} (log scale)"),
+        &format!("{y_label} (log scale)"),
     );
     draw_series(&mut s, series, &logs, px, py, W - RIGHT - 300.0);
     s.push_str("</svg>\n");
@@ -368,18 +352,7 @@ pub fn series_plot_svg(
     }
     let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
     let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(s, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="22" text-anchor="middle" font-size="14">{}</text>"#,
-        W / 2.0,
-        esc(title)
-    );
+    let mut s = open_svg(title);
     for k in 0..=5 {
         let v = y0 + (y1 - y0) * k as f64 / 5.0;
         let _ = writeln!(
@@ -399,25 +372,7 @@ pub fn series_plot_svg(
             (u * 1000.0).round() / 1000.0
         );
     }
-    let _ = writeln!(
-        s,
-        r#"<line x1="{LEFT}" y1="{0}" x2="{1}" y2="{0}" stroke="black"/><line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{0}" stroke="black"/>"#,
-        H - BOTTOM,
-        W - RIGHT
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
-        (LEFT + W - RIGHT) / 2.0,
-        H - 10.0,
-        esc(x_label)
-    );
-    let _ = writeln!(
-        s,
-        r#"<text x="16" y="{0}" text-anchor="middle" transform="rotate(-90 16 {0})">{1}</text>"#,
-        (TOP + H - BOTTOM) / 2.0,
-        esc(y_label)
-    );
+    axes(&mut s, x_label, y_label);
     let inside = |&&(x, y): &&(f64, f64)| {
         x.is_finite() && y.is_finite() && (x0..=x1).contains(&x) && (y0..=y1).contains(&y)
     };
