@@ -272,10 +272,11 @@ impl SketchRecord<'_> {
 /// Reads one sketch-file payload; `with_set`: the file holds shingle sets,
 /// checked to be whole `u64`s in strictly increasing order when `check`.
 fn parse_sketch<'a>(
+    doc: u64,
     input: &mut &'a [u8],
     with_set: bool,
     check: bool,
-) -> Result<(u64, &'a [u8], Option<&'a [u8]>)> {
+) -> Result<SketchRecord<'a>> {
     let host = get_u64(input, "host")?;
     let sketch = get_bytes(input, "sketch")?;
     let set = if with_set {
@@ -304,7 +305,12 @@ fn parse_sketch<'a>(
     } else {
         None
     };
-    Ok((host, sketch, set))
+    Ok(SketchRecord {
+        doc,
+        host,
+        sketch,
+        shingles: set,
+    })
 }
 
 /// The shingle length of the sets in a sketch file, from its metadata
@@ -321,14 +327,9 @@ pub fn for_each_sketch(
     let file = PageFile::open(path, SKETCH_KIND)?;
     let with_set = file_shingle_set(&file).is_some();
     file.for_each(|doc, input| {
-        let (host, sketch, shingles) = parse_sketch(input, with_set, true)
+        let r = parse_sketch(doc, input, with_set, true)
             .map_err(|e| Error::Invalid(format!("{}: doc {doc}: {e}", path.display())))?;
-        f(SketchRecord {
-            doc,
-            host,
-            sketch,
-            shingles,
-        })
+        f(r)
     })
 }
 
@@ -812,7 +813,7 @@ impl<'a> DocCursor<'a> {
                             // Copy exactly this record's payload (records are
                             // self-delimiting: host, sketch, [shingle set]).
                             let start = *input;
-                            parse_sketch(input, with_set, true).map_err(|e| {
+                            parse_sketch(d, input, with_set, true).map_err(|e| {
                                 Error::Invalid(format!("{}: doc {d}: {e}", path.display()))
                             })?;
                             pending.push_back((d, start[..start.len() - input.len()].to_vec()));
@@ -943,9 +944,12 @@ fn finish_alg(
         while let Some((b, a, pa)) = sorted.next_record()? {
             let Some(pb) = cur.seek(b)? else { continue };
             // Both records were checked when the cursor read them.
-            let (ha, sa, xa) = parse_sketch(&mut pa.as_slice(), with_set, false)?;
-            let (hb, sb, xb) = parse_sketch(&mut &pb[..], with_set, false)?;
-            if let Some(sim) = sketchers.verify(alg, (sa, xa), (sb, xb)) {
+            let ra = parse_sketch(a, &mut pa.as_slice(), with_set, false)?;
+            let rb = parse_sketch(b, &mut &pb[..], with_set, false)?;
+            let (ha, hb) = (ra.host, rb.host);
+            if let Some(sim) =
+                sketchers.verify(alg, (ra.sketch, ra.shingles), (rb.sketch, rb.shingles))
+            {
                 pairs.push((a, b, sim.to_bits()))?;
                 verified += 1;
                 same_host += u64::from(ha == hb);
