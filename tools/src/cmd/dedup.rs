@@ -49,7 +49,7 @@ pub struct Args {
     /// page in the sketch sort and sketches-ALG.wm (about 8 bytes per word,
     /// 10x a min-hash sketch on 1000-word pages) and again per candidate pair
     /// in the verification sort, plus a merge of two sorted sets per
-    /// candidate: on llvm-15+16-doc, 2.5x the stage's time and 22x the sketch
+    /// candidate: on llvm-15+16-doc, 1.5-2x the stage's time and 22x the sketch
     /// file. Not for charikar
     #[arg(long, value_name = "HOW", default_value = "sketch", value_parser = parse_verify)]
     verify: Verify,
