@@ -15,6 +15,9 @@
 //! * (e) for the kinds of stages `ingest` and `resolve`: the real stages, run
 //!   on the golden crawl written as a WARC file, write the golden files byte
 //!   for byte, so the records hard-coded here are what the pipeline makes.
+//!   The `sketches` golden file is made by the real `dedup` stage (min-hash,
+//!   `--verify exact`) on that crawl, and its records are checked against
+//!   sketches and shingle sets computed independently from the crawl's words.
 //!
 //! To regenerate the files after a deliberate format change:
 //! `WEBMILL_UPDATE_GOLDEN=1 cargo test --release --test golden -- --test-threads=1 --nocapture`
@@ -45,7 +48,7 @@ struct Golden {
     write: fn(&Path) -> webmill::Result<PathBuf>,
 }
 
-const GOLDEN: [Golden; 12] = [
+const GOLDEN: [Golden; 13] = [
     Golden {
         name: "container.wm",
         write: write_container,
@@ -93,6 +96,10 @@ const GOLDEN: [Golden; 12] = [
     Golden {
         name: "urls.wm",
         write: write_urls,
+    },
+    Golden {
+        name: "sketches.wm",
+        write: write_sketches,
     },
 ];
 
@@ -917,6 +924,91 @@ fn ingest_and_resolve_reproduce_the_golden_files() {
         arcs.extend(dsts.into_iter().map(|d| (node, d)));
     }
     assert_eq!(arcs, CRAWL_ARCS);
+}
+
+// ---------------------------------------------------------------------------
+// sketches.wm: what `webmill dedup --alg minhash --verify exact` keeps of the
+// golden crawl's two docs with words (doc 1, the Japanese page: 2 words, one
+// short shingle; doc 2, the French page's first capture: 9 words, 6
+// shingles): per doc its host, its 200 min-values and its 4-shingle set.
+
+fn write_sketches(dir: &Path) -> webmill::Result<PathBuf> {
+    use webmill::dedup::stage::{dedup, Alg, DedupOptions, Verify};
+    let warc = dir.join("sketches-crawl.warc");
+    fs::write(&warc, crawl_warc()).map_err(|e| webmill::Error::io(&warc, e))?;
+    let mut job = Job::open(dir.join("sketches-job"), true)?;
+    let s = Settings::new(64 << 20);
+    let opts = IngestOptions {
+        inputs: vec![InputSpec::Warc(warc)],
+        segment_records: SEGMENT_CAPTURES as u64,
+        ..IngestOptions::default()
+    };
+    ingest(&mut job, &opts, &s)?;
+    resolve(&mut job, &s)?;
+    let opts = DedupOptions {
+        algs: vec![Alg::MinHash],
+        verify: Verify::Exact,
+        ..DedupOptions::default()
+    };
+    dedup(&mut job, &opts, &s)?;
+    let path = dir.join("sketches.wm");
+    fs::copy(job.path(&Alg::MinHash.sketch_file()), &path)
+        .map_err(|e| webmill::Error::io(&path, e))?;
+    Ok(path)
+}
+
+#[test]
+fn sketches_golden_decodes() {
+    use webmill::dedup::shingle::{shingle_set, Scratch};
+    use webmill::dedup::stage::{for_each_sketch, SKETCH_KIND};
+    use webmill::dedup::MinHasher;
+    let path = golden_path("sketches.wm");
+    let f = PageFile::open(&path, SKETCH_KIND).expect("open sketches.wm");
+    assert_eq!(
+        f.container().meta(),
+        &json!({"algorithm": "minhash", "docs": 2, "shingle_set": 4})
+    );
+    // The docs with words, from the crawl (canonical captures only).
+    let docs = crawl_docs();
+    let expected: Vec<(u64, u64, &str)> = CRAWL_DOCS
+        .iter()
+        .enumerate()
+        .filter_map(|(id, &(_, page, host))| {
+            let (words, _) = CRAWL[page? as usize].text?;
+            Some((id as u64, host, words))
+        })
+        .collect();
+    assert_eq!(expected.len(), 2);
+    let minhasher = MinHasher::new();
+    let mut got = Vec::new();
+    for_each_sketch(&path, |r| {
+        got.push((
+            r.doc,
+            r.host,
+            r.sketch.to_vec(),
+            r.shingle_set().expect("a set"),
+        ));
+        Ok(())
+    })
+    .expect("read sketches.wm");
+    assert_eq!(got.len(), expected.len());
+    for ((doc, host, sketch, set), &(want_doc, want_host, words)) in got.iter().zip(&expected) {
+        assert_eq!((*doc, *host), (want_doc, want_host));
+        assert_eq!(docs[*doc as usize].host, *host);
+        let words: Vec<&str> = words.split(' ').collect();
+        let mh = minhasher
+            .sketch(&words, &mut Scratch::new())
+            .expect("a sketch");
+        let le: Vec<u8> = mh.0.iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(sketch, &le, "doc {doc}: min-values");
+        assert_eq!(
+            set,
+            &shingle_set(&words, 4).unwrap(),
+            "doc {doc}: shingle set"
+        );
+    }
+    assert_eq!(got[0].3.len(), 1, "a 2-word page has one (short) shingle");
+    assert_eq!(got[1].3.len(), 6, "9 words: 6 4-shingles");
 }
 
 // ---------------------------------------------------------------------------

@@ -50,6 +50,13 @@
 //! * `broder`: [`broder_probability`] (≥ 2 of 6 supershingles equal);
 //!   `charikar`: [`charikar_probability`] (≥ 372 of 384 bits); `exact`: 1 for
 //!   equal token sequences, 0 otherwise (a 64-bit fingerprint collision aside).
+//! * With `--verify exact` (stage parameter `"verify": "exact"`), `minhash` and
+//!   `broder` keep a candidate when the exact Jaccard coefficient of its shingle
+//!   sets — the very similarity measured here — reaches the threshold: the curve
+//!   is the candidate curve ([`banding_probability`] for min-hash,
+//!   [`broder_probability`] for Alg. B) for `J ≥ threshold`, and 0 below it; the
+//!   default precision target is the threshold, so precision is 1 by
+//!   construction.
 //!
 //! Curves are tabulated once on a grid of 10,001 points and interpolated
 //! linearly (error far below the sampling noise of any bin).
@@ -189,8 +196,12 @@ pub struct EvalSetup {
     pub similarity: String,
     /// Shingle length in words (broder, minhash).
     pub shingle: Option<usize>,
-    /// Min-hash threshold.
+    /// Min-hash threshold; with exact verification, the Jaccard coefficient a
+    /// broder or minhash pair must reach.
     pub threshold: Option<f64>,
+    /// How candidates were verified (`"sketch"` or `"exact"`; broder and
+    /// minhash).
+    pub verify: Option<String>,
     /// The theoretical curve, in words.
     pub theory: String,
     /// The precision target.
@@ -305,13 +316,24 @@ enum Profile {
     Tokens(u64, String),
 }
 
-/// A theoretical curve, tabulated.
+/// A theoretical curve, tabulated; 0 below `floor` (exact verification's
+/// threshold, a step that interpolation would blur).
 struct Curve {
     step: bool,
     table: Vec<f64>,
+    floor: Option<f64>,
 }
 
 impl Curve {
+    /// `f` tabulated, 0 below `floor` (less 1e-12, the tolerance of the stage
+    /// and of the precision target).
+    fn with_floor(f: impl Fn(f64) -> f64 + Sync, floor: Option<f64>) -> Curve {
+        Curve {
+            floor,
+            ..Curve::new(f, false)
+        }
+    }
+
     fn new(f: impl Fn(f64) -> f64 + Sync, step: bool) -> Curve {
         let table = if step {
             Vec::new()
@@ -321,11 +343,18 @@ impl Curve {
                 .map(|i| f(i as f64 / GRID as f64))
                 .collect()
         };
-        Curve { step, table }
+        Curve {
+            step,
+            table,
+            floor: None,
+        }
     }
 
     #[inline]
     fn at(&self, s: f64) -> f64 {
+        if self.floor.is_some_and(|t| s < t - 1e-12) {
+            return 0.0;
+        }
         if self.step {
             return if s >= 1.0 { 1.0 } else { 0.0 };
         }
@@ -563,14 +592,17 @@ pub fn evaluate(job: &Job, opts: &EvalOptions) -> Result<EvalReport> {
         ),
         _ => None,
     };
-    let threshold = (alg == Alg::MinHash).then(|| {
+    let verify = params["verify"].as_str().map(str::to_string);
+    let exact_verify = verify.as_deref() == Some("exact");
+    let threshold = (alg == Alg::MinHash || exact_verify).then(|| {
         params["threshold"]
             .as_f64()
             .unwrap_or(super::minhash::MINHASH_THRESHOLD)
     });
-    let target = opts
-        .target
-        .unwrap_or_else(|| default_target(alg, threshold.unwrap_or(0.8)));
+    let target = opts.target.unwrap_or_else(|| match threshold {
+        Some(t) if exact_verify => t,
+        _ => default_target(alg, threshold.unwrap_or(0.8)),
+    });
     if !(target > 0.0 && target <= 1.0) {
         return Err(Error::Invalid(format!(
             "--target must be in (0, 1], got {target}"
@@ -581,7 +613,27 @@ pub fn evaluate(job: &Job, opts: &EvalOptions) -> Result<EvalReport> {
         Alg::Charikar => Measure::Cosine,
         Alg::Broder | Alg::MinHash => Measure::Jaccard(shingle.unwrap_or(MINHASH_SHINGLE_LEN)),
     };
+    let floor = threshold.filter(|_| exact_verify);
     let (similarity_name, theory_name, curve) = match (alg, measure) {
+        (Alg::MinHash, Measure::Jaccard(k)) if exact_verify => (
+            format!("Jaccard of {k}-word shingle sets"),
+            format!(
+                "P(one of {DEFAULT_BANDS} bands of {DEFAULT_ROWS} entries equal) = 1 − (1 − J^{DEFAULT_ROWS})^{DEFAULT_BANDS} for J ≥ {t}, 0 below (exact verification)",
+                t = threshold.unwrap_or(0.8)
+            ),
+            Curve::with_floor(
+                |s| banding_probability(s, DEFAULT_BANDS, DEFAULT_ROWS),
+                floor,
+            ),
+        ),
+        (Alg::Broder, Measure::Jaccard(k)) if exact_verify => (
+            format!("Jaccard of {k}-word shingle sets"),
+            format!(
+                "P(≥ 2 of 6 supershingles of 14 min-values equal) = 1 − (1−J^14)^6 − 6 J^14 (1−J^14)^5 for J ≥ {t}, 0 below (exact verification)",
+                t = threshold.unwrap_or(0.8)
+            ),
+            Curve::with_floor(broder_probability, floor),
+        ),
         (Alg::MinHash, Measure::Jaccard(k)) => {
             let t = threshold.unwrap_or(0.8);
             let need = (t * MINHASH_LEN as f64 - 1e-9).ceil();
@@ -752,6 +804,7 @@ pub fn evaluate(job: &Job, opts: &EvalOptions) -> Result<EvalReport> {
             similarity: similarity_name,
             shingle,
             threshold,
+            verify,
             theory: theory_name,
             target,
             recall_at: RECALL_AT,
@@ -778,6 +831,17 @@ pub fn evaluate(job: &Job, opts: &EvalOptions) -> Result<EvalReport> {
 /// The theoretical detection probability of `report`'s algorithm at true
 /// similarity `s`, with its parameters (untabulated).
 pub fn theory_at(setup: &EvalSetup, s: f64) -> f64 {
+    if setup.verify.as_deref() == Some("exact") {
+        let t = setup.threshold.unwrap_or(0.8);
+        if s < t - 1e-12 {
+            return 0.0;
+        }
+        match setup.algorithm.as_str() {
+            "minhash" => return banding_probability(s, DEFAULT_BANDS, DEFAULT_ROWS),
+            "broder" => return broder_probability(s),
+            _ => {}
+        }
+    }
     match setup.algorithm.as_str() {
         "minhash" => minhash_detection_probability(
             s,
@@ -819,6 +883,9 @@ impl EvalReport {
             self.reported
         );
         let _ = writeln!(out, "similarity: {}", s.similarity);
+        if let Some(v) = &s.verify {
+            let _ = writeln!(out, "verification: {v}");
+        }
         let _ = writeln!(out, "theory: {}", s.theory);
         let _ = writeln!(
             out,

@@ -12,6 +12,10 @@
 //! | Alg. C | Charikar; Henzinger | [`CharikarSketch`]: 384 sign bits | 13 [`Subsketch`]es | ≥ 372 agreeing bits |
 //! | min-hash | IIR 19.6; CS124 | [`MinHashSketch`]: 200 32-bit min-values of 4-shingles | 20 band keys | ≥ 80% equal entries |
 //!
+//! With `--verify exact` ([`stage::Verify::Exact`]), Alg. B and min-hash keep
+//! their candidates but decide by the exact Jaccard coefficient of the two
+//! pages' shingle sets ([`shingle_set`], [`jaccard`]) against the threshold.
+//!
 //! * [`rabin`]: Rabin fingerprints modulo a fixed irreducible polynomial of degree
 //!   64, table-driven, with the irreducibility test that vouches for it.
 //! * [`shingle`]: word, page and rolling shingle fingerprints; the exact references

@@ -21,6 +21,27 @@
 //!    is kept when the algorithm says similar (Alg. B: ≥ 2 equal
 //!    supershingles; Alg. C: ≥ 372 of 384 equal bits; min-hash: ≥ threshold of
 //!    equal entries), with its similarity estimate.
+//!
+//!    With [`Verify::Exact`] (broder and minhash), the sketch pass also keeps
+//!    each page's **shingle set** — the sorted, distinct 64-bit Rabin
+//!    fingerprints of its `k`-word shingles, exactly [`shingle_set`] — beside
+//!    its sketch in `sketches-ALG.wm`. The sets travel through the same two
+//!    joins (the by-b sort carries `a`'s set as it carries its sketch), and a
+//!    candidate is kept when the exact Jaccard coefficient of the two sets (a
+//!    merge of two sorted lists) reaches `--threshold`; the pair file records
+//!    that coefficient. Candidates are unchanged, so exact verification removes
+//!    the sketch's false positives (precision 1 against the exact Jaccard) but
+//!    cannot add pairs the keys missed (recall is the candidate curve's). The
+//!    cost is 8 bytes per distinct shingle per page in the sketch sort and
+//!    file, and per candidate pair in the by-b sort. Why 64 bits: the sets are
+//!    then exactly the reference sets of [`shingle_set`] and `dedup-eval`, so
+//!    the decision agrees with the evaluation by construction; the Rabin
+//!    fingerprints of two distinct shingles collide with probability about
+//!    2^-64 (an `n`-shingle and an `m`-shingle page share a false shingle with
+//!    probability `nm/2^64`, 5·10^-14 for 1000 × 1000). 32-bit keys would halve
+//!    the bytes but false shared shingles would then turn up at `nm/2^32`,
+//!    2·10^-4 per such pair — small, but the verdict would no longer be the
+//!    reference's.
 //! 4. **Cluster**: union-find over the pairs; clusters (id = smallest docID)
 //!    with their members sorted, and a keep-list: one doc per cluster, the
 //!    highest PageRank when the job has ranks, else the smallest docID.
@@ -37,7 +58,9 @@ use serde_json::json;
 use crate::dedup::broder::{BroderSketcher, MIN_VALUES};
 use crate::dedup::charikar::{CharikarSketch, CharikarSketcher, CHARIKAR_BITS};
 use crate::dedup::minhash::{MinHasher, MINHASH_LEN};
-use crate::dedup::shingle::{exact_fingerprint, word_fingerprints, Scratch};
+#[cfg(doc)]
+use crate::dedup::shingle::shingle_set;
+use crate::dedup::shingle::{exact_fingerprint, word_fingerprints, Scratch, Shingler};
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
 use crate::graph::import::DOCS_FILE;
@@ -47,7 +70,8 @@ use crate::progress::Unit;
 use crate::sort::{Combine, ExternalSorter, SortConfig, Sorted};
 use crate::varint;
 
-/// Kind of the sketch files: per docID, its host and its sketch bytes.
+/// Kind of the sketch files: per docID, its host and its sketch bytes, and
+/// with [`Verify::Exact`] its shingle set (see [`SketchRecord`]).
 pub const SKETCH_KIND: &str = "sketches";
 /// Kind of the pair files: keyed by the first docID, `varint b − a` and the
 /// similarity as `f32` little-endian.
@@ -113,6 +137,42 @@ impl Alg {
     }
 }
 
+/// How candidate pairs are verified (broder and minhash).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Verify {
+    /// By the sketches: the algorithm's own test on the two sketches (Alg. B:
+    /// ≥ 2 equal supershingles; min-hash: ≥ `threshold` equal entries); the pair
+    /// file records the sketch's similarity estimate.
+    #[default]
+    Sketch,
+    /// By the exact Jaccard coefficient of the two pages' shingle sets, kept
+    /// beside the sketches: similar when it reaches `threshold`; the pair file
+    /// records it. Not defined for charikar (whose similarity is the sketch's
+    /// bit agreement); exact needs no verification.
+    Exact,
+}
+
+impl Verify {
+    /// Its name on the command line and in the stage parameters.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verify::Sketch => "sketch",
+            Verify::Exact => "exact",
+        }
+    }
+
+    /// Parses a name.
+    pub fn parse(s: &str) -> Result<Verify> {
+        match s {
+            "sketch" => Ok(Verify::Sketch),
+            "exact" => Ok(Verify::Exact),
+            _ => Err(Error::Invalid(format!(
+                "unknown verification {s:?} (sketch, exact)"
+            ))),
+        }
+    }
+}
+
 /// How to find near-duplicates.
 #[derive(Clone, Debug)]
 pub struct DedupOptions {
@@ -120,10 +180,14 @@ pub struct DedupOptions {
     pub algs: Vec<Alg>,
     /// Shingle length in words for broder and minhash (default 10 and 4).
     pub shingle: Option<usize>,
-    /// Min-hash: fraction of equal entries for a pair to be similar.
+    /// Min-hash: fraction of equal entries for a pair to be similar; with
+    /// [`Verify::Exact`], the exact Jaccard coefficient a broder or minhash
+    /// pair must reach.
     pub threshold: f64,
     /// Groups sharing a key larger than this are linked to their first doc only.
     pub max_group: u64,
+    /// How broder and minhash verify their candidates.
+    pub verify: Verify,
 }
 
 impl Default for DedupOptions {
@@ -133,6 +197,7 @@ impl Default for DedupOptions {
             shingle: None,
             threshold: crate::dedup::minhash::MINHASH_THRESHOLD,
             max_group: 1000,
+            verify: Verify::Sketch,
         }
     }
 }
@@ -151,13 +216,18 @@ struct Sketchers {
     charikar: Option<CharikarSketcher>,
     minhash: Option<MinHasher>,
     threshold: f64,
+    /// With [`Verify::Exact`]: the shinglers of broder's and minhash's sets.
+    broder_sets: Option<Shingler>,
+    minhash_sets: Option<Shingler>,
 }
 
-/// One page's keys and sketch for one algorithm.
+/// One page's keys and sketch-file record tail for one algorithm.
 #[derive(Default)]
 struct AlgOut {
     keys: Vec<u64>,
-    sketch: Vec<u8>,
+    /// `bytes(sketch)`, then `bytes(shingle set)` with [`Verify::Exact`]; empty
+    /// when the page has no sketch.
+    record: Vec<u8>,
 }
 
 /// Per-thread buffers.
@@ -165,6 +235,124 @@ struct AlgOut {
 struct Buffers {
     fps: Vec<u64>,
     scratch: Scratch,
+    sketch: Vec<u8>,
+    set: Vec<u64>,
+}
+
+/// One record of a sketch file (`sketches-ALG.wm`), borrowed from its block.
+///
+/// Payload: `varint host`, `varint n ‖ n bytes` sketch, and — in a file whose
+/// metadata has `"shingle_set": k` (written with [`Verify::Exact`]) —
+/// `varint 8m ‖ m × u64 LE`, the page's `k`-word shingle set: the sorted,
+/// distinct Rabin fingerprints of [`shingle_set`].
+#[derive(Clone, Copy, Debug)]
+pub struct SketchRecord<'a> {
+    /// The docID.
+    pub doc: u64,
+    /// The doc's host number (from the doc table).
+    pub host: u64,
+    /// The sketch bytes (the algorithm's sketch, little-endian values).
+    pub sketch: &'a [u8],
+    /// The shingle set as `u64` little-endian values, strictly increasing;
+    /// `None` in a file written without [`Verify::Exact`].
+    pub shingles: Option<&'a [u8]>,
+}
+
+impl SketchRecord<'_> {
+    /// The shingle set as numbers.
+    pub fn shingle_set(&self) -> Option<Vec<u64>> {
+        self.shingles.map(|s| {
+            s.chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
+        })
+    }
+}
+
+/// Reads one sketch-file payload; `with_set`: the file holds shingle sets,
+/// checked to be whole `u64`s in strictly increasing order when `check`.
+fn parse_sketch<'a>(
+    doc: u64,
+    input: &mut &'a [u8],
+    with_set: bool,
+    check: bool,
+) -> Result<SketchRecord<'a>> {
+    let host = get_u64(input, "host")?;
+    let sketch = get_bytes(input, "sketch")?;
+    let set = if with_set {
+        let set = get_bytes(input, "shingle set")?;
+        if check && set.len() % 8 != 0 {
+            return Err(Error::Invalid(format!(
+                "shingle set of {} bytes: expected a multiple of 8",
+                set.len()
+            )));
+        }
+        if check
+            && set
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .try_fold(None, |prev: Option<u64>, x| match prev {
+                    Some(p) if p >= x => Err(()),
+                    _ => Ok(Some(x)),
+                })
+                .is_err()
+        {
+            return Err(Error::Invalid(
+                "shingle set not strictly increasing".to_string(),
+            ));
+        }
+        Some(set)
+    } else {
+        None
+    };
+    Ok(SketchRecord {
+        doc,
+        host,
+        sketch,
+        shingles: set,
+    })
+}
+
+/// The shingle length of the sets in a sketch file, from its metadata
+/// (`None`: no sets).
+fn file_shingle_set(file: &PageFile) -> Option<u64> {
+    file.container().meta()["shingle_set"].as_u64()
+}
+
+/// Reads a sketch file: calls `f` for every record, in docID order.
+pub fn for_each_sketch(
+    path: &Path,
+    mut f: impl FnMut(SketchRecord<'_>) -> Result<()>,
+) -> Result<()> {
+    let file = PageFile::open(path, SKETCH_KIND)?;
+    let with_set = file_shingle_set(&file).is_some();
+    file.for_each(|doc, input| {
+        let r = parse_sketch(doc, input, with_set, true)
+            .map_err(|e| Error::Invalid(format!("{}: doc {doc}: {e}", path.display())))?;
+        f(r)
+    })
+}
+
+/// The exact Jaccard coefficient of two sets of `u64` little-endian values,
+/// each strictly increasing (a merge); 1.0 for two empty sets, as
+/// [`crate::dedup::shingle::jaccard`].
+fn jaccard_le(a: &[u8], b: &[u8]) -> f64 {
+    let get =
+        |s: &[u8], i: usize| u64::from_le_bytes(s[8 * i..8 * i + 8].try_into().expect("8 bytes"));
+    let (n, m) = (a.len() / 8, b.len() / 8);
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < n && j < m {
+        let (x, y) = (get(a, i), get(b, j));
+        common += usize::from(x == y);
+        i += usize::from(x <= y);
+        j += usize::from(y <= x);
+    }
+    let union = n + m - common;
+    if union == 0 {
+        1.0
+    } else {
+        common as f64 / union as f64
+    }
 }
 
 impl Sketchers {
@@ -189,7 +377,32 @@ impl Sketchers {
                 None
             },
             threshold: opts.threshold,
+            broder_sets: if opts.verify == Verify::Exact && has(Alg::Broder) {
+                Some(Shingler::new(
+                    opts.shingle
+                        .unwrap_or(crate::dedup::broder::BRODER_SHINGLE_LEN),
+                )?)
+            } else {
+                None
+            },
+            minhash_sets: if opts.verify == Verify::Exact && has(Alg::MinHash) {
+                Some(Shingler::new(
+                    opts.shingle
+                        .unwrap_or(crate::dedup::minhash::MINHASH_SHINGLE_LEN),
+                )?)
+            } else {
+                None
+            },
         })
+    }
+
+    /// The shinger of `alg`'s exact sets, if it verifies exactly.
+    fn set_shingler(&self, alg: Alg) -> Option<&Shingler> {
+        match alg {
+            Alg::Broder => self.broder_sets.as_ref(),
+            Alg::MinHash => self.minhash_sets.as_ref(),
+            _ => None,
+        }
     }
 
     /// Sketches one page for every algorithm in `algs`.
@@ -197,20 +410,21 @@ impl Sketchers {
         let tokens = || words.split(' ').filter(|w| !w.is_empty());
         word_fingerprints(tokens(), &mut b.fps);
         algs.iter()
-            .map(|alg| {
+            .map(|&alg| {
                 let mut out = AlgOut::default();
+                b.sketch.clear();
                 match alg {
                     Alg::Exact => {
                         let fp = exact_fingerprint(tokens());
                         out.keys.push(fp);
-                        out.sketch.extend_from_slice(&fp.to_le_bytes());
+                        b.sketch.extend_from_slice(&fp.to_le_bytes());
                     }
                     Alg::Broder => {
                         let s = self.broder.as_ref().expect("broder sketcher");
                         if let Some(sk) = s.sketch_fingerprints(&b.fps, &mut b.scratch) {
                             out.keys.extend_from_slice(&sk.megashingles);
                             for v in sk.min_values {
-                                out.sketch.extend_from_slice(&v.to_le_bytes());
+                                b.sketch.extend_from_slice(&v.to_le_bytes());
                             }
                         }
                     }
@@ -223,7 +437,7 @@ impl Sketchers {
                                     .map(|p| p.key()),
                             );
                             for w in sk.0 {
-                                out.sketch.extend_from_slice(&w.to_le_bytes());
+                                b.sketch.extend_from_slice(&w.to_le_bytes());
                             }
                         }
                     }
@@ -232,8 +446,23 @@ impl Sketchers {
                         if let Some(sk) = s.sketch_fingerprints(&b.fps, &mut b.scratch) {
                             out.keys.extend(s.bands(&sk).map(|(_, k)| k));
                             for v in sk.0 {
-                                out.sketch.extend_from_slice(&v.to_le_bytes());
+                                b.sketch.extend_from_slice(&v.to_le_bytes());
                             }
+                        }
+                    }
+                }
+                if !b.sketch.is_empty() {
+                    varint::put_bytes(&mut out.record, &b.sketch);
+                    if let Some(shingler) = self.set_shingler(alg) {
+                        // The set of shingle_set(): sorted, distinct.
+                        b.set.clear();
+                        shingler.shingles_into(&b.fps, &mut b.set);
+                        b.set.sort_unstable();
+                        b.set.dedup();
+                        varint::put(&mut out.record, 8 * b.set.len() as u64);
+                        out.record.reserve(8 * b.set.len());
+                        for v in &b.set {
+                            out.record.extend_from_slice(&v.to_le_bytes());
                         }
                     }
                 }
@@ -242,9 +471,21 @@ impl Sketchers {
             .collect()
     }
 
-    /// Verifies a candidate pair from its two sketches: the similarity, or
-    /// `None` when the pair is not similar.
-    fn verify(&self, alg: Alg, a: &[u8], b: &[u8]) -> Option<f32> {
+    /// Verifies a candidate pair from its two sketch-file records (sketch,
+    /// shingle set): the similarity, or `None` when the pair is not similar.
+    /// With shingle sets (broder and minhash under [`Verify::Exact`]): their
+    /// exact Jaccard coefficient, similar when it reaches the threshold.
+    fn verify(
+        &self,
+        alg: Alg,
+        (a, set_a): (&[u8], Option<&[u8]>),
+        (b, set_b): (&[u8], Option<&[u8]>),
+    ) -> Option<f32> {
+        if let (Some(x), Some(y)) = (set_a, set_b) {
+            let j = jaccard_le(x, y);
+            // The same tolerance as dedup-eval's precision target.
+            return (j >= self.threshold - 1e-12).then_some(j as f32);
+        }
         // Min-values are stored little-endian at the sketchers' width (the
         // sketch length tells it).
         let equal_values = |n: usize| {
@@ -303,12 +544,19 @@ fn params(alg: Alg, opts: &DedupOptions, text_checksum: &str) -> serde_json::Val
         ),
         _ => None,
     };
-    json!({
+    let exact = opts.verify == Verify::Exact && alg == Alg::Broder;
+    let mut p = json!({
         "shingle": shingle,
-        "threshold": (alg == Alg::MinHash).then_some(opts.threshold),
+        "threshold": (alg == Alg::MinHash || exact).then_some(opts.threshold),
         "max_group": opts.max_group,
         "text": text_checksum,
-    })
+    });
+    // Only the algorithms that can verify either way name it (the others'
+    // parameters stay those of jobs made before `verify` existed).
+    if matches!(alg, Alg::Broder | Alg::MinHash) {
+        p["verify"] = json!(opts.verify.name());
+    }
+    p
 }
 
 /// Runs (or resumes, or skips) near-duplicate detection for `opts.algs`.
@@ -324,6 +572,11 @@ pub fn dedup(job: &mut Job, opts: &DedupOptions, s: &Settings) -> Result<Vec<(Al
     }
     if opts.max_group < 2 {
         return Err(Error::Invalid("--max-group must be at least 2".into()));
+    }
+    if opts.verify == Verify::Exact && opts.algs.contains(&Alg::Charikar) {
+        return Err(Error::Invalid(
+            "--verify exact is defined for broder and minhash (exact Jaccard of shingle sets), not for charikar, whose similarity is its sketch's bit agreement: run charikar in a separate `webmill dedup` without --verify exact".into(),
+        ));
     }
     let graph = crate::graph::graph_stage(job)?;
     if graph != crate::ingest::resolve::STAGE {
@@ -433,8 +686,8 @@ fn sketch_pass(
                 for k in out.keys {
                     key_sorts[i].push((k, *doc))?;
                 }
-                if !out.sketch.is_empty() {
-                    sketch_sorts[i].push((*doc, out.sketch))?;
+                if !out.record.is_empty() {
+                    sketch_sorts[i].push((*doc, out.record))?;
                 }
             }
         }
@@ -518,9 +771,10 @@ fn group_pairs(
     Ok(c)
 }
 
-/// A sequential reader of a file keyed by docID (sketches), for merge joins.
+/// A sequential reader of a sketch file, for merge joins.
 struct DocCursor<'a> {
     file: &'a PageFile,
+    with_set: bool,
     block: usize,
     buf: (Vec<u8>, Vec<u8>),
     pending: std::collections::VecDeque<(u64, Vec<u8>)>,
@@ -530,6 +784,7 @@ impl<'a> DocCursor<'a> {
     fn new(file: &'a PageFile) -> DocCursor<'a> {
         DocCursor {
             file,
+            with_set: file_shingle_set(file).is_some(),
             block: 0,
             buf: (Vec::new(), Vec::new()),
             pending: Default::default(),
@@ -551,17 +806,17 @@ impl<'a> DocCursor<'a> {
                     if self.block == self.file.container().blocks().len() {
                         return Ok(None);
                     }
-                    let pending = &mut self.pending;
+                    let (pending, with_set) = (&mut self.pending, self.with_set);
+                    let path = self.file.container().path();
                     self.file
                         .visit_block(self.block, &mut self.buf, |d, input| {
-                            // Re-encode exactly this record's payload (records are
-                            // self-delimiting: host varint, sketch bytes).
-                            let host = get_u64(input, "host")?;
-                            let sketch = get_bytes(input, "sketch")?;
-                            let mut p = Vec::with_capacity(sketch.len() + 12);
-                            varint::put(&mut p, host);
-                            varint::put_bytes(&mut p, sketch);
-                            pending.push_back((d, p));
+                            // Copy exactly this record's payload (records are
+                            // self-delimiting: host, sketch, [shingle set]).
+                            let start = *input;
+                            parse_sketch(d, input, with_set, true).map_err(|e| {
+                                Error::Invalid(format!("{}: doc {d}: {e}", path.display()))
+                            })?;
+                            pending.push_back((d, start[..start.len() - input.len()].to_vec()));
                             Ok(())
                         })?;
                     self.block += 1;
@@ -569,13 +824,6 @@ impl<'a> DocCursor<'a> {
             }
         }
     }
-}
-
-/// Splits a sketch-file payload into (host, sketch bytes).
-fn split_sketch(mut p: &[u8]) -> Result<(u64, &[u8])> {
-    let host = get_u64(&mut p, "host")?;
-    let sketch = get_bytes(&mut p, "sketch")?;
-    Ok((host, sketch))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -615,17 +863,35 @@ fn finish_alg(
                     }
                 }
             };
+            // The sorted record is the payload's tail: sketch [, shingle set].
             payload.clear();
             varint::put(&mut payload, host);
-            varint::put_bytes(&mut payload, &sketch);
+            payload.extend_from_slice(&sketch);
             w.push(doc, &payload)?;
             n += 1;
         }
-        w.finish(&json!({"algorithm": alg.name(), "docs": n}))?;
+        let mut meta = json!({"algorithm": alg.name(), "docs": n});
+        if let Some(sh) = sketchers.set_shingler(alg) {
+            meta["shingle_set"] = json!(sh.k());
+        }
+        w.finish(&meta)?;
     } else {
         drop(sketches);
     }
     let sketch_file = PageFile::open(&sketch_path, SKETCH_KIND)?;
+    if file_shingle_set(&sketch_file).map(|k| k as usize)
+        != sketchers.set_shingler(alg).map(Shingler::k)
+    {
+        return Err(Error::Invalid(format!(
+            "{}: its shingle sets do not match --verify {}; rerun with --force",
+            sketch_path.display(),
+            if sketchers.set_shingler(alg).is_some() {
+                "exact"
+            } else {
+                "sketch"
+            }
+        )));
+    }
 
     // Candidates.
     let mut cands = ExternalSorter::<(u64, u64)>::new(
@@ -674,11 +940,16 @@ fn finish_alg(
     {
         let mut sorted = by_b.finish()?;
         let mut cur = DocCursor::new(&sketch_file);
+        let with_set = cur.with_set;
         while let Some((b, a, pa)) = sorted.next_record()? {
             let Some(pb) = cur.seek(b)? else { continue };
-            let (ha, sa) = split_sketch(&pa)?;
-            let (hb, sb) = split_sketch(pb)?;
-            if let Some(sim) = sketchers.verify(alg, sa, sb) {
+            // Both records were checked when the cursor read them.
+            let ra = parse_sketch(a, &mut pa.as_slice(), with_set, false)?;
+            let rb = parse_sketch(b, &mut &pb[..], with_set, false)?;
+            let (ha, hb) = (ra.host, rb.host);
+            if let Some(sim) =
+                sketchers.verify(alg, (ra.sketch, ra.shingles), (rb.sketch, rb.shingles))
+            {
                 pairs.push((a, b, sim.to_bits()))?;
                 verified += 1;
                 same_host += u64::from(ha == hb);
@@ -756,6 +1027,8 @@ fn finish_alg(
         ..Figures::default()
     };
     let extra = json!({
+        "verify": matches!(alg, Alg::Broder | Alg::MinHash).then(|| opts.verify.name()),
+        "sketch_file_bytes": sketch_file.container().size(),
         "docs_sketched": docs_sketched,
         "groups": gc.groups,
         "capped_groups": gc.capped,
