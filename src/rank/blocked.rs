@@ -49,6 +49,7 @@ use crate::container::{BlockCodec, Container, ContainerWriter};
 use crate::error::{Error, IoContext, Result};
 use crate::graph::EdgeFile;
 use crate::job::Settings;
+use crate::mmap::MappedBytes;
 use crate::progress::Unit;
 use crate::publish::write_atomic;
 
@@ -61,7 +62,7 @@ const MIN_BLOCK: u64 = 4096;
 /// Largest chunk of a part file, in bytes.
 const MAX_CHUNK: usize = 1 << 20;
 /// Smallest chunk of a part file, in bytes.
-const MIN_CHUNK: usize = 16 << 10;
+const MIN_CHUNK: usize = 64 << 10;
 
 /// The blocked engine.
 pub struct BlockedEngine {
@@ -271,11 +272,11 @@ fn partition(inputs: &Inputs, block: u64, parts: &[PathBuf], s: &Settings) -> Re
     Ok(())
 }
 
-/// Reads the contribution vector by increasing index, one vector block held.
+/// Reads the contribution vector by increasing index, one vector block mapped
+/// at a time (checked against its checksum when mapped).
 struct ContribWindow<'a> {
     v: &'a RankVector,
-    scratch: Vec<u8>,
-    raw: Vec<u8>,
+    map: Option<MappedBytes>,
     index: usize,
 }
 
@@ -283,7 +284,7 @@ impl ContribWindow<'_> {
     #[inline]
     fn get(&mut self, i: u64) -> Result<f64> {
         let b = (i / BLOCK_VALUES as u64) as usize;
-        if b != self.index {
+        if b != self.index || self.map.is_none() {
             if i >= self.v.len() {
                 return Err(Error::Invalid(format!(
                     "{}: index {i} past the end ({} values)",
@@ -291,14 +292,14 @@ impl ContribWindow<'_> {
                     self.v.len()
                 )));
             }
-            self.v
-                .container()
-                .read_block_into(b, &mut self.scratch, &mut self.raw)?;
+            self.map = None;
+            self.map = Some(self.v.container().map_block(b)?);
             self.index = b;
         }
         let k = (i as usize % BLOCK_VALUES) * 8;
-        self.raw
-            .get(k..k + 8)
+        self.map
+            .as_deref()
+            .and_then(|m| m.get(k..k + 8))
             .and_then(|s| <[u8; 8]>::try_from(s).ok())
             .map(f64::from_le_bytes)
             .ok_or_else(|| {
@@ -319,14 +320,13 @@ fn accumulate(path: &Path, n: u64, contrib: &RankVector, acc: &mut [f64]) -> Res
     let part = Container::open_kind(path, PART_KIND, PART_VERSION)?;
     let mut window = ContribWindow {
         v: contrib,
-        scratch: Vec::new(),
-        raw: Vec::new(),
+        map: None,
         index: usize::MAX,
     };
-    let (mut scratch, mut raw) = (Vec::new(), Vec::new());
     for (i, entry) in part.blocks().iter().enumerate() {
         let bad = |detail: String| Error::corrupt(path, format!("chunk {i}"), entry.offset, detail);
-        part.read_block_into(i, &mut scratch, &mut raw)?;
+        // Mapped, not read: no copy; at most one chunk mapped at a time.
+        let raw = part.map_block(i)?;
         let mut src = <[u8; 8]>::try_from(entry.key.as_slice())
             .map(u64::from_be_bytes)
             .map_err(|_| bad(format!("key is {} bytes, expected 8", entry.key.len())))?;
@@ -446,9 +446,7 @@ impl Iterate for BlockedEngine {
             for (b, acc) in ids.zip(&self.accs) {
                 let base = b as u64 * block;
                 let len = block.min(n - base) as usize;
-                for (j, &a) in acc[..len].iter().enumerate() {
-                    out.push(base + j as u64, a)?;
-                }
+                out.push_slice(base, &acc[..len])?;
             }
         }
         out.finish(meta)

@@ -298,6 +298,39 @@ impl<'a> NextVector<'a> {
         Ok(())
     }
 
+    /// Nodes `first..first + accs.len()`'s values from their in-contributions
+    /// sums: the same as [`NextVector::push`] on each, a vector block at a time.
+    pub fn push_slice(&mut self, first: u64, accs: &[f64]) -> Result<()> {
+        let (mut j, mut rest) = (first, accs);
+        while !rest.is_empty() {
+            let prev = self.prev.run(j)?;
+            let pref = match self.pref.as_mut() {
+                Some(r) => Some(r.run(j)?),
+                None => None,
+            };
+            let take = rest
+                .len()
+                .min(prev.len())
+                .min(pref.map_or(usize::MAX, <[f64]>::len));
+            for k in 0..take {
+                let v = pref.map_or(self.step.uniform, |p| p[k]);
+                let u = if self.dangling_uniform {
+                    self.step.uniform
+                } else {
+                    v
+                };
+                let new = self.step.value(rest[k], v, u);
+                self.w.push(new)?;
+                let i = j + k as u64;
+                self.l1.add(i, (new - prev[k]).abs());
+                self.sum.add(i, new);
+            }
+            j += take as u64;
+            rest = &rest[take..];
+        }
+        Ok(())
+    }
+
     /// Publishes the vector with metadata `meta(outcome)`.
     pub fn finish(self, meta: &dyn Fn(IterationOutcome) -> Value) -> Result<IterationOutcome> {
         let outcome = IterationOutcome {
