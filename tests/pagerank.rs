@@ -170,7 +170,10 @@ fn real_graphs_match_the_reference_vectors() {
         let got = run(&mut job, &opts, 256 << 20);
         let rec = job.stage(webmill::rank::STAGE).unwrap().clone();
         let iterations = rec.figures.extra["iterations"].as_u64().unwrap();
-        assert_eq!(rec.figures.extra["converged"], true, "{name}: {iterations} iterations");
+        assert_eq!(
+            rec.figures.extra["converged"], true,
+            "{name}: {iterations} iterations"
+        );
         let d = l1(&got, &want);
         println!("{name}: default run, {iterations} iterations, L1 {d:e} from the reference");
         assert!(d <= 1e-9, "{name}: L1 distance {d:e} from the reference");
@@ -185,7 +188,10 @@ fn real_graphs_match_the_reference_vectors() {
         );
         let d100 = l1(&capped, &want);
         println!("{name}: 100 iterations, L1 {d100:e} from the reference");
-        assert!(d100 > 1e-9 && d100 < 5e-9, "{name}: {d100:e} after 100 iterations");
+        assert!(
+            d100 > 1e-9 && d100 < 5e-9,
+            "{name}: {d100:e} after 100 iterations"
+        );
         // Blocked mode with a budget below one rank vector gives the same bits
         // (compared over a few iterations to keep the test short).
         let few = PageRankOptions {

@@ -33,7 +33,11 @@
 //! keep decoding to a few loads per arc.
 //!
 //! Memory: `threads × B` accumulators (half the budget), plus per thread one
-//! chunk and one vector block in flight, whatever `n` is.
+//! part chunk (≤ 1 MiB) and one 512 KiB vector block mapped at a time, plus the
+//! streamed vectors' block buffers, whatever `n` is. While splitting, each
+//! part's writer holds one chunk (together a quarter of the budget, at least
+//! 64 KiB each) and a 1 MiB write buffer: with `k` blocks that is `k` MiB more,
+//! which stays within the allowance above the budget while `k` ≲ 80.
 
 use std::path::{Path, PathBuf};
 

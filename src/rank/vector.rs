@@ -239,7 +239,6 @@ impl VectorReader<'_> {
         Ok(&self.block[i as usize % BLOCK_VALUES..])
     }
 
-
     /// The value at `i`; indices must not decrease by more than within a block.
     #[inline]
     pub fn get(&mut self, i: u64) -> Result<f64> {
