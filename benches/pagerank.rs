@@ -50,7 +50,7 @@
 //!                     memory               blocked              sort-merge (4 it.)     webgraph-rs
 //! cnr-2000            6.34  0.23 s 32.5/57M 13.17 0.15 s 15.4/1M  1319  0.10 s 14.3/1M  36.15  15.6M
 //! uk-2007-05@100000   4.58  0.19 s 22.7/48M  9.15 0.13 s 10.9/1M  1780  0.09 s 13.2/1M  21.77  12.3M
-//! gen 10M/100M (1 run, 20 it.) 4.5 s/it. 23.2 s setup; blocked 5.6 s/it. 22.0 s setup
+//! gen 10M/100M (1 run, 20 it.) 4.5 s/it. 23.2 s setup; blocked 5.5 s/it. 22.0 s setup
 //! ```
 //!
 //! Blocked/memory: 2.08× (cnr), 1.99× (uk), ~1.2× (gen, same load); before the
