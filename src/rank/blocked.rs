@@ -1,22 +1,47 @@
 //! Blocked mode, after Haveliwala, *Efficient Computation of PageRank* (1999).
 //!
 //! The destination docIDs are cut into blocks of `B` nodes, `B` chosen so that
-//! one block of the next vector fits the budget. Once, the arcs are partitioned
-//! by destination block with the external sort and written as one edge file per
-//! block, sorted by source. Per iteration:
+//! the accumulators of the blocks computed at the same time (one per rayon
+//! thread) take half the budget. Once, the arcs are split by destination block
+//! into one *part file* per block: the forward edge file is read in source
+//! order and each list is cut at block boundaries and appended to its blocks'
+//! parts, so every part is in source order without any sort. Per iteration:
 //!
-//! 1. the previous vector and the out-degrees are streamed once to write the
-//!    contribution vector `c[i] = x[i]/outdeg(i)` to disk (and the dangling mass);
-//! 2. per destination block: its arcs are streamed in source order while `c` is
-//!    streamed alongside (read once per block), accumulating into the block;
-//!    the block is finished with the reset and dangling terms and appended to the
-//!    next vector, the previous vector streamed alongside for the L1 change.
+//! 1. the previous vector and the out-degrees are streamed once, a vector block
+//!    at a time, to write the contribution vector `c[i] = x[i]/outdeg(i)` to
+//!    disk (and to sum the dangling mass);
+//! 2. the destination blocks are computed in groups of as many blocks as there
+//!    are threads, one thread per block: its part is read in large sequential
+//!    chunks while `c` is read alongside in source order (a vector block at a
+//!    time, each at most once per destination block), and every arc adds its
+//!    source's contribution to its destination's f64 accumulator. Arcs come in
+//!    increasing source order, so each destination sums its in-contributions in
+//!    the same order as the other modes: the bits do not depend on the thread
+//!    count or the block size;
+//! 3. the group's blocks are finished in docID order with the reset and dangling
+//!    terms and appended to the next vector, the previous vector streamed
+//!    alongside for the L1 change.
 //!
-//! Memory: one block of `B` values plus a few block buffers, whatever `n` is.
+//! # Part files
+//!
+//! Container kind [`PART_KIND`]; raw blocks (chunks) of whole *runs*. A chunk's
+//! key is the source of its first run (big-endian `u64`), its record count the
+//! arcs in it. A run is `gap: u32le, count: u32le` followed by `count`
+//! destinations as `u32le` offsets from the block's first node; `gap` is the
+//! run's source minus the previous run's in the chunk (0 for the first run, so
+//! a source split across chunks or runs is simply repeated). Fixed-width fields
+//! keep decoding to a few loads per arc.
+//!
+//! Memory: `threads × B` accumulators (half the budget), plus per thread one
+//! part chunk (≤ 1 MiB) and one 512 KiB vector block mapped at a time, plus the
+//! streamed vectors' block buffers, whatever `n` is. While splitting, each
+//! part's writer holds one chunk (together a quarter of the budget, at least
+//! 64 KiB each) and a 1 MiB write buffer: with `k` blocks that is `k` MiB more,
+//! which stays within the allowance above the budget while `k` ≲ 80.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
+use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use super::vector::BLOCK_VALUES;
@@ -24,12 +49,24 @@ use super::{
     ChunkedSum, Dangling, Inputs, Iterate, IterationOutcome, NextVector, RankVector, Step,
     VectorWriter,
 };
+use crate::container::{BlockCodec, Container, ContainerWriter};
 use crate::error::{Error, IoContext, Result};
-use crate::graph::{Direction, EdgeFile, EdgeWriter};
+use crate::graph::EdgeFile;
 use crate::job::Settings;
+use crate::mmap::MappedBytes;
 use crate::progress::Unit;
 use crate::publish::write_atomic;
-use crate::sort::{Combine, ExternalSorter, SortConfig};
+
+/// File kind tag of a part file.
+pub const PART_KIND: &str = "rankpart";
+/// Format version of part files.
+pub const PART_VERSION: u32 = 1;
+/// Smallest destination block, in nodes.
+const MIN_BLOCK: u64 = 4096;
+/// Largest chunk of a part file, in bytes.
+const MAX_CHUNK: usize = 1 << 20;
+/// Smallest chunk of a part file, in bytes.
+const MIN_CHUNK: usize = 64 << 10;
 
 /// The blocked engine.
 pub struct BlockedEngine {
@@ -41,39 +78,57 @@ pub struct BlockedEngine {
     preference: Option<PathBuf>,
     dangling: Dangling,
     contrib: PathBuf,
+    /// One accumulator per block computed at the same time.
+    accs: Vec<Vec<f64>>,
 }
 
-/// Nodes per destination block for a budget: half the budget as f64 values,
-/// a multiple of the vector file's block, at least one such block.
-pub fn block_nodes(mem: u64) -> u64 {
-    let per = BLOCK_VALUES as u64;
-    ((mem / 2 / 8) / per).max(1) * per
+/// Nodes per destination block for a budget of `mem` bytes when `parallel`
+/// blocks are computed at the same time: their f64 accumulators take half the
+/// budget. A multiple of 4096, at least 4096, at most `u32::MAX`.
+pub fn block_nodes(mem: u64, parallel: usize) -> u64 {
+    let b = mem / 2 / 8 / parallel.max(1) as u64;
+    ((b / MIN_BLOCK).max(1) * MIN_BLOCK).min(u32::MAX as u64 / MIN_BLOCK * MIN_BLOCK)
 }
 
 impl BlockedEngine {
-    /// Partitions the arcs by destination block (once; reused on resume).
+    /// Splits the arcs by destination block (once; reused on resume when the
+    /// block size is the same).
     pub fn new(inputs: &Inputs, damping: f64, s: &Settings) -> Result<BlockedEngine> {
-        let block = block_nodes(s.mem);
+        let parallel = rayon::current_num_threads().max(1);
+        let block = block_nodes(s.mem, parallel).min(inputs.n.max(1));
         let k = inputs.n.div_ceil(block);
+        let parallel = parallel.min(k as usize).max(1);
         let dir = inputs.tmp.join("blocks");
         std::fs::create_dir_all(&dir).at(&dir)?;
         let parts: Vec<PathBuf> = (0..k)
             .map(|b| dir.join(format!("part-{b:05}.wm")))
             .collect();
         let marker = dir.join("partitions.json");
-        let identity = json!({"block": block, "blocks": k, "nodes": inputs.n, "arcs": inputs.m});
+        let identity = json!({
+            "format": PART_VERSION, "block": block, "blocks": k,
+            "nodes": inputs.n, "arcs": inputs.m,
+        });
         let ready = std::fs::read(&marker)
             .ok()
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
             .is_some_and(|v| v == identity)
-            && parts.iter().all(|p| EdgeFile::open(p).is_ok());
+            && parts
+                .iter()
+                .all(|p| Container::open_kind(p, PART_KIND, PART_VERSION).is_ok());
         if !ready {
             let _ = std::fs::remove_file(&marker);
-            partition(inputs, block, &parts, &dir, s)?;
+            // Parts of another block size are useless.
+            for entry in std::fs::read_dir(&dir).at(&dir)?.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with("part-") {
+                    std::fs::remove_file(entry.path()).at(entry.path())?;
+                }
+            }
+            partition(inputs, block, &parts, s)?;
             write_atomic(&marker, identity.to_string().as_bytes())?;
         }
         s.reporter.note(&format!(
-            "pagerank: blocked mode, {k} destination blocks of {block} nodes"
+            "pagerank: blocked mode, {k} destination blocks of {block} nodes, {parallel} at a time"
         ));
         Ok(BlockedEngine {
             n: inputs.n,
@@ -84,75 +139,271 @@ impl BlockedEngine {
             preference: inputs.preference.clone(),
             dangling: inputs.dangling,
             contrib: inputs.tmp.join("contrib.wm"),
+            accs: (0..parallel)
+                .map(|_| vec![0.0f64; block as usize])
+                .collect(),
         })
     }
 }
 
-/// Sorts arcs by (destination block, source, destination) and writes one edge
-/// file per block.
-fn partition(
-    inputs: &Inputs,
-    block: u64,
-    parts: &[PathBuf],
-    dir: &Path,
-    s: &Settings,
-) -> Result<()> {
+/// Appends runs to one part file, a chunk at a time.
+struct PartWriter {
+    w: ContainerWriter,
+    chunk: Vec<u8>,
+    arcs: u64,
+    first_src: u64,
+    last_src: u64,
+    limit: usize,
+}
+
+impl PartWriter {
+    fn create(path: &Path, block: u64, b: u64, limit: usize) -> Result<PartWriter> {
+        let mut w = ContainerWriter::create(
+            path,
+            PART_KIND,
+            PART_VERSION,
+            &json!({"block": b, "first": b * block, "nodes": block}),
+        )?;
+        // A part is rebuilt from the edge file when damaged.
+        w.set_durable(false);
+        Ok(PartWriter {
+            w,
+            chunk: Vec::with_capacity(limit + 64),
+            arcs: 0,
+            first_src: 0,
+            last_src: 0,
+            limit,
+        })
+    }
+
+    /// Appends source `src`'s arcs to destinations `dsts` (offsets in the block).
+    fn push(&mut self, src: u64, mut dsts: &[u32]) -> Result<()> {
+        while !dsts.is_empty() {
+            if !self.chunk.is_empty() && src - self.last_src > u32::MAX as u64 {
+                self.flush()?;
+            }
+            if self.chunk.is_empty() {
+                self.first_src = src;
+                self.last_src = src;
+            }
+            let room = (self.limit.saturating_sub(self.chunk.len() + 8) / 4).max(1);
+            let take = dsts.len().min(room).min(u32::MAX as usize);
+            let (now, rest) = dsts.split_at(take);
+            self.chunk
+                .extend_from_slice(&((src - self.last_src) as u32).to_le_bytes());
+            self.chunk.extend_from_slice(&(take as u32).to_le_bytes());
+            for &d in now {
+                self.chunk.extend_from_slice(&d.to_le_bytes());
+            }
+            self.arcs += take as u64;
+            self.last_src = src;
+            dsts = rest;
+            if self.chunk.len() >= self.limit {
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        self.w.write_block(
+            BlockCodec::Raw,
+            &self.first_src.to_be_bytes(),
+            self.arcs,
+            &self.chunk,
+        )?;
+        self.chunk.clear();
+        self.arcs = 0;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<()> {
+        self.flush()?;
+        self.w.finish(&json!({}))?;
+        Ok(())
+    }
+}
+
+/// Reads the forward edge file once, in source order, cutting each list at
+/// block boundaries into the parts' writers.
+fn partition(inputs: &Inputs, block: u64, parts: &[PathBuf], s: &Settings) -> Result<()> {
     let forward = EdgeFile::open(&inputs.forward)?;
-    let cfg = SortConfig::new(dir.join("sort"), s.mem)
-        .label("pagerank: partitioning arcs by destination block")
-        .reporter(Arc::clone(&s.reporter));
-    let mut sorter = ExternalSorter::<(u64, u64, u64)>::new(cfg, Combine::None)?;
-    let task = s
-        .reporter
-        .task("pagerank: partitioning arcs", Some(inputs.m), Unit::Records);
+    let k = parts.len().max(1);
+    // The writers' chunks together take at most a quarter of the budget.
+    let limit = ((s.mem / 4) as usize / k).clamp(MIN_CHUNK, MAX_CHUNK);
+    let mut writers = parts
+        .iter()
+        .enumerate()
+        .map(|(b, p)| PartWriter::create(p, block, b as u64, limit))
+        .collect::<Result<Vec<_>>>()?;
+    let task = s.reporter.task(
+        "pagerank: splitting arcs by destination block",
+        Some(inputs.m),
+        Unit::Records,
+    );
     let mut seen = 0u64;
-    if !sorter.input_complete() {
-        for list in forward.lists() {
-            let (src, dsts) = list?;
-            for d in dsts {
-                sorter.push((d / block, src, d))?;
-            }
-            seen += 1;
-            if seen.is_multiple_of(4096) {
-                task.set_position(seen);
-            }
+    let mut offsets: Vec<u32> = Vec::new();
+    forward.for_each_list(|src, dsts| {
+        // `dsts` is increasing: cut it where the block changes.
+        let mut rest = dsts;
+        while let Some(&first) = rest.first() {
+            let b = first / block;
+            let end = (b + 1).saturating_mul(block);
+            let cut = rest.partition_point(|&d| d < end);
+            let base = b * block;
+            offsets.clear();
+            offsets.extend(rest[..cut].iter().map(|&d| (d - base) as u32));
+            let w = writers.get_mut(b as usize).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "{}: arc ({src}, {first}) outside the graph's {} nodes",
+                    inputs.forward.display(),
+                    inputs.n
+                ))
+            })?;
+            w.push(src, &offsets)?;
+            rest = &rest[cut..];
         }
-    }
-    let mut sorted = sorter.finish()?;
-    let mut current: Option<(u64, EdgeWriter)> = None;
-    let mut next_part = 0u64;
-    while let Some((b, src, dst)) = sorted.next_record()? {
-        if current.as_ref().is_none_or(|(cb, _)| *cb != b) {
-            if let Some((_, w)) = current.take() {
-                w.finish()?;
-            }
-            // Blocks without arcs still get (empty) files.
-            while next_part < b {
-                EdgeWriter::create(&parts[next_part as usize], Direction::Forward, inputs.n)?
-                    .raw_blocks()
-                    .finish()?;
-                next_part += 1;
-            }
-            current = Some((
-                b,
-                EdgeWriter::create(&parts[b as usize], Direction::Forward, inputs.n)?.raw_blocks(),
-            ));
-            next_part = b + 1;
-        }
-        if let Some((_, w)) = current.as_mut() {
-            w.push(src, dst)?;
-        }
-    }
-    if let Some((_, w)) = current.take() {
+        seen += dsts.len() as u64;
+        task.set_position(seen);
+        Ok(())
+    })?;
+    for w in writers {
         w.finish()?;
     }
-    while (next_part as usize) < parts.len() {
-        EdgeWriter::create(&parts[next_part as usize], Direction::Forward, inputs.n)?
-            .raw_blocks()
-            .finish()?;
-        next_part += 1;
+    Ok(())
+}
+
+/// Reads the contribution vector by increasing index, one vector block mapped
+/// at a time (checked against its checksum when mapped).
+struct ContribWindow<'a> {
+    v: &'a RankVector,
+    map: Option<MappedBytes>,
+    index: usize,
+}
+
+impl ContribWindow<'_> {
+    #[inline]
+    fn get(&mut self, i: u64) -> Result<f64> {
+        let b = (i / BLOCK_VALUES as u64) as usize;
+        if b != self.index || self.map.is_none() {
+            if i >= self.v.len() {
+                return Err(Error::Invalid(format!(
+                    "{}: index {i} past the end ({} values)",
+                    self.v.container().path().display(),
+                    self.v.len()
+                )));
+            }
+            self.map = None;
+            self.map = Some(self.v.container().map_block(b)?);
+            self.index = b;
+        }
+        let k = (i as usize % BLOCK_VALUES) * 8;
+        self.map
+            .as_deref()
+            .and_then(|m| m.get(k..k + 8))
+            .and_then(|s| <[u8; 8]>::try_from(s).ok())
+            .map(f64::from_le_bytes)
+            .ok_or_else(|| {
+                Error::corrupt(
+                    self.v.container().path(),
+                    format!("block {b}"),
+                    0,
+                    "block shorter than announced",
+                )
+            })
     }
-    crate::sort::remove_sort_dir(&dir.join("sort"))
+}
+
+/// Adds every arc of part `path` into `acc` (zeroed first): `acc[d] += c[src]`
+/// in the part's (increasing) source order.
+fn accumulate(path: &Path, n: u64, contrib: &RankVector, acc: &mut [f64]) -> Result<()> {
+    acc.iter_mut().for_each(|a| *a = 0.0);
+    let part = Container::open_kind(path, PART_KIND, PART_VERSION)?;
+    let mut window = ContribWindow {
+        v: contrib,
+        map: None,
+        index: usize::MAX,
+    };
+    for (i, entry) in part.blocks().iter().enumerate() {
+        let bad = |detail: String| Error::corrupt(path, format!("chunk {i}"), entry.offset, detail);
+        // Mapped, not read: no copy; at most one chunk mapped at a time.
+        let raw = part.map_block(i)?;
+        let mut src = <[u8; 8]>::try_from(entry.key.as_slice())
+            .map(u64::from_be_bytes)
+            .map_err(|_| bad(format!("key is {} bytes, expected 8", entry.key.len())))?;
+        let mut input: &[u8] = &raw;
+        let mut arcs = 0u64;
+        while !input.is_empty() {
+            let (head, rest) = input
+                .split_first_chunk::<8>()
+                .ok_or_else(|| bad("a run header is cut short".into()))?;
+            let gap = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as u64;
+            let count = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+            src = src
+                .checked_add(gap)
+                .filter(|&s| s < n)
+                .ok_or_else(|| bad(format!("source {src} + {gap} outside the graph")))?;
+            let bytes = count
+                .checked_mul(4)
+                .filter(|&b| b <= rest.len())
+                .ok_or_else(|| bad(format!("run of {count} arcs is cut short")))?;
+            let (dsts, after) = rest.split_at(bytes);
+            let c = window.get(src)?;
+            for d in dsts.chunks_exact(4) {
+                let d = u32::from_le_bytes([d[0], d[1], d[2], d[3]]) as usize;
+                match acc.get_mut(d) {
+                    Some(a) => *a += c,
+                    None => return Err(bad(format!("destination offset {d} outside the block"))),
+                }
+            }
+            arcs += count as u64;
+            input = after;
+        }
+        if arcs != entry.records {
+            return Err(bad(format!(
+                "{arcs} arcs decoded, the index says {}",
+                entry.records
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Writes the contribution vector `x[i]/outdeg(i)` (0 for dangling nodes) and
+/// returns the dangling mass, a vector block at a time.
+fn write_contributions(x: &RankVector, deg: &RankVector, path: &Path, n: u64) -> Result<f64> {
+    let mut dangling = ChunkedSum::default();
+    let mut w = VectorWriter::scratch(path, n, json!({"what": "contributions"}))?;
+    let (mut s1, mut s2) = (Vec::new(), Vec::new());
+    let (mut xb, mut db, mut cb) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..x.container().blocks().len() {
+        x.read_block(i, &mut s1, &mut xb)?;
+        deg.read_block(i, &mut s2, &mut db)?;
+        if xb.len() != db.len() {
+            return Err(Error::Invalid(format!(
+                "{}: block {i} holds {} values, the degrees' {}",
+                x.container().path().display(),
+                xb.len(),
+                db.len()
+            )));
+        }
+        let base = (i * BLOCK_VALUES) as u64;
+        cb.clear();
+        for (k, (&xi, &d)) in xb.iter().zip(&db).enumerate() {
+            if d > 0.0 {
+                cb.push(xi / d);
+            } else {
+                dangling.add(base + k as u64, xi);
+                cb.push(0.0);
+            }
+        }
+        w.extend(&cb)?;
+    }
+    w.finish(&json!({}))?;
+    Ok(dangling.total())
 }
 
 impl Iterate for BlockedEngine {
@@ -174,47 +425,32 @@ impl Iterate for BlockedEngine {
             )));
         }
         // 1. Contributions and dangling mass.
-        let mut dangling = ChunkedSum::default();
-        {
-            let (mut xr, mut dr) = (x.reader(), deg.reader());
-            let mut w =
-                VectorWriter::scratch(&self.contrib, self.n, json!({"what": "contributions"}))?;
-            for i in 0..self.n {
-                let (xi, d) = (xr.get(i)?, dr.get(i)?);
-                if d > 0.0 {
-                    w.push(xi / d)?;
-                } else {
-                    dangling.add(i, xi);
-                    w.push(0.0)?;
-                }
-            }
-            w.finish(&json!({}))?;
-        }
         let step = Step {
             damping: self.damping,
-            dangling_mass: dangling.total(),
+            dangling_mass: write_contributions(&x, &deg, &self.contrib, self.n)?,
             uniform: 1.0 / self.n as f64,
         };
         let contrib = RankVector::open(&self.contrib)?;
         let pref = self.preference.as_ref().map(RankVector::open).transpose()?;
         let mut out = NextVector::create(next, self.n, step, self.dangling, pref.as_ref(), &x)?;
-        let mut acc = vec![0.0f64; self.block.min(self.n) as usize];
-        // 2. Block by block.
-        for (b, part) in self.parts.iter().enumerate() {
-            let base = b as u64 * self.block;
-            let len = self.block.min(self.n - base) as usize;
-            acc[..len].iter_mut().for_each(|a| *a = 0.0);
-            let arcs = EdgeFile::open(part)?;
-            let mut cr = contrib.reader();
-            arcs.for_each_list(|src, dsts| {
-                let c = cr.get(src)?;
-                for &d in dsts {
-                    acc[(d - base) as usize] += c;
-                }
-                Ok(())
-            })?;
-            for (k, &a) in acc[..len].iter().enumerate() {
-                out.push(base + k as u64, a)?;
+        // 2–3. Groups of blocks, one per thread, finished in docID order.
+        let (n, block) = (self.n, self.block);
+        let k = self.parts.len();
+        let per_group = self.accs.len();
+        for group in (0..k).step_by(per_group) {
+            let ids = group..(group + per_group).min(k);
+            let width = ids.len();
+            let parts = &self.parts[ids.clone()];
+            let done: Vec<Result<()>> = self.accs[..width]
+                .par_iter_mut()
+                .zip(parts.par_iter())
+                .map(|(acc, part)| accumulate(part, n, &contrib, acc))
+                .collect();
+            done.into_iter().collect::<Result<()>>()?;
+            for (b, acc) in ids.zip(&self.accs) {
+                let base = b as u64 * block;
+                let len = block.min(n - base) as usize;
+                out.push_slice(base, &acc[..len])?;
             }
         }
         out.finish(meta)

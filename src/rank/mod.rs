@@ -99,7 +99,12 @@ pub struct PageRankOptions {
     pub damping: f64,
     /// Stop when the L1 change is below this.
     pub tol: f64,
-    /// Stop after this many iterations.
+    /// Stop after this many iterations. The default, 200, leaves the stop to
+    /// the tolerance on web graphs: power iteration from a uniform start needs
+    /// 105 (cnr-2000) and 106 (uk-2007-05@100000) iterations to come within an
+    /// L1 distance of 1e-9 of the fixed point, and 116 and 110 to get an L1
+    /// change below 1e-10, so a cap of 100 stops short (L1 distance 2.2e-9
+    /// and 2.5e-9).
     pub max_iter: u32,
     /// Personalization file (`docid-or-URL<TAB>weight` lines).
     pub personalize: Option<PathBuf>,
@@ -114,7 +119,7 @@ impl Default for PageRankOptions {
         PageRankOptions {
             damping: 0.85,
             tol: 1e-10,
-            max_iter: 100,
+            max_iter: 200,
             personalize: None,
             dangling: Dangling::Uniform,
             mode: Mode::Auto,
@@ -295,6 +300,39 @@ impl<'a> NextVector<'a> {
         self.w.push(new)?;
         self.l1.add(j, (new - self.prev.get(j)?).abs());
         self.sum.add(j, new);
+        Ok(())
+    }
+
+    /// Nodes `first..first + accs.len()`'s values from their in-contributions
+    /// sums: the same as [`NextVector::push`] on each, a vector block at a time.
+    pub fn push_slice(&mut self, first: u64, accs: &[f64]) -> Result<()> {
+        let (mut j, mut rest) = (first, accs);
+        while !rest.is_empty() {
+            let prev = self.prev.run(j)?;
+            let pref = match self.pref.as_mut() {
+                Some(r) => Some(r.run(j)?),
+                None => None,
+            };
+            let take = rest
+                .len()
+                .min(prev.len())
+                .min(pref.map_or(usize::MAX, <[f64]>::len));
+            for k in 0..take {
+                let v = pref.map_or(self.step.uniform, |p| p[k]);
+                let u = if self.dangling_uniform {
+                    self.step.uniform
+                } else {
+                    v
+                };
+                let new = self.step.value(rest[k], v, u);
+                self.w.push(new)?;
+                let i = j + k as u64;
+                self.l1.add(i, (new - prev[k]).abs());
+                self.sum.add(i, new);
+            }
+            j += take as u64;
+            rest = &rest[take..];
+        }
         Ok(())
     }
 

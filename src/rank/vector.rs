@@ -232,6 +232,13 @@ pub struct VectorReader<'a> {
 }
 
 impl VectorReader<'_> {
+    /// The values from `i` to the end of `i`'s block (at least one value);
+    /// indices must not decrease by more than within a block.
+    pub fn run(&mut self, i: u64) -> Result<&[f64]> {
+        self.get(i)?;
+        Ok(&self.block[i as usize % BLOCK_VALUES..])
+    }
+
     /// The value at `i`; indices must not decrease by more than within a block.
     #[inline]
     pub fn get(&mut self, i: u64) -> Result<f64> {

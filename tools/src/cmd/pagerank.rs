@@ -28,8 +28,11 @@ pub struct Args {
     /// Stop when the L1 change between iterations is below this
     #[arg(long, default_value_t = 1e-10)]
     tol: f64,
-    /// Stop after this many iterations at most
-    #[arg(long, default_value_t = 100)]
+    /// Stop after this many iterations at most. Power iteration gains a
+    /// factor ~0.85 per iteration: on the LAW web graphs the default --tol is
+    /// reached after 110–116 iterations (L1 distance to the fixed point
+    /// ≤ 1e-9), while 100 iterations leave it at ~2.5e-9
+    #[arg(long, default_value_t = 200)]
     max_iter: u32,
     /// Personalize: a file of `docid-or-URL<TAB>weight` lines (all-digit
     /// first field = docID) giving the reset (preference) vector, normalized;
