@@ -126,6 +126,11 @@ impl Alg {
         format!("pairs-{}.wm", self.name())
     }
 
+    /// Its plot of the number of near-duplicates per page (log-log SVG).
+    pub fn plot_file(self) -> String {
+        format!("dedup-{}-per-page.svg", self.name())
+    }
+
     /// Its cluster file.
     pub fn clusters_file(self) -> String {
         format!("clusters-{}.wm", self.name())
@@ -1019,7 +1024,7 @@ fn finish_alg(
         let url = docs.get(id)?.map(|d| d.url).unwrap_or_default();
         largest.push(json!({"cluster": id, "size": size, "example": url}));
     }
-    let plot_path = job.path(&format!("dedup-{}-per-page.svg", alg.name()));
+    let plot_path = job.path(&alg.plot_file());
     write_distribution_plot(&plot_path, alg, &dist)?;
 
     let mut figures = Figures {

@@ -120,6 +120,13 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             format_bytes(f.peak_rss),
             format_bytes(settings.mem),
         ));
+        let plot = job.path(&alg.plot_file());
+        if plot.exists() {
+            reporter.note(&format!(
+                "  near-duplicates per page (log-log): {}",
+                plot.display()
+            ));
+        }
         if let Some(largest) = f.extra.get("largest_clusters").and_then(|v| v.as_array()) {
             for c in largest.iter().take(5) {
                 reporter.note(&format!(
