@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::container::Container;
+use crate::dedup::stage as dedup;
 use crate::docs::DocTable;
 use crate::error::{Error, IoContext, Result};
 use crate::graph::EdgeFile;
@@ -35,6 +36,11 @@ pub fn verify_file(path: &Path) -> Result<Container> {
             c.verify(|_, _, _| Ok(()))?;
             let f = PageFile::open(path, k)?;
             f.for_each(|page, input| records::format_record(k, page, input, None))?;
+        }
+        k @ (dedup::SKETCH_KIND | dedup::PAIRS_KIND | dedup::CLUSTERS_KIND) => {
+            c.verify(|_, _, _| Ok(()))?;
+            // The readers check each record's invariants.
+            dump_dedup(k, path, &mut std::io::sink())?;
         }
         _ => c.verify(|_, _, _| Ok(()))?,
     }
@@ -104,6 +110,9 @@ pub fn dump_file(path: &Path, out: &mut dyn Write) -> Result<()> {
                 w(out, format_args!("{line}\n"))
             })?;
         }
+        k @ (dedup::SKETCH_KIND | dedup::PAIRS_KIND | dedup::CLUSTERS_KIND) => {
+            dump_dedup(k, path, out)?
+        }
         other => {
             return Err(Error::Invalid(format!(
                 "{}: no record dump for file kind {other:?}; `webmill inspect` shows its blocks",
@@ -112,6 +121,38 @@ pub fn dump_file(path: &Path, out: &mut dyn Write) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Writes the records of a near-duplicate file (sketches, pairs, clusters) as
+/// TSV with a header line; the readers check each record on the way.
+fn dump_dedup(kind: &str, path: &Path, out: &mut dyn Write) -> Result<()> {
+    let w = |out: &mut dyn Write, s: std::fmt::Arguments| out.write_fmt(s).at("stdout");
+    match kind {
+        dedup::PAIRS_KIND => {
+            w(out, format_args!("# docid_a\tdocid_b\tsimilarity\n"))?;
+            dedup::for_each_pair(path, |a, b, sim| w(out, format_args!("{a}\t{b}\t{sim}\n")))
+        }
+        dedup::CLUSTERS_KIND => {
+            w(out, format_args!("# cluster_id\tdocid\tkeep\n"))?;
+            dedup::for_each_cluster_member(path, |c, d, keep| {
+                w(out, format_args!("{c}\t{d}\t{}\n", u8::from(keep)))
+            })
+        }
+        _ => {
+            w(out, format_args!("# docid\thost\tsketch_hex\tshingles\n"))?;
+            let mut hex = String::new();
+            dedup::for_each_sketch(path, |r| {
+                hex.clear();
+                for b in r.sketch {
+                    let _ = std::fmt::Write::write_fmt(&mut hex, format_args!("{b:02x}"));
+                }
+                let set = r
+                    .shingles
+                    .map_or("-".to_string(), |s| (s.len() / 8).to_string());
+                w(out, format_args!("{}\t{}\t{hex}\t{set}\n", r.doc, r.host))
+            })
+        }
+    }
 }
 
 /// A field of a sort run's record type, parsed from its type name.

@@ -535,3 +535,73 @@ fn exact_verification_resumes_after_a_crash_identical() {
         );
     }
 }
+
+/// `webmill dump` and `webmill verify` know the three dedup kinds: the dump
+/// lists what the readers read, and a pair file whose record breaks a < b (with
+/// valid checksums) fails verification naming the file and the block.
+#[test]
+fn dedup_files_dump_and_verify_record_by_record() {
+    use webmill::dedup::stage::PAIRS_KIND;
+    use webmill::ingest::pagefile::PageFileWriter;
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    planted_site(&site, 20, 1, 2, 8);
+    let mut job = ingested(dir.path(), &site);
+    dedup(&mut job, &DedupOptions::default(), &Settings::new(8 << 20)).unwrap();
+    let dump = |f: &str| {
+        let mut out = Vec::new();
+        webmill::kinds::dump_file(&job.path(f), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let alg = Alg::MinHash;
+    for f in [alg.pairs_file(), alg.clusters_file(), alg.sketch_file()] {
+        webmill::kinds::verify_file(&job.path(&f)).unwrap();
+    }
+    let mut want = String::from("# docid_a\tdocid_b\tsimilarity\n");
+    for_each_pair(&job.path(&alg.pairs_file()), |a, b, s| {
+        want += &format!("{a}\t{b}\t{s}\n");
+        Ok(())
+    })
+    .unwrap();
+    assert!(want.lines().count() > 10, "planted pairs found");
+    assert_eq!(dump(&alg.pairs_file()), want);
+    let mut want = String::from("# cluster_id\tdocid\tkeep\n");
+    for_each_cluster_member(&job.path(&alg.clusters_file()), |c, d, k| {
+        want += &format!("{c}\t{d}\t{}\n", u8::from(k));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(dump(&alg.clusters_file()), want);
+    let sketches = dump(&alg.sketch_file());
+    let mut n = 0;
+    for_each_sketch(&job.path(&alg.sketch_file()), |r| {
+        n += 1;
+        let line = sketches.lines().nth(n).unwrap();
+        assert!(
+            line.starts_with(&format!("{}\t{}\t", r.doc, r.host)),
+            "{line}"
+        );
+        assert_eq!(line.split('\t').nth(2).unwrap().len(), 2 * r.sketch.len());
+        Ok(())
+    })
+    .unwrap();
+
+    // Pair (5, 5 + 0): well-formed bytes, broken invariant.
+    let bad = dir.path().join("bad-pairs.wm");
+    let mut w = PageFileWriter::create(&bad, PAIRS_KIND, 1 << 16, 3).unwrap();
+    let mut rec = vec![1u8];
+    rec.extend_from_slice(&0.9f32.to_le_bytes());
+    w.push(3, &rec).unwrap();
+    let mut rec = vec![0u8];
+    rec.extend_from_slice(&0.9f32.to_le_bytes());
+    w.push(5, &rec).unwrap();
+    w.finish(&serde_json::json!({})).unwrap();
+    let err = match webmill::kinds::verify_file(&bad) {
+        Ok(_) => panic!("a pair with a = b passed verification"),
+        Err(e) => e.to_string(),
+    };
+    assert!(
+        err.contains("bad-pairs.wm") && err.contains("block 0") && err.contains("a < b"),
+        "{err}"
+    );
+}

@@ -1175,7 +1175,17 @@ pub fn for_each_pair(path: &Path, mut f: impl FnMut(u64, u64, f32) -> Result<()>
             .split_first_chunk::<4>()
             .ok_or_else(|| Error::Invalid("pair similarity cut".into()))?;
         *input = rest;
-        f(a, a + d, f32::from_le_bytes(*sim))
+        let sim = f32::from_le_bytes(*sim);
+        let b = a
+            .checked_add(d)
+            .filter(|&b| b > a)
+            .ok_or_else(|| Error::Invalid(format!("pair ({a}, {a} + {d}) is not a < b")))?;
+        if !(0.0..=1.0).contains(&sim) {
+            return Err(Error::Invalid(format!(
+                "pair ({a}, {b}): similarity {sim} outside [0, 1]"
+            )));
+        }
+        f(a, b, sim)
     })
 }
 
@@ -1191,6 +1201,11 @@ pub fn for_each_cluster_member(
             .split_first()
             .ok_or_else(|| Error::Invalid("keep flag cut".into()))?;
         *input = rest;
+        if d < c || keep > 1 {
+            return Err(Error::Invalid(format!(
+                "cluster {c}: member {d} with keep flag {keep} (members are ≥ the cluster id, flags 0 or 1)"
+            )));
+        }
         f(c, d, keep == 1)
     })
 }
