@@ -119,6 +119,7 @@ pub struct NameKey(pub Box<[u8]>);
 impl Record for NameKey {
     const HAS_HEAP: bool = true;
     const PREFIX_SORT: bool = true;
+    const HAS_PREFIX: bool = true;
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(&self.0)
@@ -198,6 +199,7 @@ impl PartialOrd for NamedArc {
 impl Record for NamedArc {
     const HAS_HEAP: bool = true;
     const PREFIX_SORT: bool = true;
+    const HAS_PREFIX: bool = true;
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(self.src())
@@ -268,30 +270,6 @@ impl RecentNames {
             *slot = Some((name.into(), key.as_slice().into()));
         }
         false
-    }
-}
-
-/// Hands memory freed by a finished step back to the operating system.
-///
-/// Name records are small heap allocations, freed by the million when a sort
-/// spills or a step ends. glibc's allocator keeps such freed memory resident
-/// in its heaps, where the large buffers of the next step (which it maps
-/// afresh) cannot use it, so without this the process's resident memory grows
-/// from step to step to nearly twice `--mem` (measured: cnr-2000 as named
-/// arcs at `--mem 64M` peaked at 115 MB resident, 80 MB with this call between
-/// steps). Does nothing on other platforms.
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        extern "C" {
-            fn malloc_trim(pad: usize) -> std::ffi::c_int;
-        }
-        // SAFETY: malloc_trim takes no pointer, is thread-safe (it locks each
-        // arena), and only returns wholly free pages to the kernel; live
-        // allocations are untouched.
-        unsafe {
-            malloc_trim(0);
-        }
     }
 }
 
