@@ -119,7 +119,6 @@ pub struct NameKey(pub Box<[u8]>);
 impl Record for NameKey {
     const HAS_HEAP: bool = true;
     const PREFIX_SORT: bool = true;
-    const HAS_PREFIX: bool = true;
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(&self.0)
@@ -199,7 +198,6 @@ impl PartialOrd for NamedArc {
 impl Record for NamedArc {
     const HAS_HEAP: bool = true;
     const PREFIX_SORT: bool = true;
-    const HAS_PREFIX: bool = true;
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(self.src())

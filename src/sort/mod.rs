@@ -2,12 +2,15 @@
 //!
 //! Records are pushed one by one into an in-memory buffer. When the buffer
 //! reaches its share of the budget it is handed to a background thread, which
-//! sorts it with rayon (`par_sort_unstable`; for wide records, 16-byte
-//! (key prefix, index) pairs are sorted instead and the records gathered in
-//! that order), combines equal keys if asked, and writes it as a *run*: a
-//! checksummed container of blocks, zstd-compressed where that pays (see
-//! [`run`]), published atomically in the sort's directory. Meanwhile the
-//! producer fills the second buffer (two buffers of ~42% of the budget each).
+//! sorts it with rayon (`par_sort_unstable`; for wide or heap records, 16-byte
+//! (key prefix, index) pairs are sorted instead, in place with an MSD radix
+//! sort on the prefix ([`radix`]), and the records gathered in that order),
+//! combines equal keys if asked, and
+//! writes it as a *run*: a checksummed container of blocks, raw by default
+//! (see [`SortConfig::new`] for why not zstd), published atomically in the
+//! sort's directory. Meanwhile the producer fills the second buffer (two
+//! buffers of ~42% of the budget each). After a spill of heap records the
+//! freed allocations are handed back to the system (`malloc_trim`).
 //!
 //! At [`ExternalSorter::finish`], if nothing was spilled the buffer is sorted in
 //! memory and streamed. Otherwise runs are merged with a loser tree, each run
@@ -380,7 +383,7 @@ impl<T: Record> ExternalSorter<T> {
                 }
                 w.write_sorted(&buf, Some(&order))?;
             } else {
-                sort_records(&mut buf);
+                buf.par_sort_unstable();
                 combine.apply_sorted(&mut buf);
                 w.write_sorted(&buf, None)?;
             }
@@ -408,7 +411,7 @@ impl<T: Record> ExternalSorter<T> {
         if self.runs.is_empty() && self.pending.is_none() && !self.complete && !self.cfg.persist {
             // Everything fit in memory.
             let mut buf = std::mem::take(&mut self.buf);
-            sort_records(&mut buf);
+            buf.par_sort_unstable();
             self.combine.apply_sorted(&mut buf);
             return Ok(Sorted {
                 inner: SortedInner::Memory(buf.into_iter()),
@@ -502,16 +505,6 @@ impl<T: Record> Drop for ExternalSorter<T> {
         if let Some(h) = self.pending.take() {
             let _ = h.join();
         }
-    }
-}
-
-/// Sorts records in memory: radix sort on the key prefix where the record
-/// type has one, rayon's comparison sort otherwise.
-fn sort_records<T: Record>(buf: &mut [T]) {
-    if T::HAS_PREFIX || T::PREFIX_SORT {
-        radix::radix_sort_by(buf, &T::key_prefix, &T::cmp);
-    } else {
-        buf.par_sort_unstable();
     }
 }
 

@@ -10,9 +10,15 @@
 //! buckets are sorted in parallel with rayon.
 //!
 //! Leading key bytes shared by every element (small integers, common name
-//! prefixes) are found in one pass and skipped. Against a comparison sort
-//! (`par_sort_unstable`) on 16-byte `(u64, u32)` records with random keys this
-//! does about 3 passes over the data instead of ~log₂ n comparison rounds.
+//! prefixes) are found in one pass and skipped.
+//!
+//! Run formation uses it for the 16-byte (key prefix, index) pairs of wide and
+//! heap records, where it saves comparisons that would fall back on the
+//! records: on the sort bench's 100-byte records it cut the sort's CPU time
+//! from 4.87 s to 4.66 s (median of 3). It does not pay for sorting 16-byte
+//! `(u64, u32)` records directly on this 2-core VM (5.96 s vs 5.50 s with
+//! `par_sort_unstable`): the in-place permutation waits on a cache miss per
+//! element, and memory is slow here.
 
 use std::cmp::Ordering;
 

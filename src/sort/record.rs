@@ -12,10 +12,6 @@ pub trait Record: Ord + Send + Sync + Sized + 'static {
     /// `true` if run formation should sort (key prefix, index) pairs rather than
     /// the records themselves (for wide or indirect records).
     const PREFIX_SORT: bool = false;
-    /// `true` if [`Record::key_prefix`] is implemented (not the constant
-    /// default): run formation then radix-sorts on it (see [`super::radix`]).
-    /// Implied by [`Record::PREFIX_SORT`].
-    const HAS_PREFIX: bool = false;
     /// A `u64` consistent with the order: `a < b` implies
     /// `a.key_prefix() <= b.key_prefix()`. Used when [`Record::PREFIX_SORT`].
     fn key_prefix(&self) -> u64 {
@@ -37,7 +33,6 @@ pub trait Record: Ord + Send + Sync + Sized + 'static {
 macro_rules! int_record {
     ($($t:ty),*) => {$(
         impl Record for $t {
-            const HAS_PREFIX: bool = true;
             fn type_name() -> String { stringify!($t).to_string() }
             #[inline]
             fn key_prefix(&self) -> u64 { u64::from(*self) }
@@ -60,7 +55,6 @@ macro_rules! tuple_record {
         impl<$($t: Record),*> Record for ($($t,)*) {
             const HAS_HEAP: bool = $($t::HAS_HEAP)||*;
             const PREFIX_SORT: bool = Self::HAS_HEAP || std::mem::size_of::<Self>() > 16;
-            const HAS_PREFIX: bool = A::HAS_PREFIX;
             #[inline]
             fn key_prefix(&self) -> u64 { self.0.key_prefix() }
             fn type_name() -> String {
@@ -90,7 +84,6 @@ fn bytes_prefix(b: &[u8]) -> u64 {
 
 impl<const N: usize> Record for [u8; N] {
     const PREFIX_SORT: bool = N > 16;
-    const HAS_PREFIX: bool = true;
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(self)
@@ -113,7 +106,6 @@ impl<const N: usize> Record for [u8; N] {
 impl Record for Vec<u8> {
     const HAS_HEAP: bool = true;
     const PREFIX_SORT: bool = true;
-    const HAS_PREFIX: bool = true;
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(self)
