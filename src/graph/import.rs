@@ -45,9 +45,7 @@ use serde_json::json;
 
 use super::cc;
 use super::edges::{Direction, EdgeFile, EdgeWriter};
-use super::names::{
-    read_named_arcs, release_freed_memory, NameKey, NameOrder, NamedArc, RecentNames,
-};
+use super::names::{read_named_arcs, NameKey, NameOrder, NamedArc, RecentNames};
 use super::snap::{read_arcs, ReadReport, Skip, KEEP_SKIPS};
 use crate::docs::{Doc, DocTable, DocWriter};
 use crate::error::{Error, IoContext, Result};
@@ -579,10 +577,6 @@ impl Steps<'_> {
             nodes.set_merge_budget(s.share(0.05));
             let by_src = by_src.finish()?;
             let nodes = nodes.finish()?;
-            if K::HAS_HEAP {
-                // The sorts' last buffers are gone now.
-                release_freed_memory();
-            }
             join_sources(by_src, nodes, self.docs_path, &mut by_dst, &doc, s)?;
             crate::sort::remove_sort_dir(&tmp.join("by-src"))?;
         }
@@ -590,9 +584,6 @@ impl Steps<'_> {
         let arcs = read_checkpoint(self.read_ckpt_path)?;
         by_dst.set_merge_budget(s.share(0.1));
         let by_dst = by_dst.finish()?;
-        if K::HAS_HEAP {
-            release_freed_memory();
-        }
         let mut nodes = ExternalSorter::<K>::new(node_cfg, Combine::Dedup)?;
         nodes.set_merge_budget(s.share(0.05));
         if !nodes.input_complete() {

@@ -271,30 +271,6 @@ impl RecentNames {
     }
 }
 
-/// Hands memory freed by a finished step back to the operating system.
-///
-/// Name records are small heap allocations, freed by the million when a sort
-/// spills or a step ends. glibc's allocator keeps such freed memory resident
-/// in its heaps, where the large buffers of the next step (which it maps
-/// afresh) cannot use it, so without this the process's resident memory grows
-/// from step to step to nearly twice `--mem` (measured: cnr-2000 as named
-/// arcs at `--mem 64M` peaked at 115 MB resident, 80 MB with this call between
-/// steps). Does nothing on other platforms.
-pub fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        extern "C" {
-            fn malloc_trim(pad: usize) -> std::ffi::c_int;
-        }
-        // SAFETY: malloc_trim takes no pointer, is thread-safe (it locks each
-        // arena), and only returns wholly free pages to the kernel; live
-        // allocations are untouched.
-        unsafe {
-            malloc_trim(0);
-        }
-    }
-}
-
 /// Splits a line into its source and destination names, or says why it is not
 /// an arc (`Err(LineVerdict::Ignored)` for comments and empty lines).
 pub fn parse_named_arc(text: &[u8]) -> std::result::Result<(&str, &str), LineVerdict> {

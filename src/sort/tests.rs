@@ -32,9 +32,12 @@ proptest! {
         mut input in proptest::collection::vec((0u64..5000, any::<u32>()), 0..6000),
         budget in prop_oneof![Just(8u64 << 10), Just(64 << 10), Just(64 << 20)],
         fan_in in 2usize..6,
+        codec in prop_oneof![Just(RunCodec::Raw), Just(RunCodec::Auto(1)), Just(RunCodec::Zstd(-1))],
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let got = collect(sort_iter(cfg(dir.path(), budget, fan_in), Combine::None, input.clone()).unwrap());
+        let mut c = cfg(dir.path(), budget, fan_in);
+        c.codec = codec;
+        let got = collect(sort_iter(c, Combine::None, input.clone()).unwrap());
         input.sort();
         prop_assert_eq!(got, input);
     }
