@@ -363,6 +363,13 @@ fn jaccard_le(a: &[u8], b: &[u8]) -> f64 {
 impl Sketchers {
     fn new(opts: &DedupOptions) -> Result<Sketchers> {
         let has = |a| opts.algs.contains(&a);
+        // The shingle sets kept for exact verification (`default_k` unless
+        // --shingle says otherwise).
+        let sets = |a, default_k| -> Result<Option<Shingler>> {
+            (opts.verify == Verify::Exact && has(a))
+                .then(|| Shingler::new(opts.shingle.unwrap_or(default_k)))
+                .transpose()
+        };
         Ok(Sketchers {
             broder: if has(Alg::Broder) {
                 Some(match opts.shingle {
@@ -382,22 +389,8 @@ impl Sketchers {
                 None
             },
             threshold: opts.threshold,
-            broder_sets: if opts.verify == Verify::Exact && has(Alg::Broder) {
-                Some(Shingler::new(
-                    opts.shingle
-                        .unwrap_or(crate::dedup::broder::BRODER_SHINGLE_LEN),
-                )?)
-            } else {
-                None
-            },
-            minhash_sets: if opts.verify == Verify::Exact && has(Alg::MinHash) {
-                Some(Shingler::new(
-                    opts.shingle
-                        .unwrap_or(crate::dedup::minhash::MINHASH_SHINGLE_LEN),
-                )?)
-            } else {
-                None
-            },
+            broder_sets: sets(Alg::Broder, crate::dedup::broder::BRODER_SHINGLE_LEN)?,
+            minhash_sets: sets(Alg::MinHash, crate::dedup::minhash::MINHASH_SHINGLE_LEN)?,
         })
     }
 
