@@ -8,23 +8,40 @@
 //!
 //! # Figures (2-core shared VM, budget 256 MiB, 50M pairs / 10M wide)
 //!
-//! Medians of 3 alternating runs, `cargo bench --bench sort -- --runs 3`:
+//! Medians of 3 alternating rounds of single cases (`--case ENGINE:WORKLOAD
+//! --records 50M|10M --budget 256M`), the code before this change ("before":
+//! commit a13c238) built as a second binary and run in the same rounds. The
+//! machine was busy (CPU s ≈ wall s: about one core free):
 //!
-//! | workload | engine  | wall s | CPU s | peak RSS | vs extsort |
-//! |----------|---------|-------:|------:|---------:|-----------:|
-//! | wide     | webmill |   5.83 |  4.57 |  207 MiB |      1.28× |
-//! | wide     | extsort |   7.43 |  4.91 |  259 MiB |            |
-//! | pairs    | webmill¹|  10.27 |  7.74 |  222 MiB |      0.85× |
-//! | pairs    | extsort |   8.68 |  5.91 |  259 MiB |            |
+//! | workload | engine          | wall s | CPU s | peak RSS | vs extsort |
+//! |----------|-----------------|-------:|------:|---------:|-----------:|
+//! | pairs    | webmill before  |   6.79 |  6.80 |  222 MiB |      1.00× |
+//! | pairs    | webmill         |   6.37 |  6.24 |  222 MiB |      1.07× |
+//! | pairs    | webmill-tuned   |   6.54 |  6.34 |  227 MiB |      1.04× |
+//! | pairs    | extsort         |   6.81 |  6.61 |  259 MiB |            |
+//! | wide     | webmill before  |   4.60 |  4.79 |  207 MiB |      1.11× |
+//! | wide     | webmill         |   4.52 |  4.50 |  207 MiB |      1.13× |
+//! | wide     | webmill-tuned   |   4.52 |  4.49 |  229 MiB |      1.13× |
+//! | wide     | extsort         |   5.12 |  5.04 |  259 MiB |            |
 //!
-//! ¹ measured with narrow records radix-sorted; the committed comparison sort
-//! measured 5.50 vs 5.96 CPU s against that variant (3 alternating `--case`
-//! runs each, at a quieter time), so expect about 0.9× against extsort.
+//! `cargo bench --bench sort -- --runs 3` just before, at a quieter time (both
+//! cores free), with the same code: pairs webmill 5.92 s wall / 7.21 CPU s,
+//! webmill-tuned 5.46 / 6.53, extsort 5.23 / 6.93 (0.88× and 0.96×); wide
+//! webmill 4.37 / 5.18, webmill-tuned 5.09 / 4.86, extsort 4.68 / 5.32
+//! (1.07×). With two free cores extsort's pairs throughput is still level with
+//! or ahead of webmill's: its single full-budget buffer makes 3 runs, and its
+//! last segment is sorted in memory and never read back either.
 //!
-//! Before (zstd level 1 on compressible runs, comparison sort of the index
-//! pairs): wide 0.60×, pairs 0.97× (one round). The goal of 2× is not met:
-//! on this machine the runs' sort and the loser-tree merge are bound by memory
-//! latency, and the pairs workload is merged from 8 runs against extsort's 3.
+//! The change: the last buffer is merged from memory instead of written and
+//! read back; narrow records are sorted by median splits and std's
+//! `sort_unstable` (ipnsort) instead of rayon's `par_sort_unstable` (-0.45 CPU
+//! s on pairs, webmill-tuned, 2 alternating rounds each); the loser tree keeps
+//! only live sources (no `Option` heads on the hot path) and a run reader's
+//! per-record step is a slice-iterator step with block loading out of line.
+//! Earlier figures (other times, other load): wide 1.28×, pairs 0.85–0.9×;
+//! zstd runs and a comparison sort of the index pairs: wide 0.60×, pairs
+//! 0.97×. The goal of 2× is not met: on this machine the runs' sort (~50% of
+//! the pairs profile) and the merge are bound by memory latency.
 //!
 //! # Data
 //!

@@ -6,65 +6,79 @@
 //! Ties are broken by source index, so the merge is stable across sources.
 
 /// Merges `k` sources whose heads are held here.
+///
+/// Only live sources have a slot: when one is exhausted its slot is removed
+/// and the tree rebuilt (k times per merge in all), so the comparisons on the
+/// hot path never meet an empty head.
 pub struct LoserTree<T> {
+    /// `tree[0]` is the winning slot, `tree[n]` (n ≥ 1) the loser at node n.
     tree: Vec<usize>,
-    heads: Vec<Option<T>>,
+    /// Head record of each live slot.
+    heads: Vec<T>,
+    /// Source index of each live slot (the tie-break).
+    ids: Vec<usize>,
 }
-
-const EMPTY: usize = usize::MAX;
 
 impl<T: Ord> LoserTree<T> {
     /// Builds the tree over the sources' first records (`None` = exhausted).
     pub fn new(heads: Vec<Option<T>>) -> LoserTree<T> {
-        let k = heads.len();
+        let (ids, heads): (Vec<usize>, Vec<T>) = heads
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, h)| h.map(|h| (i, h)))
+            .unzip();
         let mut t = LoserTree {
-            tree: vec![EMPTY; k.max(1)],
+            tree: Vec::new(),
             heads,
+            ids,
         };
+        t.rebuild();
+        t
+    }
+
+    /// Plays every match again over the live slots.
+    fn rebuild(&mut self) {
+        const EMPTY: usize = usize::MAX;
+        let k = self.heads.len();
+        self.tree.clear();
+        self.tree.resize(k.max(1), EMPTY);
         for leaf in 0..k {
             let mut winner = leaf;
             let mut node = (leaf + k) / 2;
             while node > 0 {
-                if t.tree[node] == EMPTY {
-                    t.tree[node] = winner;
+                if self.tree[node] == EMPTY {
+                    self.tree[node] = winner;
                     winner = EMPTY;
                     break;
                 }
-                if t.beats(t.tree[node], winner) {
-                    std::mem::swap(&mut t.tree[node], &mut winner);
+                if self.beats(self.tree[node], winner) {
+                    std::mem::swap(&mut self.tree[node], &mut winner);
                 }
                 node /= 2;
             }
             if winner != EMPTY {
-                t.tree[0] = winner;
+                self.tree[0] = winner;
             }
         }
-        t
     }
 
-    /// `true` if source `a`'s head comes before source `b`'s.
-    #[inline]
+    /// `true` if slot `a`'s head comes before slot `b`'s.
+    #[inline(always)]
     fn beats(&self, a: usize, b: usize) -> bool {
-        match (&self.heads[a], &self.heads[b]) {
-            (Some(x), Some(y)) => match x.cmp(y) {
-                std::cmp::Ordering::Less => true,
-                std::cmp::Ordering::Equal => a < b,
-                std::cmp::Ordering::Greater => false,
-            },
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => a < b,
+        match self.heads[a].cmp(&self.heads[b]) {
+            std::cmp::Ordering::Less => true,
+            std::cmp::Ordering::Equal => self.ids[a] < self.ids[b],
+            std::cmp::Ordering::Greater => false,
         }
     }
 
     /// The source holding the smallest head, or `None` when all are exhausted.
     #[inline]
     pub fn winner(&self) -> Option<usize> {
-        let w = *self.tree.first()?;
-        if w == EMPTY || self.heads[w].is_none() {
+        if self.heads.is_empty() {
             None
         } else {
-            Some(w)
+            Some(self.ids[self.tree[0]])
         }
     }
 
@@ -72,18 +86,36 @@ impl<T: Ord> LoserTree<T> {
     /// its place, replaying the path to the root.
     #[inline]
     pub fn replace_winner(&mut self, next: Option<T>) -> Option<T> {
-        let w = self.winner()?;
+        if self.heads.is_empty() {
+            return None;
+        }
+        let w = self.tree[0];
+        let Some(next) = next else {
+            return Some(self.remove(w));
+        };
         let out = std::mem::replace(&mut self.heads[w], next);
         let k = self.heads.len();
         let mut winner = w;
         let mut node = (w + k) / 2;
         while node > 0 {
-            if self.beats(self.tree[node], winner) {
-                std::mem::swap(&mut self.tree[node], &mut winner);
+            let other = self.tree[node];
+            if self.beats(other, winner) {
+                self.tree[node] = winner;
+                winner = other;
             }
             node /= 2;
         }
         self.tree[0] = winner;
+        Some(out)
+    }
+
+    /// Removes an exhausted slot and rebuilds the tree; returns its last head.
+    #[cold]
+    #[inline(never)]
+    fn remove(&mut self, slot: usize) -> T {
+        let out = self.heads.swap_remove(slot);
+        self.ids.swap_remove(slot);
+        self.rebuild();
         out
     }
 }

@@ -2,23 +2,29 @@
 //!
 //! Records are pushed one by one into an in-memory buffer. When the buffer
 //! reaches its share of the budget it is handed to a background thread, which
-//! sorts it with rayon (`par_sort_unstable`; for wide or heap records, 16-byte
-//! (key prefix, index) pairs are sorted instead, in place with an MSD radix
-//! sort on the prefix ([`radix`]), and the records gathered in that order),
-//! combines equal keys if asked, and
-//! writes it as a *run*: a checksummed container of blocks, raw by default
-//! (see [`SortConfig::new`] for why not zstd), published atomically in the
-//! sort's directory. Meanwhile the producer fills the second buffer (two
-//! buffers of ~42% of the budget each). After a spill of heap records the
-//! freed allocations are handed back to the system (`malloc_trim`).
+//! sorts it on the rayon pool (median splits with `select_nth_unstable`, one
+//! part per thread, each sorted by std's `sort_unstable`; for wide or heap
+//! records, 16-byte (key prefix, index) pairs are sorted instead, in place
+//! with an MSD radix sort on the prefix ([`radix`]), and the records gathered
+//! in that order), combines equal keys if asked, and writes it as a *run*: a
+//! checksummed container of blocks, raw by default (see [`SortConfig::new`]
+//! for why not zstd), published atomically in the sort's directory. Meanwhile
+//! the producer fills the second buffer (two buffers of ~42% of the budget
+//! each, or one of 84% without [`SortConfig::overlap`]). After a spill of heap
+//! records the freed allocations are handed back to the system
+//! (`malloc_trim`).
 //!
 //! At [`ExternalSorter::finish`], if nothing was spilled the buffer is sorted in
-//! memory and streamed. Otherwise runs are merged with a loser tree, each run
-//! read, checked and decoded a block ahead on its own thread. The fan-in is
-//! derived from the budget (each open run costs two block buffers) and capped;
-//! while more runs exist than the fan-in allows, consecutive runs are merged
-//! into longer runs on disk (multi-pass), and the last merge streams straight to
-//! the caller.
+//! memory and streamed. Otherwise the last buffer is not written either: it is
+//! sorted in memory and merged as one more source with the runs on disk,
+//! provided the merge budget ([`ExternalSorter::set_merge_budget`]) holds it
+//! besides the runs' readers and no merge pass is needed (else it is spilled
+//! like the others; [`SortConfig::persist`] always spills it). The runs are
+//! merged with a loser tree, each run read, checked and decoded a block ahead
+//! on its own thread. The fan-in is derived from the budget (each open run
+//! costs a few block buffers) and capped; while more runs exist than the
+//! fan-in allows, consecutive runs are merged into longer runs on disk
+//! (multi-pass), and the last merge streams straight to the caller.
 //!
 //! # Determinism
 //!
@@ -35,7 +41,10 @@
 //! input, deletes the rest, and drops the first `n` records pushed to it: the
 //! caller replays the same input and nothing already sorted is sorted again.
 //! [`ExternalSorter::input_complete`] tells when all input was covered, so the
-//! caller can skip producing it at all.
+//! caller can skip producing it at all: only once a finished sort spilled
+//! everything, which a sort whose last buffer (or whole input) stayed in
+//! memory did not — there the caller replays the input, and the records after
+//! the last run are pushed again.
 
 pub mod loser_tree;
 pub mod radix;
@@ -213,6 +222,9 @@ pub struct SortStats {
     pub reused_runs: usize,
     /// Bytes of run files written by this process.
     pub run_bytes: u64,
+    /// Records (after combining) merged straight from memory, never written:
+    /// the last buffer, or everything when the sort stayed in memory.
+    pub memory_tail: u64,
 }
 
 type Spill<T> = JoinHandle<Result<(RunInfo, Vec<T>, u64)>>;
@@ -383,7 +395,7 @@ impl<T: Record> ExternalSorter<T> {
                 }
                 w.write_sorted(&buf, Some(&order))?;
             } else {
-                buf.par_sort_unstable();
+                par_sort(&mut buf);
                 combine.apply_sorted(&mut buf);
                 w.write_sorted(&buf, None)?;
             }
@@ -411,15 +423,18 @@ impl<T: Record> ExternalSorter<T> {
         if self.runs.is_empty() && self.pending.is_none() && !self.complete && !self.cfg.persist {
             // Everything fit in memory.
             let mut buf = std::mem::take(&mut self.buf);
-            buf.par_sort_unstable();
+            par_sort(&mut buf);
             self.combine.apply_sorted(&mut buf);
+            self.stats.memory_tail = buf.len() as u64;
             return Ok(Sorted {
                 inner: SortedInner::Memory(buf.into_iter()),
                 stats: std::mem::take(&mut self.stats),
             });
         }
-        if !self.buf.is_empty()
-            || (self.runs.is_empty() && self.pending.is_none() && !self.complete)
+        let tail = self.take_tail();
+        if tail.is_none()
+            && (!self.buf.is_empty()
+                || (self.runs.is_empty() && self.pending.is_none() && !self.complete))
         {
             self.spill()?;
         }
@@ -433,26 +448,63 @@ impl<T: Record> ExternalSorter<T> {
                     self.cfg.label, self.pushed, self.skip
                 )));
             }
-            let total = self.runs.last().map_or(0, |r| r.end);
-            write_atomic(
-                self.cfg.dir.join(COMPLETE_FILE),
-                json!({ "records": total }).to_string().as_bytes(),
-            )?;
+            if tail.is_none() {
+                let total = self.runs.last().map_or(0, |r| r.end);
+                write_atomic(
+                    self.cfg.dir.join(COMPLETE_FILE),
+                    json!({ "records": total }).to_string().as_bytes(),
+                )?;
+            }
         }
         let fan_in = self.cfg.fan_in(self.merge_budget);
         while self.runs.len() > fan_in {
             self.merge_pass(fan_in)?;
         }
-        let readers = self
+        let mut sources = self
             .runs
             .iter()
-            .map(|r| RunReader::open(&r.path))
+            .map(|r| RunReader::open(&r.path).map(MergeSource::Run))
             .collect::<Result<Vec<_>>>()?;
-        let merge = Merge::new(readers, self.combine.clone())?;
+        if let Some(tail) = tail {
+            // The tail holds the last input records: merged last, so ties
+            // (and a custom combine's folding order) follow input order.
+            self.stats.memory_tail = tail.len() as u64;
+            sources.push(MergeSource::Memory(tail.into_iter()));
+        }
+        let merge = Merge::new(sources, self.combine.clone())?;
         Ok(Sorted {
             inner: SortedInner::Merge(Box::new(merge)),
             stats: std::mem::take(&mut self.stats),
         })
+    }
+
+    /// Sorts the records still buffered and keeps them in memory as the last
+    /// merge source, rather than writing and reading them back as a run, if
+    /// the merge budget holds them and the readers of every run besides, and no
+    /// merge pass is needed. Not when [`SortConfig::persist`] asks for every
+    /// record on disk. Returns `None` (the buffer untouched) otherwise.
+    fn take_tail(&mut self) -> Option<Vec<T>> {
+        if self.buf.is_empty() || self.cfg.persist {
+            return None;
+        }
+        let tail_bytes = if T::HAS_HEAP {
+            self.buf_bytes as u64
+        } else {
+            (self.buf.len() * std::mem::size_of::<T>()) as u64
+        };
+        let on_disk = self.runs.len() + usize::from(self.pending.is_some());
+        let fits = tail_bytes < self.merge_budget
+            && on_disk < self.cfg.fan_in(self.merge_budget - tail_bytes);
+        if !fits {
+            return None;
+        }
+        let mut tail = std::mem::take(&mut self.buf);
+        self.buf_bytes = 0;
+        // Sorted while a pending spill may still be writing: both buffers were
+        // within the budget already.
+        par_sort(&mut tail);
+        self.combine.apply_sorted(&mut tail);
+        Some(tail)
     }
 
     /// Merges the first `fan_in` runs into one longer run on disk.
@@ -466,11 +518,11 @@ impl<T: Record> ExternalSorter<T> {
             Some(total),
             Unit::Records,
         );
-        let readers = group
+        let sources = group
             .iter()
-            .map(|r| RunReader::open(&r.path))
+            .map(|r| RunReader::open(&r.path).map(MergeSource::Run))
             .collect::<Result<Vec<_>>>()?;
-        let mut merge = Merge::new(readers, self.combine.clone())?;
+        let mut merge = Merge::new(sources, self.combine.clone())?;
         let mut w = RunWriter::<T>::create(
             &self.cfg.dir,
             level,
@@ -506,6 +558,25 @@ impl<T: Record> Drop for ExternalSorter<T> {
             let _ = h.join();
         }
     }
+}
+
+/// Sorts `v` on the rayon pool: median splits (`select_nth_unstable`, in
+/// place, linear) into one part per thread, each sorted by the standard
+/// library's unstable sort. Measured on 14M `(u64, u32)` pairs (2-core VM):
+/// 0.79–0.86 CPU s against 1.04–1.08 for rayon's `par_sort_unstable`, whose
+/// pdqsort is older than std's, and no slower in wall time.
+fn par_sort<T: Ord + Send>(v: &mut [T]) {
+    fn split<T: Ord + Send>(v: &mut [T], parts: usize) {
+        if parts < 2 || v.len() < 1 << 15 {
+            v.sort_unstable();
+            return;
+        }
+        let mid = v.len() / 2;
+        v.select_nth_unstable(mid);
+        let (a, b) = v.split_at_mut(mid);
+        rayon::join(|| split(a, parts / 2), || split(b, parts - parts / 2));
+    }
+    split(v, rayon::current_num_threads());
 }
 
 /// Hands memory freed by a spill of heap records back to the operating system.
@@ -603,9 +674,25 @@ pub fn remove_sort_dir(dir: &Path) -> Result<()> {
     }
 }
 
+/// What a merge reads: a run on disk, or sorted records held in memory.
+enum MergeSource<T: Record> {
+    Run(RunReader<T>),
+    Memory(std::vec::IntoIter<T>),
+}
+
+impl<T: Record> MergeSource<T> {
+    #[inline]
+    fn next_record(&mut self) -> Result<Option<T>> {
+        match self {
+            MergeSource::Run(r) => r.next_record(),
+            MergeSource::Memory(it) => Ok(it.next()),
+        }
+    }
+}
+
 /// A k-way merge of runs with optional combining.
 struct Merge<T: Record> {
-    readers: Vec<RunReader<T>>,
+    readers: Vec<MergeSource<T>>,
     tree: LoserTree<T>,
     combine: Combine<T>,
     pending: Option<T>,
@@ -613,7 +700,7 @@ struct Merge<T: Record> {
 }
 
 impl<T: Record> Merge<T> {
-    fn new(mut readers: Vec<RunReader<T>>, combine: Combine<T>) -> Result<Merge<T>> {
+    fn new(mut readers: Vec<MergeSource<T>>, combine: Combine<T>) -> Result<Merge<T>> {
         let heads = readers
             .iter_mut()
             .map(|r| r.next_record())

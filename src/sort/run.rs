@@ -382,6 +382,16 @@ impl<T: Record> RunReader<T> {
     /// The next record, or `None` at the end.
     #[inline]
     pub fn next_record(&mut self) -> Result<Option<T>> {
+        match self.current.next() {
+            Some(r) => Ok(Some(r)),
+            None => self.next_block_record(),
+        }
+    }
+
+    /// Loads the next block and returns its first record.
+    #[cold]
+    #[inline(never)]
+    fn next_block_record(&mut self) -> Result<Option<T>> {
         loop {
             if let Some(r) = self.current.next() {
                 return Ok(Some(r));
