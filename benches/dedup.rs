@@ -287,9 +287,10 @@ fn part_sketch(f: &Flags) {
             let secs = median(times.iter().map(|t| t.1).collect());
             let raw = match alg {
                 Alg::Exact => 8,
-                Alg::Broder => 8 * webmill::dedup::broder::MIN_VALUES,
+                // The min-values the sketch file keeps (u32 each).
+                Alg::Broder => 4 * webmill::dedup::broder::MIN_VALUES,
                 Alg::Charikar => webmill::dedup::charikar::CHARIKAR_BITS / 8,
-                Alg::MinHash => 8 * webmill::dedup::minhash::MINHASH_LEN,
+                Alg::MinHash => 4 * webmill::dedup::minhash::MINHASH_LEN,
             };
             // The stage on one thread, end to end.
             let mut c = webmill(f);
