@@ -29,7 +29,7 @@ use std::num::NonZeroUsize;
 
 use super::minwise::MinwiseFamily;
 use super::rabin::Rabin;
-use super::shingle::{word_fingerprints, Scratch, Shingler};
+use super::shingle::{Scratch, Shingler};
 use crate::error::Result;
 
 /// Henzinger's shingle length for Alg. B, in words.
@@ -150,15 +150,11 @@ impl BroderSketcher {
         I: IntoIterator,
         I::Item: AsRef<str>,
     {
-        let mut fps = std::mem::take(&mut scratch.words);
-        word_fingerprints(words, &mut fps);
-        let sketch = self.sketch_fingerprints(&fps, scratch);
-        scratch.words = fps;
-        sketch
+        scratch.with_word_fingerprints(words, |fps, scratch| self.sketch_fingerprints(fps, scratch))
     }
 
     /// The sketch of a page given as its word fingerprints
-    /// ([`word_fingerprints`]); `None` if it is empty.
+    /// ([`word_fingerprints`](super::shingle::word_fingerprints)); `None` if it is empty.
     pub fn sketch_fingerprints(
         &self,
         words: &[u64],

@@ -38,7 +38,7 @@
 //! pair.
 
 use super::minwise::mix64;
-use super::shingle::{word_fingerprints, Scratch};
+use super::shingle::Scratch;
 
 /// Sketch length `b` in bits.
 pub const CHARIKAR_BITS: usize = 384;
@@ -250,11 +250,7 @@ impl CharikarSketcher {
         I: IntoIterator,
         I::Item: AsRef<str>,
     {
-        let mut fps = std::mem::take(&mut scratch.words);
-        word_fingerprints(words, &mut fps);
-        let sketch = self.sketch_fingerprints(&fps, scratch);
-        scratch.words = fps;
-        sketch
+        scratch.with_word_fingerprints(words, |fps, scratch| self.sketch_fingerprints(fps, scratch))
     }
 
     /// The sketch of a page given as its word fingerprints; `None` if empty.

@@ -40,7 +40,7 @@ use std::num::NonZeroUsize;
 
 use super::minwise::MinwiseFamily;
 use super::rabin::Rabin;
-use super::shingle::{word_fingerprints, Scratch, Shingler};
+use super::shingle::{Scratch, Shingler};
 use super::theory::banding_probability;
 use crate::error::{Error, Result};
 
@@ -158,11 +158,7 @@ impl MinHasher {
         I: IntoIterator,
         I::Item: AsRef<str>,
     {
-        let mut fps = std::mem::take(&mut scratch.words);
-        word_fingerprints(words, &mut fps);
-        let sketch = self.sketch_fingerprints(&fps, scratch);
-        scratch.words = fps;
-        sketch
+        scratch.with_word_fingerprints(words, |fps, scratch| self.sketch_fingerprints(fps, scratch))
     }
 
     /// The sketch of a page given as word fingerprints; `None` if empty.

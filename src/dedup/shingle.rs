@@ -42,6 +42,25 @@ pub struct Scratch {
 }
 
 impl Scratch {
+    /// Fingerprints `words` into the scratch's word buffer and calls
+    /// `f(fingerprints, self)`: how the sketchers turn a page's words into
+    /// their input without allocating.
+    pub fn with_word_fingerprints<I, R>(
+        &mut self,
+        words: I,
+        f: impl FnOnce(&[u64], &mut Scratch) -> R,
+    ) -> R
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let mut fps = std::mem::take(&mut self.words);
+        word_fingerprints(words, &mut fps);
+        let r = f(&fps, self);
+        self.words = fps;
+        r
+    }
+
     /// Empty buffers.
     pub fn new() -> Scratch {
         Scratch::default()

@@ -235,9 +235,10 @@ fn input_params(opts: &IngestOptions) -> Result<serde_json::Value> {
     }))
 }
 
-/// Lists a directory's files recursively, in byte order of their relative
-/// paths; symbolic links to files are followed, to directories not.
-fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
+/// Lists a directory's files recursively, as paths relative to `dir` in byte
+/// order (the order ingest numbers a directory's pages in); symbolic links to
+/// files are followed, to directories not.
+pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {

@@ -335,34 +335,6 @@ fn parse_date(s: &str) -> Result<String, String> {
 // ---------------------------------------------------------------------------
 // Files and URLs
 
-/// The files under `dir`, as relative paths in byte order; symbolic links to
-/// files are followed, to directories not.
-fn list_files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        let full = dir.join(&rel);
-        for e in std::fs::read_dir(&full).with_context(|| format!("{}", full.display()))? {
-            let e = e.with_context(|| format!("{}", full.display()))?;
-            let ft = e
-                .file_type()
-                .with_context(|| format!("{}", e.path().display()))?;
-            let r = rel.join(e.file_name());
-            if ft.is_dir() {
-                stack.push(r);
-            } else if ft.is_file() || (ft.is_symlink() && e.path().is_file()) {
-                out.push(r);
-            }
-        }
-    }
-    out.sort_by(|a, b| {
-        a.as_os_str()
-            .as_encoded_bytes()
-            .cmp(b.as_os_str().as_encoded_bytes())
-    });
-    Ok(out)
-}
-
 fn extension(rel: &Path) -> String {
     rel.extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -590,7 +562,7 @@ fn write_warc(args: &Args, gzip: GzipMode, tmp: &Path) -> anyhow::Result<Summary
     if !base.ends_with('/') {
         base.push('/');
     }
-    let mut files = list_files(dir)?;
+    let mut files = webmill::ingest::list_files(dir)?;
     if args.html_only {
         files.retain(|f| is_html(f));
     }
