@@ -18,6 +18,67 @@ fn esc(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
+/// The data ranges a plot's axes show, and their mapping to pixels.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+}
+
+impl Frame {
+    /// A frame over `x` and `y` (each `(low, high)`); an empty or NaN range
+    /// gets a unit width.
+    fn new((x0, x1): (f64, f64), (y0, y1): (f64, f64)) -> Frame {
+        let widen = |lo: f64, hi: f64| if hi > lo { hi } else { lo + 1.0 };
+        Frame {
+            x0,
+            x1: widen(x0, x1),
+            y0,
+            y1: widen(y0, y1),
+        }
+    }
+
+    /// The smallest frame holding `points` (finite), the unit square if there
+    /// are none; `whole_x`/`whole_y` widen that axis to whole units (the
+    /// decades of a log axis).
+    fn around<'a>(
+        points: impl IntoIterator<Item = &'a (f64, f64)>,
+        whole_x: bool,
+        whole_y: bool,
+    ) -> Frame {
+        let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
+        for &(x, y) in points {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+        if x0 > x1 {
+            (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
+        }
+        let whole = |on: bool, lo: f64, hi: f64| {
+            if on {
+                (lo.floor(), hi.ceil())
+            } else {
+                (lo, hi)
+            }
+        };
+        Frame::new(whole(whole_x, x0, x1), whole(whole_y, y0, y1))
+    }
+
+    /// The pixel column of `x`.
+    fn px(&self, x: f64) -> f64 {
+        LEFT + (x - self.x0) / (self.x1 - self.x0) * (W - LEFT - RIGHT)
+    }
+
+    /// The pixel row of `y`.
+    fn py(&self, y: f64) -> f64 {
+        H - BOTTOM - (y - self.y0) / (self.y1 - self.y0) * (H - TOP - BOTTOM)
+    }
+}
+
 /// A new SVG document of the plots' size, white, with `title` on top.
 fn open_svg(title: &str) -> String {
     let mut s = String::new();
@@ -73,28 +134,9 @@ pub fn line_plot_svg(
         .filter(|p| p.0.is_finite() && p.1.is_finite() && (!log_y || p.1 > 0.0))
         .map(|&(x, y)| (x, ty(y)))
         .collect();
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in &pts {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if pts.is_empty() {
-        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
-    }
-    if log_y {
-        y0 = y0.floor();
-        y1 = y1.ceil();
-    }
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    if y1 <= y0 {
-        y1 = y0 + 1.0;
-    }
-    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
-    let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+    let frame = Frame::around(&pts, false, log_y);
+    let Frame { x0, x1, y0, y1 } = frame;
+    let (px, py) = (|x| frame.px(x), |y| frame.py(y));
     let mut s = open_svg(title);
     // Y ticks: each decade on a log axis, 5 steps otherwise.
     let ticks: Vec<f64> = if log_y {
@@ -189,25 +231,9 @@ pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Seri
                 .collect()
         })
         .collect();
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in logs.iter().flatten() {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if x0 > x1 {
-        (x0, x1, y0, y1) = (0.0, 1.0, 0.0, 1.0);
-    }
-    let (x0, mut x1, y0, mut y1) = (x0.floor(), x1.ceil(), y0.floor(), y1.ceil());
-    if x1 <= x0 {
-        x1 = x0 + 1.0;
-    }
-    if y1 <= y0 {
-        y1 = y0 + 1.0;
-    }
-    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
-    let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+    let frame = Frame::around(logs.iter().flatten(), true, true);
+    let Frame { x0, x1, y0, y1 } = frame;
+    let (px, py) = (|x| frame.px(x), |y| frame.py(y));
     let mut s = open_svg(title);
     // Grid and labels at the decades (every other one when there are many).
     let decades = |lo: f64, hi: f64| {
@@ -341,17 +367,9 @@ pub fn series_plot_svg(
     x_range: (f64, f64),
     y_range: (f64, f64),
 ) -> String {
-    let (x0, mut x1) = x_range;
-    let (y0, mut y1) = y_range;
-    // Empty or NaN ranges get a unit width.
-    if x1.partial_cmp(&x0) != Some(std::cmp::Ordering::Greater) {
-        x1 = x0 + 1.0;
-    }
-    if y1.partial_cmp(&y0) != Some(std::cmp::Ordering::Greater) {
-        y1 = y0 + 1.0;
-    }
-    let px = |x: f64| LEFT + (x - x0) / (x1 - x0) * (W - LEFT - RIGHT);
-    let py = |y: f64| H - BOTTOM - (y - y0) / (y1 - y0) * (H - TOP - BOTTOM);
+    let frame = Frame::new(x_range, y_range);
+    let Frame { x0, x1, y0, y1 } = frame;
+    let (px, py) = (|x| frame.px(x), |y| frame.py(y));
     let mut s = open_svg(title);
     for k in 0..=5 {
         let v = y0 + (y1 - y0) * k as f64 / 5.0;
