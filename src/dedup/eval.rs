@@ -502,10 +502,8 @@ fn profile(measure: Measure, words: &str, shingler: Option<&Shingler>) -> Profil
             word_fingerprints(tokens(), &mut fps);
             let mut set = Vec::new();
             if let Some(sh) = shingler {
-                sh.shingles_into(&fps, &mut set);
+                sh.set_into(&fps, &mut set);
             }
-            set.sort_unstable();
-            set.dedup();
             set.shrink_to_fit();
             Profile::Shingles(set)
         }

@@ -167,6 +167,15 @@ impl Shingler {
         out.reserve((words.len() + 1).saturating_sub(self.k).max(1));
         self.for_each(words, |s| out.push(s));
     }
+
+    /// Replaces the contents of `out` with the page's shingle set: its
+    /// shingle fingerprints sorted and distinct (see [`shingle_set`]).
+    pub fn set_into(&self, words: &[u64], out: &mut Vec<u64>) {
+        out.clear();
+        self.shingles_into(words, out);
+        out.sort_unstable();
+        out.dedup();
+    }
 }
 
 /// The set of `k`-shingle fingerprints of a page, sorted and distinct: the exact
@@ -180,9 +189,7 @@ where
     let mut fps = Vec::new();
     word_fingerprints(words, &mut fps);
     let mut set = Vec::new();
-    shingler.shingles_into(&fps, &mut set);
-    set.sort_unstable();
-    set.dedup();
+    shingler.set_into(&fps, &mut set);
     Ok(set)
 }
 

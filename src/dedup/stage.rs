@@ -453,10 +453,7 @@ impl Sketchers {
                     varint::put_bytes(&mut out.record, &b.sketch);
                     if let Some(shingler) = self.set_shingler(alg) {
                         // The set of shingle_set(): sorted, distinct.
-                        b.set.clear();
-                        shingler.shingles_into(&b.fps, &mut b.set);
-                        b.set.sort_unstable();
-                        b.set.dedup();
+                        shingler.set_into(&b.fps, &mut b.set);
                         varint::put(&mut out.record, 8 * b.set.len() as u64);
                         out.record.reserve(8 * b.set.len());
                         for v in &b.set {
