@@ -17,9 +17,7 @@ use webmill::dedup::stage::{
     DedupOutcome, Verify,
 };
 use webmill::dedup::{banding_probability, BroderSketcher, MinHasher};
-use webmill::ingest::resolve::resolve;
 use webmill::ingest::text::for_each_page_text;
-use webmill::ingest::{ingest, IngestOptions, InputSpec};
 use webmill::job::{Job, Settings};
 
 /// Writes `bases` base pages of 400 random words, each with `copies` exact
@@ -55,30 +53,13 @@ fn planted_site(
     for i in 0..30 {
         pages.insert(format!("boiler/p{i:02}.html"), boiler.clone());
     }
-    for (rel, words) in &pages {
-        let p = dir.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(
-            &p,
-            format!("<html><body><p>{}</p></body></html>", words.join(" ")),
-        )
-        .unwrap();
-    }
+    write_word_pages(dir, &pages);
     pages
 }
 
 fn ingested(dir: &Path, site: &Path) -> Job {
-    let mut job = Job::open(dir.join("job"), true).unwrap();
-    let s = Settings::new(8 << 20);
-    let opts = IngestOptions {
-        inputs: vec![
-            InputSpec::parse(&format!("http://d.example/={}", site.display()), None).unwrap(),
-        ],
-        ..IngestOptions::default()
-    };
-    ingest(&mut job, &opts, &s).unwrap();
-    resolve(&mut job, &s).unwrap();
-    job
+    let input = format!("http://d.example/={}", site.display());
+    ingested_job(&dir.join("job"), &[input], 8 << 20)
 }
 
 /// docID → relative path.

@@ -10,14 +10,12 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use common::Rng;
+use common::{ingested_job, write_word_pages, Rng};
 use webmill::dedup::eval::{evaluate, EvalOptions, EvalReport};
 use webmill::dedup::shingle::{cosine, jaccard, shingle_set};
 use webmill::dedup::stage::{dedup, for_each_pair, Alg, DedupOptions, Verify};
 use webmill::docs::DocTable;
-use webmill::ingest::resolve::resolve;
 use webmill::ingest::text::for_each_page_text;
-use webmill::ingest::{ingest, IngestOptions, InputSpec};
 use webmill::job::{Job, Settings};
 
 /// `groups` base pages of 1,000 random words (vocabulary 200,000: unrelated
@@ -45,31 +43,12 @@ fn planted_site(dir: &Path, groups: usize) -> BTreeMap<String, Vec<String>> {
         }
         pages.insert(format!("g{g:04}/base.html"), base);
     }
-    for (rel, words) in &pages {
-        let p = dir.join(rel);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(
-            &p,
-            format!("<html><body><p>{}</p></body></html>", words.join(" ")),
-        )
-        .unwrap();
-    }
+    write_word_pages(dir, &pages);
     pages
 }
 
 fn ingested(job_dir: &Path, inputs: &[String]) -> Job {
-    let mut job = Job::open(job_dir, true).unwrap();
-    let s = Settings::new(256 << 20);
-    let opts = IngestOptions {
-        inputs: inputs
-            .iter()
-            .map(|i| InputSpec::parse(i, None).unwrap())
-            .collect(),
-        ..IngestOptions::default()
-    };
-    ingest(&mut job, &opts, &s).unwrap();
-    resolve(&mut job, &s).unwrap();
-    job
+    ingested_job(job_dir, inputs, 256 << 20)
 }
 
 /// docID → URL of the crawled docs.

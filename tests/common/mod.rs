@@ -278,3 +278,35 @@ pub fn corpus_dir(package: &str) -> Option<PathBuf> {
         None
     }
 }
+
+/// Writes each `(relative path, words)` of `pages` under `dir` as an HTML
+/// page holding the words in one paragraph.
+pub fn write_word_pages(dir: &Path, pages: &BTreeMap<String, Vec<String>>) {
+    for (rel, words) in pages {
+        let p = dir.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(
+            &p,
+            format!("<html><body><p>{}</p></body></html>", words.join(" ")),
+        )
+        .unwrap();
+    }
+}
+
+/// A new job at `job_dir` with `inputs` (as on the command line) ingested
+/// and resolved under a budget of `mem` bytes.
+pub fn ingested_job(job_dir: &Path, inputs: &[String], mem: u64) -> webmill::job::Job {
+    use webmill::ingest::{ingest, resolve::resolve, IngestOptions, InputSpec};
+    let mut job = webmill::job::Job::open(job_dir, true).unwrap();
+    let s = webmill::job::Settings::new(mem);
+    let opts = IngestOptions {
+        inputs: inputs
+            .iter()
+            .map(|i| InputSpec::parse(i, None).unwrap())
+            .collect(),
+        ..IngestOptions::default()
+    };
+    ingest(&mut job, &opts, &s).unwrap();
+    resolve(&mut job, &s).unwrap();
+    job
+}
