@@ -15,16 +15,15 @@
 //! (`malloc_trim`).
 //!
 //! At [`ExternalSorter::finish`], if nothing was spilled the buffer is sorted in
-//! memory and streamed. Otherwise the last buffer is not written either: it is
-//! sorted in memory and merged as one more source with the runs on disk,
-//! provided the merge budget ([`ExternalSorter::set_merge_budget`]) holds it
-//! besides the runs' readers and no merge pass is needed (else it is spilled
-//! like the others; [`SortConfig::persist`] always spills it). The runs are
-//! merged with a loser tree, each run read, checked and decoded a block ahead
-//! on its own thread. The fan-in is derived from the budget (each open run
-//! costs a few block buffers) and capped; while more runs exist than the
-//! fan-in allows, consecutive runs are merged into longer runs on disk
-//! (multi-pass), and the last merge streams straight to the caller.
+//! memory and streamed. Otherwise the last buffer is spilled like the others
+//! and the runs are merged ([`merge`]): the key space is cut into segments of
+//! about equal size at keys taken from the runs' block indexes, segments are
+//! merged with loser trees by one thread each (as many threads as rayon's
+//! pool), and the caller reads them in order. The fan-in is derived from the
+//! merge budget (each open run costs each merge thread a block) and capped;
+//! while more runs exist than the fan-in allows, consecutive runs are merged
+//! into longer runs on disk (multi-pass), and the last merge streams straight
+//! to the caller.
 //!
 //! # Determinism
 //!
@@ -40,13 +39,11 @@
 //! holds runs (a crash happened), it picks runs tiling a prefix `[0, n)` of the
 //! input, deletes the rest, and drops the first `n` records pushed to it: the
 //! caller replays the same input and nothing already sorted is sorted again.
-//! [`ExternalSorter::input_complete`] tells when all input was covered, so the
-//! caller can skip producing it at all: only once a finished sort spilled
-//! everything, which a sort whose last buffer (or whole input) stayed in
-//! memory did not — there the caller replays the input, and the records after
-//! the last run are pushed again.
+//! [`ExternalSorter::input_complete`] tells when all input was covered (a sort
+//! that reached its merge), so the caller can skip producing it at all.
 
 pub mod loser_tree;
+mod merge;
 pub mod radix;
 pub mod record;
 pub mod run;
@@ -199,13 +196,27 @@ impl SortConfig {
         (self.budget / 256).clamp(4 << 10, 256 << 10) as usize
     }
 
-    /// Runs merged at once within `merge_budget`: each open run holds up to
-    /// three decoded blocks (consumed, queued, being read) and the stored and
-    /// raw bytes of one; half the budget is kept for the intermediate run
-    /// writer's batches.
+    /// Runs merged at once within `merge_budget`: half of it goes to the
+    /// merge threads' cursors, a block and its stored bytes per run and
+    /// thread; the other half to merged records waiting to be consumed.
     fn fan_in(&self, merge_budget: u64) -> usize {
-        let per_run = 5 * self.block_bytes() as u64 + 4096;
+        let per_run = merge::Parallelism::per_run_bytes(self.block_bytes());
         ((merge_budget / 2 / per_run) as usize).clamp(2, self.max_fan_in.max(2))
+    }
+
+    /// Opens the runs at `paths` for a merge within `merge_budget`.
+    fn merge<T: Record>(
+        &self,
+        runs: &[RunInfo],
+        combine: Combine<T>,
+        merge_budget: u64,
+    ) -> Result<merge::Merged<T>> {
+        let paths: Vec<&Path> = runs.iter().map(|r| r.path.as_path()).collect();
+        merge::Merged::open(
+            &paths,
+            combine,
+            merge::Parallelism::for_budget::<T>(merge_budget),
+        )
     }
 }
 
@@ -222,9 +233,12 @@ pub struct SortStats {
     pub reused_runs: usize,
     /// Bytes of run files written by this process.
     pub run_bytes: u64,
-    /// Records (after combining) merged straight from memory, never written:
-    /// the last buffer, or everything when the sort stayed in memory.
+    /// Records (after combining) sorted in memory and never written, when the
+    /// whole input fit in one buffer.
     pub memory_tail: u64,
+    /// Key ranges the final merge was cut into (see [`merge`]); 0 if the sort
+    /// stayed in memory.
+    pub merge_segments: usize,
 }
 
 type Spill<T> = JoinHandle<Result<(RunInfo, Vec<T>, u64)>>;
@@ -431,10 +445,8 @@ impl<T: Record> ExternalSorter<T> {
                 stats: std::mem::take(&mut self.stats),
             });
         }
-        let tail = self.take_tail();
-        if tail.is_none()
-            && (!self.buf.is_empty()
-                || (self.runs.is_empty() && self.pending.is_none() && !self.complete))
+        if !self.buf.is_empty()
+            || (self.runs.is_empty() && self.pending.is_none() && !self.complete)
         {
             self.spill()?;
         }
@@ -448,63 +460,24 @@ impl<T: Record> ExternalSorter<T> {
                     self.cfg.label, self.pushed, self.skip
                 )));
             }
-            if tail.is_none() {
-                let total = self.runs.last().map_or(0, |r| r.end);
-                write_atomic(
-                    self.cfg.dir.join(COMPLETE_FILE),
-                    json!({ "records": total }).to_string().as_bytes(),
-                )?;
-            }
+            let total = self.runs.last().map_or(0, |r| r.end);
+            write_atomic(
+                self.cfg.dir.join(COMPLETE_FILE),
+                json!({ "records": total }).to_string().as_bytes(),
+            )?;
         }
         let fan_in = self.cfg.fan_in(self.merge_budget);
         while self.runs.len() > fan_in {
             self.merge_pass(fan_in)?;
         }
-        let mut sources = self
-            .runs
-            .iter()
-            .map(|r| RunReader::open(&r.path).map(MergeSource::Run))
-            .collect::<Result<Vec<_>>>()?;
-        if let Some(tail) = tail {
-            // The tail holds the last input records: merged last, so ties
-            // (and a custom combine's folding order) follow input order.
-            self.stats.memory_tail = tail.len() as u64;
-            sources.push(MergeSource::Memory(tail.into_iter()));
-        }
-        let merge = Merge::new(sources, self.combine.clone())?;
+        let merge = self
+            .cfg
+            .merge(&self.runs, self.combine.clone(), self.merge_budget)?;
+        self.stats.merge_segments = merge.segments();
         Ok(Sorted {
             inner: SortedInner::Merge(Box::new(merge)),
             stats: std::mem::take(&mut self.stats),
         })
-    }
-
-    /// Sorts the records still buffered and keeps them in memory as the last
-    /// merge source, rather than writing and reading them back as a run, if
-    /// the merge budget holds them and the readers of every run besides, and no
-    /// merge pass is needed. Not when [`SortConfig::persist`] asks for every
-    /// record on disk. Returns `None` (the buffer untouched) otherwise.
-    fn take_tail(&mut self) -> Option<Vec<T>> {
-        if self.buf.is_empty() || self.cfg.persist {
-            return None;
-        }
-        let tail_bytes = if T::HAS_HEAP {
-            self.buf_bytes as u64
-        } else {
-            (self.buf.len() * std::mem::size_of::<T>()) as u64
-        };
-        let on_disk = self.runs.len() + usize::from(self.pending.is_some());
-        let fits = tail_bytes < self.merge_budget
-            && on_disk < self.cfg.fan_in(self.merge_budget - tail_bytes);
-        if !fits {
-            return None;
-        }
-        let mut tail = std::mem::take(&mut self.buf);
-        self.buf_bytes = 0;
-        // Sorted while a pending spill may still be writing: both buffers were
-        // within the budget already.
-        par_sort(&mut tail);
-        self.combine.apply_sorted(&mut tail);
-        Some(tail)
     }
 
     /// Merges the first `fan_in` runs into one longer run on disk.
@@ -518,11 +491,9 @@ impl<T: Record> ExternalSorter<T> {
             Some(total),
             Unit::Records,
         );
-        let sources = group
-            .iter()
-            .map(|r| RunReader::open(&r.path).map(MergeSource::Run))
-            .collect::<Result<Vec<_>>>()?;
-        let mut merge = Merge::new(sources, self.combine.clone())?;
+        let mut merge = self
+            .cfg
+            .merge(&group, self.combine.clone(), self.merge_budget)?;
         let mut w = RunWriter::<T>::create(
             &self.cfg.dir,
             level,
@@ -674,81 +645,9 @@ pub fn remove_sort_dir(dir: &Path) -> Result<()> {
     }
 }
 
-/// What a merge reads: a run on disk, or sorted records held in memory.
-enum MergeSource<T: Record> {
-    Run(RunReader<T>),
-    Memory(std::vec::IntoIter<T>),
-}
-
-impl<T: Record> MergeSource<T> {
-    #[inline]
-    fn next_record(&mut self) -> Result<Option<T>> {
-        match self {
-            MergeSource::Run(r) => r.next_record(),
-            MergeSource::Memory(it) => Ok(it.next()),
-        }
-    }
-}
-
-/// A k-way merge of runs with optional combining.
-struct Merge<T: Record> {
-    readers: Vec<MergeSource<T>>,
-    tree: LoserTree<T>,
-    combine: Combine<T>,
-    pending: Option<T>,
-    consumed: u64,
-}
-
-impl<T: Record> Merge<T> {
-    fn new(mut readers: Vec<MergeSource<T>>, combine: Combine<T>) -> Result<Merge<T>> {
-        let heads = readers
-            .iter_mut()
-            .map(|r| r.next_record())
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Merge {
-            readers,
-            tree: LoserTree::new(heads),
-            combine,
-            pending: None,
-            consumed: 0,
-        })
-    }
-
-    #[inline]
-    fn pop(&mut self) -> Result<Option<T>> {
-        let Some(w) = self.tree.winner() else {
-            return Ok(None);
-        };
-        let next = self.readers[w].next_record()?;
-        self.consumed += 1;
-        Ok(self.tree.replace_winner(next))
-    }
-
-    #[inline]
-    fn next_record(&mut self) -> Result<Option<T>> {
-        if matches!(self.combine, Combine::None) {
-            return self.pop();
-        }
-        let mut acc = match self.pending.take() {
-            Some(a) => a,
-            None => match self.pop()? {
-                Some(a) => a,
-                None => return Ok(None),
-            },
-        };
-        while let Some(next) = self.pop()? {
-            if !self.combine.fold(&mut acc, &next) {
-                self.pending = Some(next);
-                break;
-            }
-        }
-        Ok(Some(acc))
-    }
-}
-
 enum SortedInner<T: Record> {
     Memory(std::vec::IntoIter<T>),
-    Merge(Box<Merge<T>>),
+    Merge(Box<merge::Merged<T>>),
 }
 
 /// The sorted output: an iterator of `Result<T>` (reading runs can fail).

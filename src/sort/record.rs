@@ -17,6 +17,9 @@ pub trait Record: Ord + Send + Sync + Sized + 'static {
     fn key_prefix(&self) -> u64 {
         0
     }
+    /// Bytes of every record's encoding, if they are all the same length: lets
+    /// a merge find a key in a block by binary search.
+    const WIDTH: Option<usize> = None;
     /// A stable name of the record type, stored in run files and used by `dump`.
     fn type_name() -> String;
     /// Heap bytes owned by this record, for the memory budget.
@@ -33,6 +36,7 @@ pub trait Record: Ord + Send + Sync + Sized + 'static {
 macro_rules! int_record {
     ($($t:ty),*) => {$(
         impl Record for $t {
+            const WIDTH: Option<usize> = Some(std::mem::size_of::<$t>());
             fn type_name() -> String { stringify!($t).to_string() }
             #[inline]
             fn key_prefix(&self) -> u64 { u64::from(*self) }
@@ -55,6 +59,11 @@ macro_rules! tuple_record {
         impl<$($t: Record),*> Record for ($($t,)*) {
             const HAS_HEAP: bool = $($t::HAS_HEAP)||*;
             const PREFIX_SORT: bool = Self::HAS_HEAP || std::mem::size_of::<Self>() > 16;
+            const WIDTH: Option<usize> = {
+                let mut w = Some(0);
+                $(w = add_widths(w, $t::WIDTH);)*
+                w
+            };
             #[inline]
             fn key_prefix(&self) -> u64 { self.0.key_prefix() }
             fn type_name() -> String {
@@ -73,6 +82,14 @@ tuple_record!(A 0, B 1);
 tuple_record!(A 0, B 1, C 2);
 tuple_record!(A 0, B 1, C 2, D 3);
 
+/// The width of two fields' encodings together, if both are fixed.
+const fn add_widths(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        _ => None,
+    }
+}
+
 /// The first 8 bytes, big-endian, zero-padded: consistent with byte order.
 #[inline]
 fn bytes_prefix(b: &[u8]) -> u64 {
@@ -84,6 +101,7 @@ fn bytes_prefix(b: &[u8]) -> u64 {
 
 impl<const N: usize> Record for [u8; N] {
     const PREFIX_SORT: bool = N > 16;
+    const WIDTH: Option<usize> = Some(N);
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(self)
@@ -132,7 +150,16 @@ mod tests {
     fn roundtrip<T: Record + Clone + std::fmt::Debug>(values: &[T]) {
         let mut buf = Vec::new();
         for v in values {
+            let before = buf.len();
             v.encode(&mut buf);
+            if let Some(width) = T::WIDTH {
+                assert_eq!(
+                    buf.len() - before,
+                    width,
+                    "{} is not {width} bytes",
+                    T::type_name()
+                );
+            }
         }
         let mut input = &buf[..];
         for v in values {
@@ -174,5 +201,8 @@ mod tests {
         assert_eq!(<(u64, u32)>::type_name(), "(u64,u32)");
         assert_eq!(<[u8; 100]>::type_name(), "[u8;100]");
         const { assert!(<(u64, Vec<u8>)>::HAS_HEAP) };
+        assert_eq!(<(u64, u32)>::WIDTH, Some(12));
+        assert_eq!(<(u64, u32, [u8; 5])>::WIDTH, Some(17));
+        assert_eq!(<(u64, Vec<u8>)>::WIDTH, None);
     }
 }

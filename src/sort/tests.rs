@@ -213,54 +213,46 @@ fn deterministic_across_budgets_and_threads() {
 }
 
 /// A budget at which a sort of tens of thousands of 16-byte records spills a
-/// few runs and keeps its last buffer in memory (the merge budget holds it and
-/// the runs' readers).
-fn tail_budget() -> u64 {
-    // 4 KiB blocks: each run's readers cost 24 KiB; two 42% buffers of
-    // 1 MiB hold 27,525 records each.
+/// few runs and merges them in many segments.
+fn segments_budget() -> u64 {
+    // 4 KiB blocks; two 42% buffers of 1 MiB hold 27,525 records each; the
+    // merge plans segments of a few thousand records.
     1 << 20
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(16))]
 
-    /// The last buffer stays in memory and is merged with the runs on disk,
-    /// combining across them: same result as a map, same bytes as an
-    /// all-spilled sort.
+    /// A custom combine folds records across runs and across the merge's
+    /// segment boundaries (a key's records may straddle one): same result as a
+    /// map, same bytes with one buffer or two.
     #[test]
-    fn memory_tail_with_combine(
-        input in proptest::collection::vec((0u64..3000, 0u64..1000), 60_000..120_000),
+    fn combine_across_runs_and_segments(
+        input in proptest::collection::vec((0u64..30_000, 0u64..1000), 60_000..120_000),
         overlap in any::<bool>(),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let mut c = cfg(dir.path(), tail_budget(), 64);
+        let mut c = cfg(dir.path(), segments_budget(), 64);
         c.overlap = overlap;
         let out = sort_iter(c.clone(), sum_combine(), input.clone()).unwrap();
         let stats = out.stats().clone();
         let got = collect(out);
-        prop_assert!(stats.runs >= 1, "{stats:?}");
-        prop_assert!(stats.memory_tail > 0, "{stats:?}");
+        prop_assert!(stats.runs >= 2, "{stats:?}");
+        prop_assert!(stats.merge_segments > 1, "{stats:?}");
         let mut map = std::collections::BTreeMap::new();
         for &(k, v) in &input { *map.entry(k).or_insert(0u64) += v; }
         let want: Vec<(u64, u64)> = map.into_iter().collect();
         prop_assert_eq!(&got, &want);
-        // A persisted sort writes its tail too; the output is unchanged.
-        let dir2 = tempfile::tempdir().unwrap();
-        let mut c2 = cfg(dir2.path(), tail_budget(), 64);
-        c2.overlap = overlap;
-        let out = sort_iter(c2.persist(true), sum_combine(), input).unwrap();
-        prop_assert_eq!(out.stats().memory_tail, 0);
-        prop_assert_eq!(collect(out), want);
     }
 
-    /// Dedup across runs and the tail.
+    /// Dedup across runs and segments.
     #[test]
-    fn memory_tail_dedup(
+    fn dedup_across_segments(
         mut input in proptest::collection::vec((0u64..2000, 0u32..4), 30_000..70_000),
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let out = sort_iter(cfg(dir.path(), tail_budget(), 64), Combine::Dedup, input.clone()).unwrap();
-        prop_assert!(out.stats().memory_tail > 0);
+        let out = sort_iter(cfg(dir.path(), segments_budget(), 64), Combine::Dedup, input.clone()).unwrap();
+        prop_assert!(out.stats().merge_segments > 1);
         let got = collect(out);
         input.sort();
         input.dedup();
@@ -268,80 +260,63 @@ proptest! {
     }
 }
 
-/// With a tail in memory the input is not complete on disk: a sort dropped
-/// while merging (a crash) is resumed from its runs, the replayed input fills
-/// the tail again, and the output is the same.
+/// One key repeated far beyond a segment's planned size: its records cannot be
+/// split between segments, so one segment streams them all (bounded batches).
 #[test]
-fn resumes_after_crash_with_memory_tail() {
+fn one_key_larger_than_a_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut data: Vec<(u64, u32)> = (0..80_000).map(|i| (7, i % 5)).collect();
+    data.extend((0..20_000u32).map(|i| (u64::from(i) * 3, i)));
+    let mut want = data.clone();
+    want.sort();
+    let out = sort_iter(cfg(dir.path(), segments_budget(), 64), Combine::None, data).unwrap();
+    assert!(out.stats().runs >= 2);
+    assert_eq!(collect(out), want);
+}
+
+/// A sort dropped while merging (a crash) left every run on disk and its input
+/// complete: the resumed sort needs no input and gives the same output.
+#[test]
+fn resumes_after_crash_during_merge() {
     let dir = tempfile::tempdir().unwrap();
     let data = input(70_000);
     let mut want = data.clone();
     want.sort();
-    let c = cfg(dir.path(), tail_budget(), 64);
+    let c = cfg(dir.path(), segments_budget(), 64);
     {
         let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
         for r in &data {
             s.push(*r).unwrap();
         }
         let mut out = s.finish().unwrap();
-        assert!(out.stats().runs >= 1 && out.stats().memory_tail > 0);
+        assert!(out.stats().runs >= 2 && out.stats().merge_segments > 1);
         // Part of the output consumed, then the crash.
         for _ in 0..1000 {
             out.next_record().unwrap().unwrap();
         }
     }
-    let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
-    let resume = s.resume_point();
-    assert!(resume > 0 && resume < 70_000, "resume point {resume}");
-    assert!(!s.input_complete());
-    for r in &data {
-        s.push(*r).unwrap();
-    }
+    let s = ExternalSorter::<(u64, u32)>::new(c, Combine::None).unwrap();
+    assert!(s.input_complete());
     let out = s.finish().unwrap();
-    assert!(out.stats().reused_runs > 0 && out.stats().memory_tail > 0);
+    assert!(out.stats().reused_runs >= 2);
     assert_eq!(collect(out), want);
 }
 
-/// A merge budget lowered below the last buffer's size sends it to disk, and a
-/// spilled sort then leaves its input complete.
+/// A merge budget far below the data's size still merges everything in one
+/// pass when the fan-in allows, with segments of the minimum size.
 #[test]
-fn small_merge_budget_spills_the_tail() {
+fn small_merge_budget() {
     let dir = tempfile::tempdir().unwrap();
     let data = input(70_000);
     let mut want = data.clone();
     want.sort();
-    let c = cfg(dir.path(), tail_budget(), 64);
+    let c = cfg(dir.path(), segments_budget(), 64);
     let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
     for r in &data {
         s.push(*r).unwrap();
     }
     s.set_merge_budget(64 << 10);
     let out = s.finish().unwrap();
-    assert_eq!(out.stats().memory_tail, 0);
+    assert!(out.stats().merge_segments > 10, "{:?}", out.stats());
     assert_eq!(collect(out), want);
-    let s = ExternalSorter::<(u64, u32)>::new(c, Combine::None).unwrap();
-    assert!(s.input_complete());
-    assert_eq!(collect(s.finish().unwrap()), want);
-}
-
-/// The run directory holds no run files of the tail: only the spilled runs.
-#[test]
-fn memory_tail_is_not_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = input(70_000);
-    let c = cfg(dir.path(), tail_budget(), 64);
-    let out = sort_iter(c.clone(), Combine::None, data).unwrap();
-    let runs = fs::read_dir(&c.dir)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .path()
-                .extension()
-                .is_some_and(|x| x == "wms")
-        })
-        .count();
-    assert_eq!(runs, out.stats().runs);
-    assert!(out.stats().memory_tail > 0);
-    assert_eq!(collect(out).len(), 70_000);
 }

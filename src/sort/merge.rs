@@ -1,0 +1,526 @@
+//! The merge of sorted runs, cut into key ranges merged in parallel and
+//! delivered in order.
+//!
+//! A single k-way merge is one thread's work: on random keys its loser tree
+//! waits on a mispredicted branch per comparison, and it was the other half of
+//! the sort bench's profile besides run formation. Here the key space is cut
+//! into *segments* at splitters picked from the runs' block indexes (each
+//! block's first record, weighted by the block's record count), so segments
+//! hold about the same number of records. Worker threads (as many as rayon's
+//! pool has) each take the next segment, position a cursor in every run at the
+//! segment's first key (the block index finds the block, a search within the
+//! block the record), merge the segment with a loser tree and send it in
+//! batches down the segment's own channel. The consumer reads the channels in
+//! segment order, so the output is the same sequence a single merge would give:
+//! segments are disjoint key ranges, and within one, ties between runs go to
+//! the earlier run.
+//!
+//! Memory is bounded twice: a worker may start segment `m` only while the
+//! consumer is at most [`Parallelism::ahead`] segments behind, and each
+//! segment's channel holds a bounded number of batches, so a segment far larger
+//! than planned (one key repeated millions of times) is streamed, not buffered.
+//! Each cursor holds one decoded block.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+use super::record::Record;
+use super::run::open_run;
+use super::{Combine, LoserTree};
+use crate::container::Container;
+use crate::error::{Error, Result};
+
+/// A run opened for merging: its container and each block's first record.
+struct MergeRun<T> {
+    container: Container,
+    firsts: Vec<T>,
+}
+
+impl<T: Record> MergeRun<T> {
+    fn open(path: &Path) -> Result<MergeRun<T>> {
+        let container = open_run::<T>(path)?;
+        let firsts = container
+            .blocks()
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let mut input = b.key.as_slice();
+                match T::decode(&mut input) {
+                    Some(r) if input.is_empty() => Ok(r),
+                    _ => Err(Error::corrupt(
+                        container.path(),
+                        format!("block {i}"),
+                        b.offset,
+                        "the index's first key is not one record",
+                    )),
+                }
+            })
+            .collect::<Result<Vec<T>>>()?;
+        Ok(MergeRun { container, firsts })
+    }
+
+    fn bad_record(&self, block: usize) -> Error {
+        Error::corrupt(
+            self.container.path(),
+            format!("block {block}"),
+            self.container.blocks()[block].offset,
+            "undecodable record",
+        )
+    }
+}
+
+/// Reads one run's records within a segment `[lo, hi)`, a block at a time.
+struct Cursor<'a, T: Record> {
+    run: &'a MergeRun<T>,
+    hi: Option<&'a T>,
+    block: usize,
+    /// The current block's decoded bytes and the read position in them.
+    bytes: Vec<u8>,
+    pos: usize,
+    scratch: Vec<u8>,
+}
+
+impl<'a, T: Record> Cursor<'a, T> {
+    /// A cursor at the first record ≥ `lo` (the run's first if `lo` is `None`).
+    fn new(run: &'a MergeRun<T>, lo: Option<&T>, hi: Option<&'a T>) -> Result<Cursor<'a, T>> {
+        // Records equal to `lo` may end the block before the first block whose
+        // first record is ≥ `lo`, so start at the last block beginning below it.
+        let block = lo.map_or(0, |lo| {
+            run.firsts.partition_point(|f| f < lo).saturating_sub(1)
+        });
+        let mut c = Cursor {
+            run,
+            hi,
+            block,
+            bytes: Vec::new(),
+            pos: 0,
+            scratch: Vec::new(),
+        };
+        if block < run.firsts.len() {
+            c.load()?;
+            if let Some(lo) = lo {
+                c.seek(lo)?;
+            }
+        }
+        Ok(c)
+    }
+
+    fn load(&mut self) -> Result<()> {
+        self.run
+            .container
+            .read_block_into(self.block, &mut self.scratch, &mut self.bytes)?;
+        self.pos = 0;
+        Ok(())
+    }
+
+    /// Moves to the first record ≥ `lo` in the current block: a binary search
+    /// over fixed-width records, a scan otherwise.
+    fn seek(&mut self, lo: &T) -> Result<()> {
+        if let Some(width) = T::WIDTH.filter(|&w| w > 0) {
+            let n = self.bytes.len() / width;
+            let (mut a, mut b) = (0, n);
+            while a < b {
+                let mid = (a + b) / 2;
+                let mut input = &self.bytes[mid * width..];
+                let r = T::decode(&mut input).ok_or_else(|| self.run.bad_record(self.block))?;
+                if r < *lo {
+                    a = mid + 1;
+                } else {
+                    b = mid;
+                }
+            }
+            self.pos = a * width;
+            return Ok(());
+        }
+        loop {
+            let mut input = &self.bytes[self.pos..];
+            if input.is_empty() {
+                return Ok(());
+            }
+            let r = T::decode(&mut input).ok_or_else(|| self.run.bad_record(self.block))?;
+            if r >= *lo {
+                return Ok(());
+            }
+            self.pos = self.bytes.len() - input.len();
+        }
+    }
+
+    /// The next record of the segment, or `None` past its end.
+    #[inline]
+    fn next_record(&mut self) -> Result<Option<T>> {
+        if self.pos == self.bytes.len() && !self.next_block()? {
+            return Ok(None);
+        }
+        let mut input = &self.bytes[self.pos..];
+        let r = T::decode(&mut input).ok_or_else(|| self.run.bad_record(self.block))?;
+        self.pos = self.bytes.len() - input.len();
+        match self.hi {
+            Some(hi) if r >= *hi => {
+                // Past the segment: nothing more from this run.
+                self.bytes.clear();
+                self.pos = 0;
+                self.block = self.run.firsts.len();
+                Ok(None)
+            }
+            _ => Ok(Some(r)),
+        }
+    }
+
+    /// Loads the next non-empty block that may hold records of the segment;
+    /// `false` at the run's (or the segment's) end.
+    #[cold]
+    #[inline(never)]
+    fn next_block(&mut self) -> Result<bool> {
+        loop {
+            if self.block + 1 >= self.run.firsts.len() {
+                self.block = self.run.firsts.len();
+                return Ok(false);
+            }
+            self.block += 1;
+            if self.hi.is_some_and(|hi| self.run.firsts[self.block] >= *hi) {
+                self.block = self.run.firsts.len();
+                return Ok(false);
+            }
+            self.load()?;
+            if !self.bytes.is_empty() {
+                return Ok(true);
+            }
+        }
+    }
+}
+
+/// How much of the merge runs at once.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Parallelism {
+    /// Worker threads.
+    pub workers: usize,
+    /// Segments a worker may be ahead of the consumer.
+    pub ahead: usize,
+    /// Records per segment, as planned.
+    pub segment_records: u64,
+    /// Records per batch sent to the consumer.
+    pub batch_records: usize,
+}
+
+impl Parallelism {
+    /// Worker threads: rayon's pool size (`--threads`).
+    pub fn workers() -> usize {
+        rayon::current_num_threads().max(1)
+    }
+
+    /// Bytes each run costs the merge: every worker's cursor holds a block
+    /// and the block's stored bytes.
+    pub fn per_run_bytes(block_bytes: usize) -> u64 {
+        (2 * Self::workers() * block_bytes) as u64 + 4096
+    }
+
+    /// Spends the half of `budget` not kept for the cursors (see
+    /// [`Parallelism::per_run_bytes`]) on merged records waiting to be
+    /// consumed: at most `ahead + 1` segments of them.
+    pub fn for_budget<T: Record>(budget: u64) -> Parallelism {
+        let workers = Self::workers();
+        let ahead = workers;
+        let record = std::mem::size_of::<T>().max(1) as u64 + if T::HAS_HEAP { 32 } else { 0 };
+        let segment_records = (budget / 2 / (ahead as u64 + 1) / record).max(1024);
+        let batch_records = ((256u64 << 10) / record).clamp(64, segment_records) as usize;
+        Parallelism {
+            workers,
+            ahead,
+            segment_records,
+            batch_records,
+        }
+    }
+}
+
+/// What a segment's channel carries: batches of merged records, an empty
+/// batch at the segment's end, or the error that stopped its worker.
+type Batch<T> = Result<Vec<T>>;
+
+/// State shared by the consumer and the workers.
+struct Shared<T> {
+    runs: Vec<MergeRun<T>>,
+    /// Segment `m` is `[splitters[m - 1], splitters[m])`, open at both ends.
+    splitters: Vec<T>,
+    /// Next segment a worker takes.
+    next: AtomicUsize,
+    /// Segment the consumer reads, guarded for the workers' wait.
+    reading: Mutex<usize>,
+    moved: Condvar,
+    cancelled: AtomicBool,
+    senders: Mutex<Vec<Option<SyncSender<Batch<T>>>>>,
+    par: Parallelism,
+}
+
+impl<T: Record> Shared<T> {
+    fn segments(&self) -> usize {
+        self.splitters.len() + 1
+    }
+
+    fn worker(&self) {
+        loop {
+            let m = self.next.fetch_add(1, Ordering::Relaxed);
+            if m >= self.segments() {
+                return;
+            }
+            {
+                let mut reading = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+                while m > *reading + self.par.ahead && !self.cancelled.load(Ordering::Relaxed) {
+                    reading = self.moved.wait(reading).unwrap_or_else(|e| e.into_inner());
+                }
+            }
+            if self.cancelled.load(Ordering::Relaxed) {
+                return;
+            }
+            let Some(tx) = self.senders.lock().unwrap_or_else(|e| e.into_inner())[m].take() else {
+                return;
+            };
+            if let Err(e) = self.merge_segment(m, &tx) {
+                let _ = tx.send(Err(e));
+                return;
+            }
+        }
+    }
+
+    /// Merges segment `m` into batches sent down `tx`; stops early (with
+    /// `Ok`) if the consumer has gone.
+    fn merge_segment(&self, m: usize, tx: &SyncSender<Batch<T>>) -> Result<()> {
+        let lo = m.checked_sub(1).map(|i| &self.splitters[i]);
+        let hi = self.splitters.get(m);
+        let mut cursors = self
+            .runs
+            .iter()
+            .map(|run| Cursor::new(run, lo, hi))
+            .collect::<Result<Vec<_>>>()?;
+        let heads = cursors
+            .iter_mut()
+            .map(Cursor::next_record)
+            .collect::<Result<Vec<_>>>()?;
+        let mut tree = LoserTree::new(heads);
+        let mut batch = Vec::with_capacity(self.par.batch_records);
+        while let Some(w) = tree.winner() {
+            let next = cursors[w].next_record()?;
+            batch.extend(tree.replace_winner(next));
+            if batch.len() == self.par.batch_records {
+                let full =
+                    std::mem::replace(&mut batch, Vec::with_capacity(self.par.batch_records));
+                if tx.send(Ok(full)).is_err() {
+                    return Ok(());
+                }
+            }
+        }
+        if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
+            return Ok(());
+        }
+        // The end marker: a segment whose channel closes without it was cut
+        // short (its worker died).
+        let _ = tx.send(Ok(Vec::new()));
+        Ok(())
+    }
+}
+
+/// Picks splitters so that segments hold about `segment_records` records,
+/// from the runs' block first records weighted by block sizes. Splitters are
+/// strictly increasing.
+fn plan_splitters<T: Record>(runs: &[MergeRun<T>], segment_records: u64) -> Result<Vec<T>> {
+    let total: u64 = runs.iter().map(|r| r.container.records()).sum();
+    if total <= segment_records {
+        return Ok(Vec::new());
+    }
+    // (run, block) of every block but the runs' first (which start at -∞ anyway).
+    let mut samples: Vec<(&T, u64)> = runs
+        .iter()
+        .flat_map(|r| {
+            r.firsts
+                .iter()
+                .zip(r.container.blocks())
+                .skip(1)
+                .map(|(f, b)| (f, b.records))
+        })
+        .collect();
+    samples.sort_by(|a, b| a.0.cmp(b.0));
+    let mut splitters: Vec<T> = Vec::new();
+    // Records before the first sample: the runs' first blocks.
+    let mut acc: u64 = runs
+        .iter()
+        .filter_map(|r| r.container.blocks().first())
+        .map(|b| b.records)
+        .sum();
+    let mut copy = Vec::new();
+    for (first, records) in samples {
+        if acc >= segment_records && splitters.last().is_none_or(|s| s < first) {
+            // Records are not `Clone`; their encoding makes the copy.
+            copy.clear();
+            first.encode(&mut copy);
+            let mut input = copy.as_slice();
+            splitters.push(T::decode(&mut input).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "a {} record does not decode from its own encoding",
+                    T::type_name()
+                ))
+            })?);
+            acc = 0;
+        }
+        acc += records;
+    }
+    Ok(splitters)
+}
+
+/// The merged records of a set of runs, in order, combined as asked.
+pub(super) struct Merged<T: Record> {
+    shared: Arc<Shared<T>>,
+    receivers: Vec<Receiver<Batch<T>>>,
+    segment: usize,
+    current: std::vec::IntoIter<T>,
+    workers: Vec<JoinHandle<()>>,
+    combine: Combine<T>,
+    pending: Option<T>,
+    /// Records taken from the runs so far (before combining).
+    pub consumed: u64,
+}
+
+impl<T: Record> Merged<T> {
+    /// Opens `paths` (runs of `T`, in input order) and starts merging them.
+    pub fn open(paths: &[&Path], combine: Combine<T>, par: Parallelism) -> Result<Merged<T>> {
+        let runs = paths
+            .iter()
+            .map(|p| MergeRun::open(p))
+            .collect::<Result<Vec<_>>>()?;
+        let splitters = plan_splitters(&runs, par.segment_records)?;
+        let segments = splitters.len() + 1;
+        // A segment's channel holds it whole when it is as large as planned.
+        let depth = (par.segment_records as usize).div_ceil(par.batch_records) + 1;
+        let (senders, receivers): (Vec<_>, Vec<_>) = (0..segments)
+            .map(|_| {
+                let (tx, rx) = sync_channel(depth);
+                (Some(tx), rx)
+            })
+            .unzip();
+        let shared = Arc::new(Shared {
+            runs,
+            splitters,
+            next: AtomicUsize::new(0),
+            reading: Mutex::new(0),
+            moved: Condvar::new(),
+            cancelled: AtomicBool::new(false),
+            senders: Mutex::new(senders),
+            par,
+        });
+        let workers = (0..par.workers.min(segments))
+            .map(|_| {
+                let shared = Arc::clone(&shared);
+                std::thread::Builder::new()
+                    .name("webmill-merge".into())
+                    .spawn(move || shared.worker())
+                    .map_err(|e| Error::Invalid(format!("cannot start a merge thread: {e}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Merged {
+            shared,
+            receivers,
+            segment: 0,
+            current: Vec::new().into_iter(),
+            workers,
+            combine,
+            pending: None,
+            consumed: 0,
+        })
+    }
+
+    /// Key ranges the merge is cut into.
+    pub fn segments(&self) -> usize {
+        self.receivers.len()
+    }
+
+    /// The next merged record before combining.
+    #[inline]
+    fn pop(&mut self) -> Result<Option<T>> {
+        match self.current.next() {
+            Some(r) => {
+                self.consumed += 1;
+                Ok(Some(r))
+            }
+            None => self.next_batch(),
+        }
+    }
+
+    /// Waits for the next batch, moving on to the next segment when one ends.
+    #[cold]
+    #[inline(never)]
+    fn next_batch(&mut self) -> Result<Option<T>> {
+        loop {
+            if let Some(r) = self.current.next() {
+                self.consumed += 1;
+                return Ok(Some(r));
+            }
+            let Some(rx) = self.receivers.get(self.segment) else {
+                return Ok(None);
+            };
+            match rx.recv() {
+                Ok(Ok(batch)) if !batch.is_empty() => self.current = batch.into_iter(),
+                Ok(Err(e)) => return Err(e),
+                Err(_) => {
+                    return Err(Error::Invalid(format!(
+                        "merge segment {} of {} ended early: its thread stopped",
+                        self.segment,
+                        self.receivers.len()
+                    )))
+                }
+                Ok(Ok(_)) => {
+                    // The end marker: on to the next segment.
+                    self.segment += 1;
+                    let mut reading = self
+                        .shared
+                        .reading
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner());
+                    *reading = self.segment;
+                    self.shared.moved.notify_all();
+                }
+            }
+        }
+    }
+
+    /// The next record, combined with the following equal ones as asked.
+    #[inline]
+    pub fn next_record(&mut self) -> Result<Option<T>> {
+        if matches!(self.combine, Combine::None) {
+            return self.pop();
+        }
+        let mut acc = match self.pending.take() {
+            Some(a) => a,
+            None => match self.pop()? {
+                Some(a) => a,
+                None => return Ok(None),
+            },
+        };
+        while let Some(next) = self.pop()? {
+            if !self.combine.fold(&mut acc, &next) {
+                self.pending = Some(next);
+                break;
+            }
+        }
+        Ok(Some(acc))
+    }
+}
+
+impl<T: Record> Drop for Merged<T> {
+    fn drop(&mut self) {
+        self.shared.cancelled.store(true, Ordering::Relaxed);
+        {
+            let _reading = self
+                .shared
+                .reading
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            self.shared.moved.notify_all();
+        }
+        // Workers blocked on a full channel see it closed.
+        self.receivers.clear();
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
