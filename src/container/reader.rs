@@ -383,16 +383,23 @@ impl Container {
         )
     }
 
-    /// Reads block `i`'s header and stored payload, checking it against the index
-    /// and its checksum. Returns (codec, payload).
-    fn read_stored(&self, i: usize, buf: &mut Vec<u8>) -> Result<u8> {
+    /// Reads block `i`'s stored payload into `payload` (its previous contents
+    /// are overwritten, not zeroed first) and checks the block header against
+    /// the index and the checksum. Returns the codec.
+    fn read_stored(&self, i: usize, payload: &mut Vec<u8>) -> Result<u8> {
         let e = &self.blocks[i];
-        buf.clear();
-        buf.resize(BLOCK_HEADER + e.stored as usize, 0);
-        self.file.read_exact_at(buf, e.offset).at(&self.path)?;
+        let mut buf = [0u8; BLOCK_HEADER];
+        self.file.read_exact_at(&mut buf, e.offset).at(&self.path)?;
+        payload.resize(e.stored as usize, 0);
+        self.file
+            .read_exact_at(payload, e.offset + BLOCK_HEADER as u64)
+            .at(&self.path)?;
         let codec = buf[0];
         let stored_crc = le_u32(&buf[4..8]);
-        let crc = crc32c::crc32c_append(crc32c::crc32c(&buf[0..4]), &buf[8..]);
+        let crc = crc32c::crc32c_append(
+            crc32c::crc32c_append(crc32c::crc32c(&buf[0..4]), &buf[8..]),
+            payload,
+        );
         if crc != stored_crc {
             return Err(Error::Checksum {
                 path: self.path.clone(),
@@ -432,13 +439,18 @@ impl Container {
         scratch: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<()> {
-        let codec = self.read_stored(i, scratch)?;
-        let payload = &scratch[BLOCK_HEADER..];
-        out.clear();
-        if codec == 0 {
-            out.extend_from_slice(payload);
-            return Ok(());
+        if self.blocks[i].stored == self.blocks[i].raw {
+            // Maybe raw: read it straight into `out`, saving a copy.
+            if self.read_stored(i, out)? == 0 {
+                return Ok(());
+            }
+            std::mem::swap(scratch, out);
+        } else {
+            // A raw block's lengths are equal (read_stored checks it).
+            self.read_stored(i, scratch)?;
         }
+        let payload = &scratch[..];
+        out.clear();
         let raw = self.blocks[i].raw as usize;
         // Bound the allocation by what zstd says the frame holds, so a crafted
         // length cannot exhaust memory.
@@ -479,7 +491,6 @@ impl Container {
     pub fn copy_block(&self, i: usize) -> Result<super::EncodedBlock> {
         let mut buf = Vec::new();
         let codec = self.read_stored(i, &mut buf)?;
-        buf.drain(..BLOCK_HEADER);
         Ok(super::EncodedBlock::from_stored(
             codec,
             self.blocks[i].raw,
