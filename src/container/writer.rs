@@ -86,6 +86,18 @@ impl EncodedBlock {
         })
     }
 
+    /// Encodes an owned block: a raw one keeps `raw` as its payload, no copy.
+    pub fn encode_owned(codec: BlockCodec, raw: Vec<u8>) -> Result<EncodedBlock> {
+        match codec {
+            BlockCodec::Raw => Ok(EncodedBlock {
+                codec: codec.id(),
+                raw_len: raw.len() as u64,
+                payload: raw,
+            }),
+            BlockCodec::Zstd(_) => EncodedBlock::encode(codec, &raw),
+        }
+    }
+
     /// A block copied as stored from another container (codec id, decoded length, payload).
     pub(crate) fn from_stored(codec: u8, raw_len: u64, payload: Vec<u8>) -> EncodedBlock {
         EncodedBlock {

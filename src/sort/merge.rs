@@ -76,6 +76,7 @@ impl<T: Record> MergeRun<T> {
 struct Cursor<'a, T: Record> {
     run: &'a MergeRun<T>,
     hi: Option<&'a T>,
+    hi_prefix: u64,
     block: usize,
     /// The current block's decoded bytes and the read position in them.
     bytes: Vec<u8>,
@@ -94,6 +95,7 @@ impl<'a, T: Record> Cursor<'a, T> {
         let mut c = Cursor {
             run,
             hi,
+            hi_prefix: hi.map_or(u64::MAX, Record::key_prefix),
             block,
             bytes: Vec::new(),
             pos: 0,
@@ -158,7 +160,8 @@ impl<'a, T: Record> Cursor<'a, T> {
         let r = T::decode(&mut input).ok_or_else(|| self.run.bad_record(self.block))?;
         self.pos = self.bytes.len() - input.len();
         match self.hi {
-            Some(hi) if r >= *hi => {
+            // Prefixes follow the order: a smaller prefix means a smaller record.
+            Some(hi) if r.key_prefix() >= self.hi_prefix && r >= *hi => {
                 // Past the segment: nothing more from this run.
                 self.bytes.clear();
                 self.pos = 0;

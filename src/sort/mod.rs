@@ -252,7 +252,8 @@ pub struct ExternalSorter<T: Record> {
     buf_bytes: usize,
     chunk_bytes: usize,
     runs: Vec<RunInfo>,
-    pending: Option<Spill<T>>,
+    /// Spills under way, oldest first: at most two, the buffers not being filled.
+    pending: std::collections::VecDeque<Spill<T>>,
     pushed: u64,
     skip: u64,
     buf_start: u64,
@@ -300,7 +301,7 @@ impl<T: Record> ExternalSorter<T> {
             buf_bytes: 0,
             chunk_bytes,
             runs,
-            pending: None,
+            pending: std::collections::VecDeque::new(),
             pushed: 0,
             skip,
             buf_start: skip,
@@ -360,8 +361,18 @@ impl<T: Record> ExternalSorter<T> {
         Ok(())
     }
 
+    /// Waits for every spill under way.
     fn wait_pending(&mut self) -> Result<()> {
-        if let Some(handle) = self.pending.take() {
+        while !self.pending.is_empty() {
+            self.wait_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the oldest spill under way and takes its run (and, for
+    /// records without heap memory, its buffer for reuse).
+    fn wait_oldest(&mut self) -> Result<()> {
+        if let Some(handle) = self.pending.pop_front() {
             let (info, spare, bytes) = handle.join().map_err(|_| {
                 Error::Invalid(format!("{}: a sort thread panicked", self.cfg.label))
             })??;
@@ -376,8 +387,10 @@ impl<T: Record> ExternalSorter<T> {
     }
 
     /// Hands the buffer to a background thread that sorts it and writes a run.
+    /// With [`SortConfig::overlap`] the previous spill may still be writing
+    /// while this one sorts; the producer then waits for that one, whose
+    /// buffer it fills next. Without, the producer waits for this one.
     fn spill(&mut self) -> Result<()> {
-        self.wait_pending()?;
         let mut buf = std::mem::take(&mut self.buf);
         self.buf_bytes = 0;
         let (start, end) = (self.buf_start, self.pushed);
@@ -386,7 +399,7 @@ impl<T: Record> ExternalSorter<T> {
         let combine = self.combine.clone();
         let codec = self.cfg.codec;
         let block_bytes = self.cfg.block_bytes();
-        self.pending = Some(std::thread::spawn(move || {
+        self.pending.push_back(std::thread::spawn(move || {
             let mut w =
                 RunWriter::<T>::create(&dir, 0, start, end, combine.name(), codec, block_bytes)?;
             if T::PREFIX_SORT
@@ -425,8 +438,9 @@ impl<T: Record> ExternalSorter<T> {
             buf.clear();
             Ok((info, buf, bytes))
         }));
-        if !self.cfg.overlap {
-            self.wait_pending()?;
+        let keep = usize::from(self.cfg.overlap);
+        while self.pending.len() > keep {
+            self.wait_oldest()?;
         }
         Ok(())
     }
@@ -434,7 +448,7 @@ impl<T: Record> ExternalSorter<T> {
     /// Ends the input and returns the records in order.
     pub fn finish(mut self) -> Result<Sorted<T>> {
         self.stats.input_records = self.pushed.max(self.skip);
-        if self.runs.is_empty() && self.pending.is_none() && !self.complete && !self.cfg.persist {
+        if self.runs.is_empty() && self.pending.is_empty() && !self.complete && !self.cfg.persist {
             // Everything fit in memory.
             let mut buf = std::mem::take(&mut self.buf);
             par_sort(&mut buf);
@@ -446,7 +460,7 @@ impl<T: Record> ExternalSorter<T> {
             });
         }
         if !self.buf.is_empty()
-            || (self.runs.is_empty() && self.pending.is_none() && !self.complete)
+            || (self.runs.is_empty() && self.pending.is_empty() && !self.complete)
         {
             self.spill()?;
         }
@@ -525,7 +539,7 @@ impl<T: Record> ExternalSorter<T> {
 
 impl<T: Record> Drop for ExternalSorter<T> {
     fn drop(&mut self) {
-        if let Some(h) = self.pending.take() {
+        for h in self.pending.drain(..) {
             let _ = h.join();
         }
     }

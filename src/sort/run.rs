@@ -189,7 +189,7 @@ impl<T: Record> RunWriter<T> {
                         at(k).encode(&mut raw);
                     }
                 }
-                Ok((key, (e - b) as u64, EncodedBlock::encode(codec, &raw)?))
+                Ok((key, (e - b) as u64, EncodedBlock::encode_owned(codec, raw)?))
             };
             let starts: Vec<usize> = (start..end).step_by(per_block).collect();
             // Small blocks are cheaper to encode here than to hand to other threads.
