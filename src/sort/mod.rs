@@ -43,6 +43,7 @@
 //! that reached its merge), so the caller can skip producing it at all.
 
 pub mod loser_tree;
+mod memory;
 mod merge;
 pub mod radix;
 pub mod record;
@@ -342,7 +343,7 @@ impl<T: Record> ExternalSorter<T> {
             // A key-prefix sort needs a 16-byte index entry per record.
             let per_record = std::mem::size_of::<T>().max(1) + if T::PREFIX_SORT { 16 } else { 0 };
             let cap = self.chunk_bytes / per_record;
-            self.buf = self.spare.take().unwrap_or_else(|| Vec::with_capacity(cap));
+            self.buf = self.spare.take().unwrap_or_else(|| memory::large_vec(cap));
         }
         if T::HAS_HEAP {
             self.buf_bytes += std::mem::size_of::<T>()
@@ -408,11 +409,12 @@ impl<T: Record> ExternalSorter<T> {
             {
                 // Sort 16-byte (key prefix, index) pairs instead of moving wide
                 // records around; equal prefixes fall back to comparing records.
-                let mut order: Vec<(u64, u32)> = buf
-                    .par_iter()
-                    .enumerate()
-                    .map(|(i, r)| (r.key_prefix(), i as u32))
-                    .collect();
+                let mut order: Vec<(u64, u32)> = memory::large_vec(buf.len());
+                order.par_extend(
+                    buf.par_iter()
+                        .enumerate()
+                        .map(|(i, r)| (r.key_prefix(), i as u32)),
+                );
                 radix::radix_sort_by(&mut order, &|e: &(u64, u32)| e.0, &|a, b| {
                     a.0.cmp(&b.0)
                         .then_with(|| buf[a.1 as usize].cmp(&buf[b.1 as usize]))
@@ -433,7 +435,7 @@ impl<T: Record> ExternalSorter<T> {
                 // Free the records' allocations (the buffer is not reused for
                 // heap records) and hand the pages back.
                 buf = Vec::new();
-                release_freed_heap();
+                memory::release_freed_heap();
             }
             buf.clear();
             Ok((info, buf, bytes))
@@ -562,31 +564,6 @@ fn par_sort<T: Ord + Send>(v: &mut [T]) {
         rayon::join(|| split(a, parts / 2), || split(b, parts - parts / 2));
     }
     split(v, rayon::current_num_threads());
-}
-
-/// Hands memory freed by a spill of heap records back to the operating system.
-///
-/// Heap records (names) are small allocations, freed by the million when a
-/// run is written. glibc's allocator keeps such freed memory resident in its
-/// heaps, where the large buffers allocated next (which it maps afresh) cannot
-/// use it, so without this the resident memory of a pipeline of sorts grows
-/// from step to step well past its budget (measured: cnr-2000 as named arcs
-/// imported at `--mem 64M` peaked at 115 MB resident without it). The sort is
-/// where those records die, so this is called after each spill of a
-/// [`Record::HAS_HEAP`] buffer. Does nothing on other platforms.
-fn release_freed_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        extern "C" {
-            fn malloc_trim(pad: usize) -> std::ffi::c_int;
-        }
-        // SAFETY: malloc_trim takes no pointer, is thread-safe (it locks each
-        // arena), and only returns wholly free pages to the kernel; live
-        // allocations are untouched.
-        unsafe {
-            malloc_trim(0);
-        }
-    }
 }
 
 /// Removes partial files, the completion marker and runs from `dir`.

@@ -248,7 +248,7 @@ proptest! {
     /// Dedup across runs and segments.
     #[test]
     fn dedup_across_segments(
-        mut input in proptest::collection::vec((0u64..2000, 0u32..4), 30_000..70_000),
+        mut input in proptest::collection::vec((0u64..15_000, 0u32..4), 60_000..120_000),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let out = sort_iter(cfg(dir.path(), segments_budget(), 64), Combine::Dedup, input.clone()).unwrap();
