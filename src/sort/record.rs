@@ -12,8 +12,14 @@ pub trait Record: Ord + Send + Sync + Sized + 'static {
     /// `true` if run formation should sort (key prefix, index) pairs rather than
     /// the records themselves (for wide or indirect records).
     const PREFIX_SORT: bool = false;
+    /// `true` if [`Record::key_prefix`] is informative (not constant), so that
+    /// run formation may radix-sort records on it
+    /// ([`crate::sort::block_radix`]); a constant prefix is still sorted
+    /// correctly, only slower.
+    const KEY_PREFIX: bool = false;
     /// A `u64` consistent with the order: `a < b` implies
-    /// `a.key_prefix() <= b.key_prefix()`. Used when [`Record::PREFIX_SORT`].
+    /// `a.key_prefix() <= b.key_prefix()`. Used when [`Record::PREFIX_SORT`]
+    /// or [`Record::KEY_PREFIX`].
     fn key_prefix(&self) -> u64 {
         0
     }
@@ -33,6 +39,7 @@ pub trait Record: Ord + Send + Sync + Sized + 'static {
 macro_rules! int_record {
     ($($t:ty),*) => {$(
         impl Record for $t {
+            const KEY_PREFIX: bool = true;
             fn type_name() -> String { stringify!($t).to_string() }
             #[inline]
             fn key_prefix(&self) -> u64 { u64::from(*self) }
@@ -55,6 +62,7 @@ macro_rules! tuple_record {
         impl<$($t: Record),*> Record for ($($t,)*) {
             const HAS_HEAP: bool = $($t::HAS_HEAP)||*;
             const PREFIX_SORT: bool = Self::HAS_HEAP || std::mem::size_of::<Self>() > 16;
+            const KEY_PREFIX: bool = A::KEY_PREFIX;
             #[inline]
             fn key_prefix(&self) -> u64 { self.0.key_prefix() }
             fn type_name() -> String {
@@ -84,6 +92,7 @@ fn bytes_prefix(b: &[u8]) -> u64 {
 
 impl<const N: usize> Record for [u8; N] {
     const PREFIX_SORT: bool = N > 16;
+    const KEY_PREFIX: bool = N > 0;
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(self)
@@ -106,6 +115,7 @@ impl<const N: usize> Record for [u8; N] {
 impl Record for Vec<u8> {
     const HAS_HEAP: bool = true;
     const PREFIX_SORT: bool = true;
+    const KEY_PREFIX: bool = true;
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(self)
