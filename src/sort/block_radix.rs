@@ -24,7 +24,7 @@
 //!    fits in [`IN_CACHE`] (1 MiB: 26k records of 16 bytes; a 6.7M-record
 //!    buffer of random keys makes buckets of 26k) is distributed *out of
 //!    place* through a per-thread scratch of its size, by as many bits (up to
-//!    16) as make buckets of about half an element on random keys, copied
+//!    16) as make buckets of about one element on random keys, copied
 //!    back, and finished by one insertion-sort pass over the whole bucket,
 //!    which moves records only within their (tiny) sub-bucket; sub-buckets of
 //!    more than [`INSERTION`] records (equal or clustered keys) are sorted
@@ -61,6 +61,8 @@ const BLOCK_BYTES: usize = if cfg!(test) { 64 } else { 2048 };
 const IN_CACHE: usize = if cfg!(test) { 4096 } else { 1 << 20 };
 /// Buckets at most this long are finished with a comparison sort.
 pub const SMALL: usize = 64;
+/// Elements sampled to guess the top level's digit.
+const SAMPLE: usize = 1024;
 /// Buckets at most this long are finished with insertion sort.
 const INSERTION: usize = 16;
 /// Most bits distributed per cache-resident level.
@@ -83,18 +85,27 @@ where
         v.par_sort_unstable_by(cmp);
         return;
     }
+    // The digit is taken from a sample's highest differing bits; the
+    // classification pass computes the keys' true differing bits on the way,
+    // and in the rare case where the sample missed a higher one the
+    // distribution is done again (it was a valid permutation, just not by
+    // the leading digit). This saves a pass over the whole slice.
     let first = key(&v[0]);
-    let diff = v
-        .par_chunks(1 << 16)
-        .map(|c| c.iter().fold(0u64, |acc, e| acc | (key(e) ^ first)))
-        .reduce(|| 0, |a, b| a | b);
+    let step = (v.len() / SAMPLE).max(1);
+    let sample = v
+        .iter()
+        .step_by(step)
+        .fold(0u64, |acc, e| acc | (key(e) ^ first));
+    let mut shift = (64 - sample.leading_zeros()).saturating_sub(BITS);
+    let (mut ends, diff) = block_distribute(v, key, shift, first);
     if diff == 0 {
         v.par_sort_unstable_by(cmp);
         return;
     }
-    let top: u32 = 64 - diff.leading_zeros();
-    let shift = top.saturating_sub(BITS);
-    let ends = block_distribute(v, &|e: &E| ((key(e) >> shift) as usize) & (K - 1));
+    if diff >> shift >= K as u64 {
+        shift = (64 - diff.leading_zeros()).saturating_sub(BITS);
+        ends = block_distribute(v, key, shift, first).0;
+    }
     let mut buckets: Vec<&mut [E]> = Vec::with_capacity(K);
     let mut rest = v;
     let mut start = 0;
@@ -147,7 +158,7 @@ where
         }
         let top: u32 = 64 - diff.leading_zeros();
         let shift = top.saturating_sub(BITS);
-        let ends = block_distribute(v, &|e: &E| ((key(e) >> shift) as usize) & (K - 1));
+        let ends = block_distribute(v, key, shift, 0).0;
         let mut start = 0;
         for &end in &ends {
             if end - start > 1 {
@@ -158,12 +169,12 @@ where
         return;
     }
     // Cache-resident: distribute out of place through the scratch by enough
-    // bits for buckets of ~1/2 element on random keys, then finish with one
+    // bits for buckets of ~1 element on random keys, then finish with one
     // insertion-sort pass over the whole slice (buckets larger than
     // [`INSERTION`] are sorted first), which moves elements only within their
     // bucket.
     let n = v.len();
-    let bits = (usize::BITS - n.leading_zeros() + 1)
+    let bits = (usize::BITS - n.leading_zeros())
         .clamp(4, MAX_BITS)
         .min(end);
     let shift = end - bits;
@@ -276,11 +287,19 @@ fn uninit<E>(n: usize) -> Vec<MaybeUninit<E>> {
     s
 }
 
-/// Permutes `v` in place so that elements are grouped by `digit` (< [`K`]) in
-/// increasing order; returns each bucket's end. Block-wise (see the module
+/// Permutes `v` in place so that elements are grouped by the digit
+/// `(key >> shift) % K` in increasing order; returns each bucket's end and
+/// the OR of `key ^ first` over all elements. Block-wise (see the module
 /// docs): memory is read and written in blocks of [`BLOCK_BYTES`], with
 /// `K` blocks of local buffers as scratch. `E` must have no drop glue.
-fn block_distribute<E, D: Fn(&E) -> usize>(v: &mut [E], digit: &D) -> [usize; K] {
+fn block_distribute<E, KF: Fn(&E) -> u64>(
+    v: &mut [E],
+    key: &KF,
+    shift: u32,
+    first: u64,
+) -> ([usize; K], u64) {
+    let digit = |e: &E| ((key(e) >> shift) as usize) & (K - 1);
+    let mut diff = 0u64;
     assert!(!needs_drop::<E>() && size_of::<E>() > 0);
     let n = v.len();
     let b = (BLOCK_BYTES / size_of::<E>()).max(1);
@@ -306,7 +325,9 @@ fn block_distribute<E, D: Fn(&E) -> usize>(v: &mut [E], digit: &D) -> [usize; K]
         let mut written = 0usize;
         for i in 0..n {
             let x = ptr::read(base.add(i));
-            let d = digit(&x);
+            let k = key(&x);
+            diff |= k ^ first;
+            let d = ((k >> shift) as usize) & (K - 1);
             debug_assert!(d < K);
             counts[d] += 1;
             let l = len[d];
@@ -337,7 +358,11 @@ fn block_distribute<E, D: Fn(&E) -> usize>(v: &mut [E], digit: &D) -> [usize; K]
             w[k] = first_slot(k);
             rend[k] = first_slot(k + 1).min(first_slot(k).max(filled));
         }
-        let special = if !n.is_multiple_of(b) { n / b } else { usize::MAX };
+        let special = if !n.is_multiple_of(b) {
+            n / b
+        } else {
+            usize::MAX
+        };
         let mut ovf_owner = usize::MAX;
         let block_digit = |i: usize| digit(&*base.add(i * b));
         let (mut carry, mut spare) = (t1.as_mut_ptr() as *mut E, t2.as_mut_ptr() as *mut E);
@@ -413,7 +438,7 @@ fn block_distribute<E, D: Fn(&E) -> usize>(v: &mut [E], digit: &D) -> [usize; K]
         std::mem::forget(guard);
         let mut ends = [0usize; K];
         ends.copy_from_slice(&start[1..]);
-        ends
+        (ends, diff)
     }
 }
 
@@ -509,7 +534,8 @@ mod tests {
             for range in [1u64, 2, 3, 7, 100, 256] {
                 let v: Vec<(u64, u32)> = (0..n).map(|i| (next() % range, i as u32)).collect();
                 let mut got = v.clone();
-                let ends = block_distribute(&mut got, &|e: &(u64, u32)| e.0 as usize);
+                let (ends, diff) = block_distribute(&mut got, &|e: &(u64, u32)| e.0, 0, 0);
+                assert_eq!(diff, v.iter().fold(0, |a, e| a | e.0));
                 let mut start = 0;
                 for (d, &end) in ends.iter().enumerate() {
                     assert!(
@@ -542,6 +568,11 @@ mod tests {
         let reversed: Vec<(u64, u32)> = (0..200_000).rev().map(|i| (i as u64, 7)).collect();
         check(&reversed, |r| r.0);
         check(&random, |_| 0);
+        // One key far above the others, missed by the top level's sample:
+        // the distribution is redone on the right bits.
+        let mut outlier: Vec<(u64, u32)> = (0..100_000).map(|i| (next() >> 44, i)).collect();
+        outlier[12_345].0 = u64::MAX - 5;
+        check(&outlier, |r| r.0);
         check(&random, |r| r.0 >> 60);
     }
 }
