@@ -5,10 +5,9 @@
 //! sorts it on the rayon pool (narrow records with an informative key prefix:
 //! in-place MSD radix sort, [`block_radix`]; others: median splits with
 //! `select_nth_unstable`, one part per thread, each sorted by std's
-//! `sort_unstable`; for wide or heap
-//! records, 16-byte (key prefix, index) pairs are sorted instead, in place
-//! with an MSD radix sort on the prefix ([`radix`]), and the records gathered
-//! in that order), combines equal keys if asked, and writes it as a *run*: a
+//! `sort_unstable`; for wide or heap records, 16-byte (key prefix, index)
+//! pairs are sorted instead, in place with the same radix sort on the prefix,
+//! and the records gathered in that order), combines equal keys if asked, and writes it as a *run*: a
 //! checksummed container of blocks, raw by default (see [`SortConfig::new`]
 //! for why not zstd), published atomically in the sort's directory. Meanwhile
 //! the producer fills the second buffer (two buffers of ~42% of the budget
