@@ -21,15 +21,15 @@
 //!    bucket's end. All of it streams through memory; scratch is 256 blocks
 //!    (512 KiB) plus 6 blocks.
 //! 2. **Buckets in parallel** on the rayon pool, largest first. A bucket that
-//!    fits in [`IN_CACHE`] (1 MiB: 26k records of 16 bytes; a 6.7M-record
+//!    fits in `IN_CACHE` (1 MiB: 26k records of 16 bytes; a 6.7M-record
 //!    buffer of random keys makes buckets of 26k) is distributed *out of
 //!    place* through a per-thread scratch of its size, by as many bits (up to
 //!    16) as make buckets of about one element on random keys, copied
 //!    back, and finished by one insertion-sort pass over the whole bucket,
 //!    which moves records only within their (tiny) sub-bucket; sub-buckets of
-//!    more than [`INSERTION`] records (equal or clustered keys) are sorted
+//!    more than `INSERTION` records (equal or clustered keys) are sorted
 //!    recursively first, so the pass stays linear. A bucket larger than
-//!    [`IN_CACHE`] (skewed keys) is distributed block-wise again.
+//!    `IN_CACHE` (skewed keys) is distributed block-wise again.
 //! 3. Slices whose keys are all equal on the remaining bits, and short ones,
 //!    are sorted by the full order (`sort_unstable_by`).
 //!
