@@ -12,8 +12,14 @@ pub trait Record: Ord + Send + Sync + Sized + 'static {
     /// `true` if run formation should sort (key prefix, index) pairs rather than
     /// the records themselves (for wide or indirect records).
     const PREFIX_SORT: bool = false;
+    /// `true` if [`Record::key_prefix`] is informative (not constant), so that
+    /// run formation may radix-sort records on it
+    /// ([`crate::sort::block_radix`]); a constant prefix is still sorted
+    /// correctly, only slower.
+    const KEY_PREFIX: bool = false;
     /// A `u64` consistent with the order: `a < b` implies
-    /// `a.key_prefix() <= b.key_prefix()`. Used when [`Record::PREFIX_SORT`].
+    /// `a.key_prefix() <= b.key_prefix()`. Used when [`Record::PREFIX_SORT`]
+    /// or [`Record::KEY_PREFIX`].
     fn key_prefix(&self) -> u64 {
         0
     }
@@ -37,6 +43,7 @@ macro_rules! int_record {
     ($($t:ty),*) => {$(
         impl Record for $t {
             const WIDTH: Option<usize> = Some(std::mem::size_of::<$t>());
+            const KEY_PREFIX: bool = true;
             fn type_name() -> String { stringify!($t).to_string() }
             #[inline]
             fn key_prefix(&self) -> u64 { u64::from(*self) }
@@ -64,6 +71,7 @@ macro_rules! tuple_record {
                 $(w = add_widths(w, $t::WIDTH);)*
                 w
             };
+            const KEY_PREFIX: bool = A::KEY_PREFIX;
             #[inline]
             fn key_prefix(&self) -> u64 { self.0.key_prefix() }
             fn type_name() -> String {
@@ -102,6 +110,7 @@ fn bytes_prefix(b: &[u8]) -> u64 {
 impl<const N: usize> Record for [u8; N] {
     const PREFIX_SORT: bool = N > 16;
     const WIDTH: Option<usize> = Some(N);
+    const KEY_PREFIX: bool = N > 0;
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(self)
@@ -124,6 +133,7 @@ impl<const N: usize> Record for [u8; N] {
 impl Record for Vec<u8> {
     const HAS_HEAP: bool = true;
     const PREFIX_SORT: bool = true;
+    const KEY_PREFIX: bool = true;
     #[inline]
     fn key_prefix(&self) -> u64 {
         bytes_prefix(self)
