@@ -5,13 +5,23 @@
 //! path: ⌈log₂ k⌉ comparisons per record, against ~2 log₂ k for a binary heap.
 //! Ties are broken by source index, so the merge is stable across sources.
 //!
-//! Each slot's [`Record::key_prefix`] is kept beside its head and compared
-//! first: on distinct prefixes a match is one integer comparison whose result
+//! Each node keeps its loser's [`Record::key_prefix`] beside the slot number,
+//! and the path being replayed carries the winner's: on distinct prefixes a
+//! match is one integer comparison of values already loaded, whose result
 //! picks the new winner by masking, not by a branch (on random keys the branch
 //! would be mispredicted every other match). Equal prefixes fall back on the
 //! records' order.
 
 use super::record::Record;
+
+/// A node: the loser of the match played there (the winner at the root).
+#[derive(Clone, Copy)]
+struct Node {
+    prefix: u64,
+    slot: usize,
+}
+
+const EMPTY: usize = usize::MAX;
 
 /// Merges `k` sources whose heads are held here.
 ///
@@ -20,11 +30,9 @@ use super::record::Record;
 /// hot path never meet an empty head.
 pub struct LoserTree<T> {
     /// `tree[0]` is the winning slot, `tree[n]` (n ≥ 1) the loser at node n.
-    tree: Vec<usize>,
+    tree: Vec<Node>,
     /// Head record of each live slot.
     heads: Vec<T>,
-    /// Key prefix of each live slot's head.
-    prefixes: Vec<u64>,
     /// Source index of each live slot (the tie-break).
     ids: Vec<usize>,
 }
@@ -37,11 +45,9 @@ impl<T: Record> LoserTree<T> {
             .enumerate()
             .filter_map(|(i, h)| h.map(|h| (i, h)))
             .unzip();
-        let prefixes = heads.iter().map(Record::key_prefix).collect();
         let mut t = LoserTree {
             tree: Vec::new(),
             heads,
-            prefixes,
             ids,
         };
         t.rebuild();
@@ -50,17 +56,23 @@ impl<T: Record> LoserTree<T> {
 
     /// Plays every match again over the live slots.
     fn rebuild(&mut self) {
-        const EMPTY: usize = usize::MAX;
         let k = self.heads.len();
         self.tree.clear();
-        self.tree.resize(k.max(1), EMPTY);
+        let empty = Node {
+            prefix: 0,
+            slot: EMPTY,
+        };
+        self.tree.resize(k.max(1), empty);
         for leaf in 0..k {
-            let mut winner = leaf;
+            let mut winner = Node {
+                prefix: self.heads[leaf].key_prefix(),
+                slot: leaf,
+            };
             let mut node = (leaf + k) / 2;
             while node > 0 {
-                if self.tree[node] == EMPTY {
+                if self.tree[node].slot == EMPTY {
                     self.tree[node] = winner;
-                    winner = EMPTY;
+                    winner = empty;
                     break;
                 }
                 if self.beats(self.tree[node], winner) {
@@ -68,20 +80,19 @@ impl<T: Record> LoserTree<T> {
                 }
                 node /= 2;
             }
-            if winner != EMPTY {
+            if winner.slot != EMPTY {
                 self.tree[0] = winner;
             }
         }
     }
 
-    /// `true` if slot `a`'s head comes before slot `b`'s.
+    /// `true` if `a`'s head comes before `b`'s.
     #[inline(always)]
-    fn beats(&self, a: usize, b: usize) -> bool {
-        let (pa, pb) = (self.prefixes[a], self.prefixes[b]);
-        if pa != pb {
-            return pa < pb;
+    fn beats(&self, a: Node, b: Node) -> bool {
+        if a.prefix != b.prefix {
+            return a.prefix < b.prefix;
         }
-        self.beats_on_records(a, b)
+        self.beats_on_records(a.slot, b.slot)
     }
 
     /// [`LoserTree::beats`] for heads with equal key prefixes.
@@ -100,7 +111,7 @@ impl<T: Record> LoserTree<T> {
         if self.heads.is_empty() {
             None
         } else {
-            Some(self.ids[self.tree[0]])
+            Some(self.ids[self.tree[0].slot])
         }
     }
 
@@ -111,21 +122,29 @@ impl<T: Record> LoserTree<T> {
         if self.heads.is_empty() {
             return None;
         }
-        let w = self.tree[0];
+        let w = self.tree[0].slot;
         let Some(next) = next else {
             return Some(self.remove(w));
         };
-        self.prefixes[w] = next.key_prefix();
+        let mut winner = Node {
+            prefix: next.key_prefix(),
+            slot: w,
+        };
         let out = std::mem::replace(&mut self.heads[w], next);
-        let k = self.heads.len();
-        let mut winner = w;
-        let mut node = (w + k) / 2;
+        let mut node = (w + self.heads.len()) / 2;
         while node > 0 {
             let other = self.tree[node];
             // All ones if `other` wins: it moves up, `winner` stays as loser.
-            let mask = usize::from(self.beats(other, winner)).wrapping_neg();
-            self.tree[node] = (winner & mask) | (other & !mask);
-            winner = (other & mask) | (winner & !mask);
+            let up = self.beats(other, winner);
+            let (mask, pmask) = (usize::from(up).wrapping_neg(), u64::from(up).wrapping_neg());
+            self.tree[node] = Node {
+                prefix: (winner.prefix & pmask) | (other.prefix & !pmask),
+                slot: (winner.slot & mask) | (other.slot & !mask),
+            };
+            winner = Node {
+                prefix: (other.prefix & pmask) | (winner.prefix & !pmask),
+                slot: (other.slot & mask) | (winner.slot & !mask),
+            };
             node /= 2;
         }
         self.tree[0] = winner;
@@ -137,7 +156,6 @@ impl<T: Record> LoserTree<T> {
     #[inline(never)]
     fn remove(&mut self, slot: usize) -> T {
         let out = self.heads.swap_remove(slot);
-        self.prefixes.swap_remove(slot);
         self.ids.swap_remove(slot);
         self.rebuild();
         out
