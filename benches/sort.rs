@@ -8,40 +8,31 @@
 //!
 //! # Figures (2-core shared VM, budget 256 MiB, 50M pairs / 10M wide)
 //!
-//! Medians of 3 alternating rounds of single cases (`--case ENGINE:WORKLOAD
-//! --records 50M|10M --budget 256M`), the code before this change ("before":
-//! commit a13c238) built as a second binary and run in the same rounds. The
-//! machine was busy (CPU s ≈ wall s: about one core free):
+//! Whole-process medians of 5 alternating pairs of single cases (`--case
+//! ENGINE:WORKLOAD --records 50M|10M --budget 256M`, the directory removed
+//! before each run), quiet machine, session 4 code:
 //!
-//! | workload | engine          | wall s | CPU s | peak RSS | vs extsort |
-//! |----------|-----------------|-------:|------:|---------:|-----------:|
-//! | pairs    | webmill before  |   6.79 |  6.80 |  222 MiB |      1.00× |
-//! | pairs    | webmill         |   6.37 |  6.24 |  222 MiB |      1.07× |
-//! | pairs    | webmill-tuned   |   6.54 |  6.34 |  227 MiB |      1.04× |
-//! | pairs    | extsort         |   6.81 |  6.61 |  259 MiB |            |
-//! | wide     | webmill before  |   4.60 |  4.79 |  207 MiB |      1.11× |
-//! | wide     | webmill         |   4.52 |  4.50 |  207 MiB |      1.13× |
-//! | wide     | webmill-tuned   |   4.52 |  4.49 |  229 MiB |      1.13× |
-//! | wide     | extsort         |   5.12 |  5.04 |  259 MiB |            |
+//! | workload | engine  | wall s | CPU s | peak RSS | wall ratio (per pair, median) |
+//! |----------|---------|-------:|------:|---------:|------------------------------:|
+//! | pairs    | webmill |   2.11 |  3.67 |  225 MiB |                 0.442 (2.26×) |
+//! | pairs    | extsort |   5.05 |  6.72 |  259 MiB |                               |
+//! | wide     | webmill |   2.26 |  3.75 |  226 MiB |                 0.489 (2.05×) |
+//! | wide     | extsort |   4.67 |  5.66 |  259 MiB |                               |
 //!
-//! `cargo bench --bench sort -- --runs 3` just before, at a quieter time (both
-//! cores free), with the same code: pairs webmill 5.92 s wall / 7.21 CPU s,
-//! webmill-tuned 5.46 / 6.53, extsort 5.23 / 6.93 (0.88× and 0.96×); wide
-//! webmill 4.37 / 5.18, webmill-tuned 5.09 / 4.86, extsort 4.68 / 5.32
-//! (1.07×). With two free cores extsort's pairs throughput is still level with
-//! or ahead of webmill's: its single full-budget buffer makes 3 runs, and its
-//! last segment is sorted in memory and never read back either.
+//! Per-pair CPU ratios: 0.55 (pairs), 0.65 (wide). An earlier round of 3
+//! pairs an hour before gave 2.02× and 1.99×.
 //!
-//! The change: the last buffer is merged from memory instead of written and
-//! read back; narrow records are sorted by median splits and std's
-//! `sort_unstable` (ipnsort) instead of rayon's `par_sort_unstable` (-0.45 CPU
-//! s on pairs, webmill-tuned, 2 alternating rounds each); the loser tree keeps
-//! only live sources (no `Option` heads on the hot path) and a run reader's
-//! per-record step is a slice-iterator step with block loading out of line.
-//! Earlier figures (other times, other load): wide 1.28×, pairs 0.85–0.9×;
-//! zstd runs and a comparison sort of the index pairs: wide 0.60×, pairs
-//! 0.97×. The goal of 2× is not met: on this machine the runs' sort (~50% of
-//! the pairs profile) and the merge are bound by memory latency.
+//! `cargo bench --bench sort -- --runs 3` at a noisier moment (extsort's own
+//! wide runs ranged 4.19–5.05 s, webmill's 2.09–2.95): pairs 2.08 vs 3.88 s
+//! (1.86×), wide 2.74 vs 4.49 s (1.64×); CPU seconds 1.39× and 1.26× fewer.
+//!
+//! What made the difference, from 1.07×/1.13× (session 3): runs sorted by an
+//! in-place block-wise radix sort (`sort::block_radix`; 0.155 against
+//! 0.35–0.47 CPU s for one 6.7M-pair buffer); the merge cut into key ranges
+//! merged by parallel threads (`sort::merge`); buffers on transparent huge
+//! pages (0.74× wide, 0.90× pairs); a spill sorting while the previous one
+//! writes; raw blocks read and written without extra copies or zero-fills;
+//! key prefixes compared first and branch-free in the loser tree.
 //!
 //! # Data
 //!

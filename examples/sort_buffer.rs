@@ -1,6 +1,7 @@
 //! Micro-benchmark of run formation's in-memory sort: one buffer of random
 //! `(u64, u32)` records (key = splitmix64(i), value = i, as in the sort
-//! bench), sorted by the median-split `par_sort` the sort used before and by
+//! bench), sorted by the median-split sort the sort used before
+//! ([`webmill::sort::median_split_sort`]) and by
 //! [`webmill::sort::block_radix`]. Prints CPU and wall seconds per round and
 //! their medians.
 //!
@@ -34,22 +35,6 @@ fn cpu_secs() -> f64 {
     ts.sec as f64 + ts.nsec as f64 * 1e-9
 }
 
-/// The sort run formation used before (median splits, then std's
-/// `sort_unstable` per part).
-fn par_sort<T: Ord + Send>(v: &mut [T]) {
-    fn split<T: Ord + Send>(v: &mut [T], parts: usize) {
-        if parts < 2 || v.len() < 1 << 15 {
-            v.sort_unstable();
-            return;
-        }
-        let mid = v.len() / 2;
-        v.select_nth_unstable(mid);
-        let (a, b) = v.split_at_mut(mid);
-        rayon::join(|| split(a, parts / 2), || split(b, parts - parts / 2));
-    }
-    split(v, rayon::current_num_threads());
-}
-
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -80,7 +65,7 @@ fn main() {
             buf.copy_from_slice(&input);
             let (c0, t0) = (cpu_secs(), Instant::now());
             if which == 0 {
-                par_sort(&mut buf);
+                webmill::sort::median_split_sort(&mut buf);
             } else {
                 webmill::sort::block_radix::sort_by_key_prefix(
                     &mut buf,

@@ -550,13 +550,22 @@ impl<T: Record> Drop for ExternalSorter<T> {
 
 /// Sorts `v` on the rayon pool. Records with an informative key prefix and no
 /// drop glue (narrow records such as `(u64, u32)`) are radix-sorted in place
-/// ([`block_radix`]: a third of the CPU time on random keys). Others: median
-/// splits (`select_nth_unstable`, in place, linear) into one part per thread,
-/// each sorted by the standard library's unstable sort. Measured on 14M
-/// `(u64, u32)` pairs (2-core VM): 0.79–0.86 CPU s against 1.04–1.08 for
-/// rayon's `par_sort_unstable`, whose pdqsort is older than std's, and no
-/// slower in wall time.
+/// ([`block_radix`]: a third of the CPU time on random keys); others by
+/// [`median_split_sort`].
 fn par_sort<T: Record>(v: &mut [T]) {
+    if T::KEY_PREFIX && !T::PREFIX_SORT && !std::mem::needs_drop::<T>() {
+        block_radix::sort_by_key_prefix(v, &T::key_prefix, &T::cmp);
+        return;
+    }
+    median_split_sort(v);
+}
+
+/// Sorts `v` on the rayon pool by median splits (`select_nth_unstable`, in
+/// place, linear) into one part per thread, each sorted by the standard
+/// library's unstable sort. Measured on 14M `(u64, u32)` pairs (2-core VM):
+/// 0.79–0.86 CPU s against 1.04–1.08 for rayon's `par_sort_unstable`, whose
+/// pdqsort is older than std's, and no slower in wall time.
+pub fn median_split_sort<T: Ord + Send>(v: &mut [T]) {
     fn split<T: Ord + Send>(v: &mut [T], parts: usize) {
         if parts < 2 || v.len() < 1 << 15 {
             v.sort_unstable();
@@ -566,10 +575,6 @@ fn par_sort<T: Record>(v: &mut [T]) {
         v.select_nth_unstable(mid);
         let (a, b) = v.split_at_mut(mid);
         rayon::join(|| split(a, parts / 2), || split(b, parts - parts / 2));
-    }
-    if T::KEY_PREFIX && !T::PREFIX_SORT && !std::mem::needs_drop::<T>() {
-        block_radix::sort_by_key_prefix(v, &T::key_prefix, &T::cmp);
-        return;
     }
     split(v, rayon::current_num_threads());
 }
