@@ -92,7 +92,27 @@ enum Command {
     Dump(cmd::dump::Args),
 }
 
+/// Lets a closed pipe (`webmill export edges JOB | head`) end the process
+/// quietly, as it ends other Unix tools: Rust programs ignore SIGPIPE, so
+/// `println!` would panic on the write error instead.
+fn die_on_closed_pipe() {
+    #[cfg(unix)]
+    {
+        extern "C" {
+            fn signal(signum: std::ffi::c_int, handler: usize) -> usize;
+        }
+        const SIGPIPE: std::ffi::c_int = 13;
+        const SIG_DFL: usize = 0;
+        // SAFETY: restores the default disposition of one signal before any
+        // other thread exists; no handler code of ours is involved.
+        unsafe {
+            signal(SIGPIPE, SIG_DFL);
+        }
+    }
+}
+
 fn main() -> ExitCode {
+    die_on_closed_pipe();
     let cli = Cli::parse();
     if let Some(n) = cli.global.threads {
         if let Err(e) = rayon::ThreadPoolBuilder::new()

@@ -46,6 +46,29 @@ fn small_graph(dir: &Path) -> PathBuf {
     p
 }
 
+/// A reader that stops early (`webmill stats JOB | head -1`) ends the output
+/// quietly: no panic message about a broken pipe.
+#[test]
+fn closed_stdout_pipe_is_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = dir.path().join("job");
+    import(&job, &[&small_graph(dir.path())], &[]).success();
+    for cmd in ["stats", "inspect"] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("webmill"))
+            .arg(cmd)
+            .arg(&job)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Closed before the command writes its first line.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{cmd}: {stderr}");
+    }
+}
+
 #[test]
 fn help_explains_flags_and_defaults() {
     webmill()
