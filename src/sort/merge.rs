@@ -28,7 +28,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use super::record::Record;
-use super::run::open_run;
+use super::run::{open_run, RunInfo};
 use super::{Combine, LoserTree};
 use crate::container::Container;
 use crate::error::{Error, Result};
@@ -385,11 +385,13 @@ pub(super) struct Merged<T: Record> {
 }
 
 impl<T: Record> Merged<T> {
-    /// Opens `paths` (runs of `T`, in input order) and starts merging them.
-    pub fn open(paths: &[&Path], combine: Combine<T>, par: Parallelism) -> Result<Merged<T>> {
-        let runs = paths
+    /// Opens `runs` (in input order) and starts merging them within
+    /// `budget` bytes (see [`Parallelism::for_budget`]).
+    pub fn open(runs: &[RunInfo], combine: Combine<T>, budget: u64) -> Result<Merged<T>> {
+        let par = Parallelism::for_budget::<T>(budget);
+        let runs = runs
             .iter()
-            .map(|p| MergeRun::open(p))
+            .map(|r| MergeRun::open(&r.path))
             .collect::<Result<Vec<_>>>()?;
         let splitters = plan_splitters(&runs, par.segment_records)?;
         let segments = splitters.len() + 1;
@@ -440,29 +442,31 @@ impl<T: Record> Merged<T> {
     /// The next merged record before combining.
     #[inline]
     fn pop(&mut self) -> Result<Option<T>> {
-        match self.current.next() {
-            Some(r) => {
-                self.consumed += 1;
-                Ok(Some(r))
-            }
-            None => self.next_batch(),
-        }
-    }
-
-    /// Waits for the next batch, moving on to the next segment when one ends.
-    #[cold]
-    #[inline(never)]
-    fn next_batch(&mut self) -> Result<Option<T>> {
         loop {
             if let Some(r) = self.current.next() {
                 self.consumed += 1;
                 return Ok(Some(r));
             }
-            let Some(rx) = self.receivers.get(self.segment) else {
+            if !self.next_batch()? {
                 return Ok(None);
+            }
+        }
+    }
+
+    /// Waits for the next batch, moving on to the next segment when one ends;
+    /// `false` after the last segment.
+    #[cold]
+    #[inline(never)]
+    fn next_batch(&mut self) -> Result<bool> {
+        loop {
+            let Some(rx) = self.receivers.get(self.segment) else {
+                return Ok(false);
             };
             match rx.recv() {
-                Ok(Ok(batch)) if !batch.is_empty() => self.current = batch.into_iter(),
+                Ok(Ok(batch)) if !batch.is_empty() => {
+                    self.current = batch.into_iter();
+                    return Ok(true);
+                }
                 Ok(Err(e)) => return Err(e),
                 Err(_) => {
                     return Err(Error::Invalid(format!(

@@ -205,21 +205,6 @@ impl SortConfig {
         let per_run = merge::Parallelism::per_run_bytes(self.block_bytes());
         ((merge_budget / 2 / per_run) as usize).clamp(2, self.max_fan_in.max(2))
     }
-
-    /// Opens the runs at `paths` for a merge within `merge_budget`.
-    fn merge<T: Record>(
-        &self,
-        runs: &[RunInfo],
-        combine: Combine<T>,
-        merge_budget: u64,
-    ) -> Result<merge::Merged<T>> {
-        let paths: Vec<&Path> = runs.iter().map(|r| r.path.as_path()).collect();
-        merge::Merged::open(
-            &paths,
-            combine,
-            merge::Parallelism::for_budget::<T>(merge_budget),
-        )
-    }
 }
 
 /// Figures of a finished sort.
@@ -487,9 +472,7 @@ impl<T: Record> ExternalSorter<T> {
         while self.runs.len() > fan_in {
             self.merge_pass(fan_in)?;
         }
-        let merge = self
-            .cfg
-            .merge(&self.runs, self.combine.clone(), self.merge_budget)?;
+        let merge = merge::Merged::open(&self.runs, self.combine.clone(), self.merge_budget)?;
         self.stats.merge_segments = merge.segments();
         Ok(Sorted {
             inner: SortedInner::Merge(Box::new(merge)),
@@ -508,9 +491,7 @@ impl<T: Record> ExternalSorter<T> {
             Some(total),
             Unit::Records,
         );
-        let mut merge = self
-            .cfg
-            .merge(&group, self.combine.clone(), self.merge_budget)?;
+        let mut merge = merge::Merged::open(&group, self.combine.clone(), self.merge_budget)?;
         let mut w = RunWriter::<T>::create(
             &self.cfg.dir,
             level,
