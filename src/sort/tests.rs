@@ -102,29 +102,40 @@ fn input(n: u64) -> Vec<(u64, u32)> {
         .collect()
 }
 
+type Pairs = Vec<(u64, u32)>;
+
+/// [`input`] and the same records sorted: what a sort of it must give.
+fn input_and_sorted(n: u64) -> (Pairs, Pairs) {
+    let data = input(n);
+    let mut want = data.clone();
+    want.sort();
+    (data, want)
+}
+
+/// Pushes every record of `data`.
+fn push_all(s: &mut ExternalSorter<(u64, u32)>, data: &[(u64, u32)]) {
+    for r in data {
+        s.push(*r).unwrap();
+    }
+}
+
 /// A sorter dropped mid-input (as a crash would leave it) is resumed: its runs
 /// are reused, the replayed prefix is skipped, the output is unchanged.
 #[test]
 fn resumes_after_interruption() {
     let dir = tempfile::tempdir().unwrap();
-    let data = input(50_000);
-    let mut want = data.clone();
-    want.sort();
+    let (data, want) = input_and_sorted(50_000);
     let c = cfg(dir.path(), 64 << 10, 4);
     {
         let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
-        for r in &data[..30_000] {
-            s.push(*r).unwrap();
-        }
+        push_all(&mut s, &data[..30_000]);
         // dropped: the crash
     }
     let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
     let resume = s.resume_point();
     assert!(resume > 0 && resume <= 30_000, "resume point {resume}");
     assert!(!s.input_complete());
-    for r in &data {
-        s.push(*r).unwrap();
-    }
+    push_all(&mut s, &data);
     let out = s.finish().unwrap();
     assert!(out.stats().reused_runs > 0);
     assert_eq!(collect(out), want);
@@ -139,15 +150,11 @@ fn resumes_after_interruption() {
 #[test]
 fn corrupt_run_is_redone() {
     let dir = tempfile::tempdir().unwrap();
-    let data = input(20_000);
-    let mut want = data.clone();
-    want.sort();
+    let (data, want) = input_and_sorted(20_000);
     let c = cfg(dir.path(), 32 << 10, 4);
     {
         let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
-        for r in &data {
-            s.push(*r).unwrap();
-        }
+        push_all(&mut s, &data);
     }
     let mut runs: Vec<_> = fs::read_dir(&c.dir)
         .unwrap()
@@ -163,9 +170,7 @@ fn corrupt_run_is_redone() {
     fs::write(victim, bytes).unwrap();
     let mut s = ExternalSorter::new(c, Combine::None).unwrap();
     assert!(s.resume_point() < 20_000);
-    for r in &data {
-        s.push(*r).unwrap();
-    }
+    push_all(&mut s, &data);
     assert_eq!(collect(s.finish().unwrap()), want);
 }
 
@@ -176,9 +181,7 @@ fn corrupt_block_during_merge_names_the_file() {
     let data = input(20_000);
     let c = cfg(dir.path(), 32 << 10, 64);
     let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
-    for r in &data {
-        s.push(*r).unwrap();
-    }
+    push_all(&mut s, &data);
     s.wait_pending().unwrap();
     let victim = s.runs[0].path.clone();
     let mut bytes = fs::read(&victim).unwrap();
@@ -279,15 +282,11 @@ fn one_key_larger_than_a_segment() {
 #[test]
 fn resumes_after_crash_during_merge() {
     let dir = tempfile::tempdir().unwrap();
-    let data = input(70_000);
-    let mut want = data.clone();
-    want.sort();
+    let (data, want) = input_and_sorted(70_000);
     let c = cfg(dir.path(), segments_budget(), 64);
     {
         let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
-        for r in &data {
-            s.push(*r).unwrap();
-        }
+        push_all(&mut s, &data);
         let mut out = s.finish().unwrap();
         assert!(out.stats().runs >= 2 && out.stats().merge_segments > 1);
         // Part of the output consumed, then the crash.
@@ -307,14 +306,10 @@ fn resumes_after_crash_during_merge() {
 #[test]
 fn small_merge_budget() {
     let dir = tempfile::tempdir().unwrap();
-    let data = input(70_000);
-    let mut want = data.clone();
-    want.sort();
+    let (data, want) = input_and_sorted(70_000);
     let c = cfg(dir.path(), segments_budget(), 64);
     let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
-    for r in &data {
-        s.push(*r).unwrap();
-    }
+    push_all(&mut s, &data);
     s.set_merge_budget(64 << 10);
     let out = s.finish().unwrap();
     assert!(out.stats().merge_segments > 10, "{:?}", out.stats());
