@@ -114,10 +114,12 @@ pub fn dump_file(path: &Path, out: &mut dyn Write) -> Result<()> {
             dump_dedup(k, path, out)?
         }
         other => {
-            return Err(Error::Invalid(format!(
-                "{}: no record dump for file kind {other:?}; `webmill inspect` shows its blocks",
-                path.display()
-            )))
+            return Err(Error::usage_at(
+                path,
+                format!(
+                    "no record dump for file kind {other:?}; `webmill inspect` shows its blocks"
+                ),
+            ))
         }
     }
     Ok(())

@@ -18,16 +18,16 @@ pub fn parse_bytes(text: &str) -> Result<u64> {
         "G" => 1 << 30,
         "T" => 1 << 40,
         _ => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::usage(format!(
                 "cannot read {text:?} as a size in bytes: unknown unit {unit:?} (use K, M, G or T)"
             )))
         }
     };
     let value: f64 = num
         .parse()
-        .map_err(|_| Error::Invalid(format!("cannot read {text:?} as a size in bytes")))?;
+        .map_err(|_| Error::usage(format!("cannot read {text:?} as a size in bytes")))?;
     if !(value.is_finite() && value >= 0.0) {
-        return Err(Error::Invalid(format!("{text:?} is not a size in bytes")));
+        return Err(Error::usage(format!("{text:?} is not a size in bytes")));
     }
     Ok((value * mult as f64) as u64)
 }

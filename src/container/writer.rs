@@ -61,7 +61,7 @@ fn compress(raw: &[u8], level: i32) -> Result<Vec<u8>> {
     thread_local! {
         static COMPRESSOR: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> = const { RefCell::new(None) };
     }
-    let failed = |e: std::io::Error| Error::Invalid(format!("zstd compression failed: {e}"));
+    let failed = |e: std::io::Error| Error::internal(format!("zstd compression failed: {e}"));
     COMPRESSOR.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.as_ref().is_none_or(|(l, _)| *l != level) {
@@ -123,7 +123,7 @@ impl ContainerWriter {
         params: &serde_json::Value,
     ) -> Result<ContainerWriter> {
         let mut file = PartialFile::create(path)?;
-        let params = serde_json::to_vec(params).map_err(|e| Error::Invalid(e.to_string()))?;
+        let params = serde_json::to_vec(params).map_err(|e| Error::internal(e.to_string()))?;
         let mut header = Vec::with_capacity(64 + params.len());
         header.extend_from_slice(MAGIC);
         header.extend_from_slice(&kind_tag(kind));
@@ -228,7 +228,7 @@ impl ContainerWriter {
     /// Writes the footer with `meta` (a JSON object), fsyncs and publishes the
     /// file. Returns its final path and size.
     pub fn finish(mut self, meta: &serde_json::Value) -> Result<(PathBuf, u64)> {
-        let meta = serde_json::to_vec(meta).map_err(|e| Error::Invalid(e.to_string()))?;
+        let meta = serde_json::to_vec(meta).map_err(|e| Error::internal(e.to_string()))?;
         let footer_offset = self.file.position();
         let footer = &mut self.scratch;
         footer.clear();

@@ -129,7 +129,7 @@ impl BroderSketcher {
         }
     }
 
-    /// Shingles of `k` words (≥ 1, else [`Error::Invalid`](crate::Error::Invalid)) and
+    /// Shingles of `k` words (≥ 1, else [`Error::Usage`](crate::Error::Usage)) and
     /// fingerprint functions drawn from `seed`.
     pub fn with_params(k: usize, seed: u64) -> Result<BroderSketcher> {
         Ok(BroderSketcher {

@@ -554,7 +554,7 @@ pub fn evaluate(job: &Job, opts: &EvalOptions) -> Result<EvalReport> {
     let started = Instant::now();
     let alg = opts.alg;
     if opts.sample < 2 {
-        return Err(Error::Invalid(format!(
+        return Err(Error::usage(format!(
             "--sample must be at least 2 docs, got {}",
             opts.sample
         )));
@@ -602,7 +602,7 @@ pub fn evaluate(job: &Job, opts: &EvalOptions) -> Result<EvalReport> {
         _ => default_target(alg, threshold.unwrap_or(0.8)),
     });
     if !(target > 0.0 && target <= 1.0) {
-        return Err(Error::Invalid(format!(
+        return Err(Error::usage(format!(
             "--target must be in (0, 1], got {target}"
         )));
     }

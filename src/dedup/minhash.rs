@@ -132,7 +132,7 @@ impl MinHasher {
     pub fn with_banding(mut self, bands: usize, rows: usize) -> Result<MinHasher> {
         let total = bands.checked_mul(rows);
         if bands == 0 || rows == 0 || bands > 256 || total.is_none_or(|t| t > MINHASH_LEN) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::usage(format!(
                 "min-hash banding {bands} bands × {rows} rows: need at least 1 of each, at most 256 bands and at most {MINHASH_LEN} entries in all"
             )));
         }

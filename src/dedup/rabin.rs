@@ -116,10 +116,10 @@ impl Rabin {
     }
 
     /// A fingerprinter for `x^64 + low`, which must be irreducible
-    /// ([`Error::Invalid`] otherwise).
+    /// ([`Error::Usage`] otherwise).
     pub fn new(low: u64) -> Result<Box<Rabin>> {
         if !is_irreducible(low) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::usage(format!(
                 "x^64 + {low:#018x} is not irreducible over GF(2): it cannot be a Rabin fingerprint polynomial"
             )));
         }

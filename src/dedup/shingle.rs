@@ -109,13 +109,11 @@ pub struct Shingler {
 }
 
 impl Shingler {
-    /// Shingles of `k` words; `k` must be at least 1 ([`Error::Invalid`]).
+    /// Shingles of `k` words; `k` must be at least 1 ([`Error::Usage`]).
     pub fn new(k: usize) -> Result<Shingler> {
         match NonZeroUsize::new(k) {
             Some(k) => Ok(Shingler::with_len(k)),
-            None => Err(Error::Invalid(
-                "shingle length must be at least 1 word".into(),
-            )),
+            None => Err(Error::usage("shingle length must be at least 1 word")),
         }
     }
 

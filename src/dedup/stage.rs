@@ -110,7 +110,7 @@ impl Alg {
     /// Parses a name.
     pub fn parse(s: &str) -> Result<Alg> {
         Alg::ALL.into_iter().find(|a| a.name() == s).ok_or_else(|| {
-            Error::Invalid(format!(
+            Error::usage(format!(
                 "unknown algorithm {s:?} (exact, broder, charikar, minhash)"
             ))
         })
@@ -171,7 +171,7 @@ impl Verify {
         match s {
             "sketch" => Ok(Verify::Sketch),
             "exact" => Ok(Verify::Exact),
-            _ => Err(Error::Invalid(format!(
+            _ => Err(Error::usage(format!(
                 "unknown verification {s:?} (sketch, exact)"
             ))),
         }
@@ -287,7 +287,7 @@ fn parse_sketch<'a>(
     let set = if with_set {
         let set = get_bytes(input, "shingle set")?;
         if check && set.len() % 8 != 0 {
-            return Err(Error::Invalid(format!(
+            return Err(Error::record(format!(
                 "shingle set of {} bytes: expected a multiple of 8",
                 set.len()
             )));
@@ -302,9 +302,7 @@ fn parse_sketch<'a>(
                 })
                 .is_err()
         {
-            return Err(Error::Invalid(
-                "shingle set not strictly increasing".to_string(),
-            ));
+            return Err(Error::record("shingle set not strictly increasing"));
         }
         Some(set)
     } else {
@@ -331,11 +329,7 @@ pub fn for_each_sketch(
 ) -> Result<()> {
     let file = PageFile::open(path, SKETCH_KIND)?;
     let with_set = file_shingle_set(&file).is_some();
-    file.for_each(|doc, input| {
-        let r = parse_sketch(doc, input, with_set, true)
-            .map_err(|e| Error::Invalid(format!("{}: doc {doc}: {e}", path.display())))?;
-        f(r)
-    })
+    file.for_each(|doc, input| f(parse_sketch(doc, input, with_set, true)?))
 }
 
 /// The exact Jaccard coefficient of two sets of `u64` little-endian values,
@@ -557,20 +551,20 @@ fn params(alg: Alg, opts: &DedupOptions, text_checksum: &str) -> serde_json::Val
 /// Runs (or resumes, or skips) near-duplicate detection for `opts.algs`.
 pub fn dedup(job: &mut Job, opts: &DedupOptions, s: &Settings) -> Result<Vec<(Alg, DedupOutcome)>> {
     if opts.algs.is_empty() {
-        return Err(Error::Invalid("dedup needs at least one --alg".into()));
+        return Err(Error::usage("dedup needs at least one --alg"));
     }
     if !(opts.threshold > 0.0 && opts.threshold <= 1.0) {
-        return Err(Error::Invalid(format!(
+        return Err(Error::usage(format!(
             "--threshold must be in (0, 1], got {}",
             opts.threshold
         )));
     }
     if opts.max_group < 2 {
-        return Err(Error::Invalid("--max-group must be at least 2".into()));
+        return Err(Error::usage("--max-group must be at least 2"));
     }
     if opts.verify == Verify::Exact && opts.algs.contains(&Alg::Charikar) {
-        return Err(Error::Invalid(
-            "--verify exact is defined for broder and minhash (exact Jaccard of shingle sets), not for charikar, whose similarity is its sketch's bit agreement: run charikar in a separate `webmill dedup` without --verify exact".into(),
+        return Err(Error::usage(
+            "--verify exact is defined for broder and minhash (exact Jaccard of shingle sets), not for charikar, whose similarity is its sketch's bit agreement: run charikar in a separate `webmill dedup` without --verify exact",
         ));
     }
     let graph = crate::graph::graph_stage(job)?;
@@ -802,15 +796,12 @@ impl<'a> DocCursor<'a> {
                         return Ok(None);
                     }
                     let (pending, with_set) = (&mut self.pending, self.with_set);
-                    let path = self.file.container().path();
                     self.file
                         .visit_block(self.block, &mut self.buf, |d, input| {
                             // Copy exactly this record's payload (records are
                             // self-delimiting: host, sketch, [shingle set]).
                             let start = *input;
-                            parse_sketch(d, input, with_set, true).map_err(|e| {
-                                Error::Invalid(format!("{}: doc {d}: {e}", path.display()))
-                            })?;
+                            parse_sketch(d, input, with_set, true)?;
                             pending.push_back((d, start[..start.len() - input.len()].to_vec()));
                             Ok(())
                         })?;
@@ -852,9 +843,7 @@ fn finish_alg(
                         }
                     }
                     None => {
-                        return Err(Error::Invalid(format!(
-                            "internal error: docID {doc} not in the doc table"
-                        )))
+                        return Err(Error::internal(format!("docID {doc} not in the doc table")))
                     }
                 }
             };
@@ -877,15 +866,17 @@ fn finish_alg(
     if file_shingle_set(&sketch_file).map(|k| k as usize)
         != sketchers.set_shingler(alg).map(Shingler::k)
     {
-        return Err(Error::Invalid(format!(
-            "{}: its shingle sets do not match --verify {}; rerun with --force",
-            sketch_path.display(),
-            if sketchers.set_shingler(alg).is_some() {
-                "exact"
-            } else {
-                "sketch"
-            }
-        )));
+        return Err(Error::usage_at(
+            &sketch_path,
+            format!(
+                "its shingle sets do not match --verify {}; rerun with --force",
+                if sketchers.set_shingler(alg).is_some() {
+                    "exact"
+                } else {
+                    "sketch"
+                }
+            ),
+        ));
     }
 
     // Candidates.
@@ -1078,9 +1069,11 @@ impl UnionFind {
     fn new(n: u64, budget: u64) -> Result<UnionFind> {
         let need = n.saturating_mul(if n < u32::MAX as u64 { 4 } else { 8 });
         if need > budget {
-            return Err(Error::Invalid(format!(
-                "clustering {n} docs needs {need} bytes for union-find, more than --mem {budget}; raise --mem"
-            )));
+            return Err(Error::budget(
+                format!("union-find over {n} docs"),
+                need,
+                budget,
+            ));
         }
         Ok(if n < u32::MAX as u64 {
             UnionFind {
@@ -1163,15 +1156,15 @@ pub fn for_each_pair(path: &Path, mut f: impl FnMut(u64, u64, f32) -> Result<()>
         let d = get_u64(input, "pair")?;
         let (sim, rest) = input
             .split_first_chunk::<4>()
-            .ok_or_else(|| Error::Invalid("pair similarity cut".into()))?;
+            .ok_or_else(|| Error::record("pair similarity cut"))?;
         *input = rest;
         let sim = f32::from_le_bytes(*sim);
         let b = a
             .checked_add(d)
             .filter(|&b| b > a)
-            .ok_or_else(|| Error::Invalid(format!("pair ({a}, {a} + {d}) is not a < b")))?;
+            .ok_or_else(|| Error::record(format!("pair ({a}, {a} + {d}) is not a < b")))?;
         if !(0.0..=1.0).contains(&sim) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::record(format!(
                 "pair ({a}, {b}): similarity {sim} outside [0, 1]"
             )));
         }
@@ -1189,10 +1182,10 @@ pub fn for_each_cluster_member(
         let d = get_u64(input, "member")?;
         let (&keep, rest) = input
             .split_first()
-            .ok_or_else(|| Error::Invalid("keep flag cut".into()))?;
+            .ok_or_else(|| Error::record("keep flag cut"))?;
         *input = rest;
         if d < c || keep > 1 {
-            return Err(Error::Invalid(format!(
+            return Err(Error::record(format!(
                 "cluster {c}: member {d} with keep flag {keep} (members are ≥ the cluster id, flags 0 or 1)"
             )));
         }

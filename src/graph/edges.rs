@@ -127,14 +127,14 @@ impl EdgeWriter {
     /// Adds an arc; arcs must come in strictly increasing (node, neighbour) order.
     pub fn push(&mut self, node: u64, neighbour: u64) -> Result<()> {
         if self.last_arc.is_some_and(|last| last >= (node, neighbour)) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::internal(format!(
                 "{}: arcs out of order: ({node}, {neighbour}) after {:?}",
                 self.w.path().display(),
                 self.last_arc
             )));
         }
         if node >= self.stats.nodes || neighbour >= self.stats.nodes {
-            return Err(Error::Invalid(format!(
+            return Err(Error::internal(format!(
                 "{}: arc ({node}, {neighbour}) outside the graph's {} nodes",
                 self.w.path().display(),
                 self.stats.nodes

@@ -132,7 +132,7 @@ impl ReadCheckpoint {
     fn save(&self, path: &Path) -> Result<()> {
         write_atomic(
             path,
-            &serde_json::to_vec(self).map_err(|e| Error::Invalid(e.to_string()))?,
+            &serde_json::to_vec(self).map_err(|e| Error::internal(e.to_string()))?,
         )
     }
 }
@@ -158,7 +158,10 @@ fn input_params(opts: &ImportOptions) -> Result<serde_json::Value> {
     for p in &opts.inputs {
         let meta = std::fs::metadata(p).at(p)?;
         if !meta.is_file() {
-            return Err(Error::Invalid(format!("{}: not a file", p.display())));
+            return Err(Error::usage_at(
+                p,
+                "not a file: import-graph reads edge-list files",
+            ));
         }
         let abs = std::fs::canonicalize(p).at(p)?;
         inputs.push(json!({"path": abs.to_string_lossy(), "bytes": meta.len()}));
@@ -181,15 +184,13 @@ fn sort_cfg(tmp: &Path, name: &str, budget: u64, s: &Settings) -> SortConfig {
 /// Runs (or resumes, or skips) the import into `job`.
 pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result<ImportOutcome> {
     if opts.inputs.is_empty() {
-        return Err(Error::Invalid(
-            "import-graph needs at least one input file".into(),
-        ));
+        return Err(Error::usage("import-graph needs at least one input file"));
     }
     if opts.format == GraphFormat::Cc {
         let Some((vertices, edges)) = opts.inputs.split_first().filter(|(_, e)| !e.is_empty())
         else {
-            return Err(Error::Invalid(
-                "--format cc needs the vertices file first, then at least one edges file".into(),
+            return Err(Error::usage(
+                "--format cc needs the vertices file first, then at least one edges file",
             ));
         };
         cc::check_roles(vertices, edges)?;
@@ -258,8 +259,8 @@ pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result
         s,
     )?;
     if fwd_stats.arcs != rev_stats.arcs {
-        return Err(Error::Invalid(format!(
-            "internal error: {} forward arcs but {} transposed",
+        return Err(Error::internal(format!(
+            "{} forward arcs but {} transposed",
             fwd_stats.arcs, rev_stats.arcs
         )));
     }
@@ -420,7 +421,7 @@ fn read_tsv(
                 return Ok(());
             }
             let arc = NamedArc::new(&src_key, &dst_key)
-                .ok_or_else(|| Error::Invalid("a node name longer than 4 GiB".into()))?;
+                .ok_or_else(|| Error::usage("a node name longer than 4 GiB"))?;
             by_src.push(arc)
         },
     )?;
@@ -511,8 +512,8 @@ impl<K: Record> DocIds<K> {
                 break;
             }
         }
-        Err(Error::Invalid(
-            "internal error: a node of an arc is missing from the sorted nodes".into(),
+        Err(Error::internal(
+            "a node of an arc is missing from the sorted nodes",
         ))
     }
 }
@@ -526,9 +527,8 @@ fn graph_doc(id: u64) -> Doc {
 }
 
 fn named_doc(order: NameOrder, key: &[u8]) -> Result<Doc> {
-    let name = std::str::from_utf8(order.name_of_key(key)).map_err(|_| {
-        Error::Invalid("internal error: a node name in the sort is not UTF-8".into())
-    })?;
+    let name = std::str::from_utf8(order.name_of_key(key))
+        .map_err(|_| Error::internal("a node name in the sort is not UTF-8"))?;
     Ok(Doc {
         url: name.to_string(),
         crawled: true,
@@ -606,7 +606,7 @@ impl Steps<'_> {
     ) -> Result<()> {
         let s = self.s;
         let Some((vertices, edges)) = opts.inputs.split_first() else {
-            return Err(Error::Invalid("--format cc needs a vertices file".into()));
+            return Err(Error::usage("--format cc needs a vertices file"));
         };
         let vertices_ckpt = self.tmp.join("vertices.json");
         let mut ckpt = if self.docs_path.exists() && vertices_ckpt.exists() {

@@ -90,7 +90,7 @@ impl InputSpec {
         let meta = std::fs::metadata(&path).at(&path)?;
         if meta.is_file() {
             if base.is_some() {
-                return Err(Error::Invalid(format!(
+                return Err(Error::usage(format!(
                     "{arg}: a base URL applies to a directory, not a file"
                 )));
             }
@@ -100,11 +100,11 @@ impl InputSpec {
         let base = match base.or_else(|| default_base.map(str::to_string)) {
             Some(b) => b,
             None => ::url::Url::from_directory_path(&abs)
-                .map_err(|_| Error::Invalid(format!("{}: cannot make a file URL", abs.display())))?
+                .map_err(|_| Error::usage(format!("{}: cannot make a file URL", abs.display())))?
                 .to_string(),
         };
         let mut base = url::normalize(&base)
-            .ok_or_else(|| Error::Invalid(format!("{base}: not an http(s) or file URL")))?;
+            .ok_or_else(|| Error::usage(format!("{base}: not an http(s) or file URL")))?;
         if !base.ends_with('/') {
             base.push('/');
         }
@@ -297,12 +297,10 @@ fn file_url(base: &::url::Url, rel: &Path) -> Option<String> {
 /// Runs (or resumes, or skips) the ingest of `opts.inputs` into `job`.
 pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<IngestOutcome> {
     if opts.inputs.is_empty() {
-        return Err(Error::Invalid("ingest needs at least one input".into()));
+        return Err(Error::usage("ingest needs at least one input"));
     }
     if opts.segment_records == 0 {
-        return Err(Error::Invalid(
-            "segment size must be at least 1 record".into(),
-        ));
+        return Err(Error::usage("segment size must be at least 1 record"));
     }
     let params = input_params(opts)?;
     let outputs = [PAGES_FILE, TEXT_FILE, REPO_FILE, LINKS_FILE];
@@ -330,7 +328,7 @@ pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<Inges
             }
             InputSpec::Dir { dir, base } => {
                 let base =
-                    ::url::Url::parse(base).map_err(|e| Error::Invalid(format!("{base}: {e}")))?;
+                    ::url::Url::parse(base).map_err(|e| Error::usage(format!("{base}: {e}")))?;
                 let files = list_files(dir)?;
                 for chunk in files.chunks(opts.segment_records as usize) {
                     for f in chunk {
@@ -370,7 +368,7 @@ pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<Inges
                 if let Ok(segs) = &r {
                     if let Some(skip) = first_skip(segs)? {
                         let mut f = strict_failure.lock().unwrap_or_else(|e| e.into_inner());
-                        f.get_or_insert(Error::Invalid(format!(
+                        f.get_or_insert(Error::usage(format!(
                             "{skip} (--strict: bad input is an error)"
                         )));
                     }
@@ -429,7 +427,7 @@ pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<Inges
         ..Figures::default()
     };
     if let serde_json::Value::Object(mut map) =
-        serde_json::to_value(&counts).map_err(|e| Error::Invalid(e.to_string()))?
+        serde_json::to_value(&counts).map_err(|e| Error::internal(e.to_string()))?
     {
         map.insert("input_bytes".into(), json!(total_bytes));
         figures.extra = map;
@@ -546,7 +544,7 @@ impl Segment {
             counts: self.counts,
             skips: self.skips,
         };
-        let meta = serde_json::to_value(&meta).map_err(|e| Error::Invalid(e.to_string()))?;
+        let meta = serde_json::to_value(&meta).map_err(|e| Error::internal(e.to_string()))?;
         self.links.finish(&json!({}))?;
         self.text.finish(&json!({}))?;
         self.repo.finish(&json!({}))?;
@@ -794,7 +792,7 @@ fn warc_unit(
         } else {
             Some(
                 serde_json::to_value(reader.resume_point())
-                    .map_err(|e| Error::Invalid(e.to_string()))?,
+                    .map_err(|e| Error::internal(e.to_string()))?,
             )
         };
         segs.push(seg.finish(next)?);

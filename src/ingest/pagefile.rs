@@ -62,8 +62,8 @@ impl PageFileWriter {
         if self.records == 0 {
             self.first = page;
         } else if page < self.last {
-            return Err(Error::Invalid(format!(
-                "internal error: page {page} after page {} in {}",
+            return Err(Error::internal(format!(
+                "page {page} after page {} in {}",
                 self.last,
                 self.w.path().display()
             )));
@@ -173,7 +173,7 @@ impl PageFile {
             last = page;
             let before = input.len();
             f(page, &mut input).map_err(|e| match e {
-                Error::Invalid(d) => bad(format!("record {n} (page {page}): {d}")),
+                Error::Record(d) => bad(format!("record {n} (page {page}): {d}")),
                 e => e,
             })?;
             debug_assert!(input.len() <= before);
@@ -209,11 +209,11 @@ pub fn concat(
         let c = Container::open_kind(path, kind, VERSION)?;
         for i in 0..c.blocks().len() {
             let key = block_key(&c, i)?.checked_add(*base).ok_or_else(|| {
-                Error::Invalid(format!("{}: page numbers overflow", path.display()))
+                Error::internal(format!("{}: page numbers overflow", path.display()))
             })?;
             if key < next {
-                return Err(Error::Invalid(format!(
-                    "internal error: {} starts at page {key}, before page {next}",
+                return Err(Error::internal(format!(
+                    "{} starts at page {key}, before page {next}",
                     path.display()
                 )));
             }
@@ -225,20 +225,20 @@ pub fn concat(
     Ok(w.finish(meta)?.1)
 }
 
-/// Reads a varint field of a payload; `Error::Invalid` if cut.
+/// Reads a varint field of a payload; `Error::Record` if cut.
 pub fn get_u64(input: &mut &[u8], what: &str) -> Result<u64> {
-    varint::get(input).ok_or_else(|| Error::Invalid(format!("bad {what}")))
+    varint::get(input).ok_or_else(|| Error::record(format!("bad {what}")))
 }
 
-/// Reads a length-prefixed field of a payload; `Error::Invalid` if cut.
+/// Reads a length-prefixed field of a payload; `Error::Record` if cut.
 pub fn get_bytes<'a>(input: &mut &'a [u8], what: &str) -> Result<&'a [u8]> {
-    varint::get_bytes(input).ok_or_else(|| Error::Invalid(format!("bad {what}")))
+    varint::get_bytes(input).ok_or_else(|| Error::record(format!("bad {what}")))
 }
 
 /// Reads a length-prefixed UTF-8 field.
 pub fn get_str<'a>(input: &mut &'a [u8], what: &str) -> Result<&'a str> {
     std::str::from_utf8(get_bytes(input, what)?)
-        .map_err(|_| Error::Invalid(format!("{what} is not UTF-8")))
+        .map_err(|_| Error::record(format!("{what} is not UTF-8")))
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ impl PageRec {
         let status = get_u64(input, "status")?;
         Ok(PageRec {
             status: u16::try_from(status)
-                .map_err(|_| crate::Error::Invalid(format!("status {status} out of range")))?,
+                .map_err(|_| crate::Error::record(format!("status {status} out of range")))?,
             bytes: get_u64(input, "byte count")?,
             url: get_str(input, "URL")?.to_string(),
             title: get_str(input, "title")?.to_string(),
@@ -99,9 +99,9 @@ impl LinkKind {
 pub fn get_kind(input: &mut &[u8]) -> Result<LinkKind> {
     let (&b, rest) = input
         .split_first()
-        .ok_or_else(|| crate::Error::Invalid("bad link kind".into()))?;
+        .ok_or_else(|| crate::Error::record("bad link kind"))?;
     *input = rest;
-    LinkKind::from_u8(b).ok_or_else(|| crate::Error::Invalid(format!("unknown link kind {b}")))
+    LinkKind::from_u8(b).ok_or_else(|| crate::Error::record(format!("unknown link kind {b}")))
 }
 
 /// A link as listed in `links.wm`: from the record's page to `target`.
@@ -134,7 +134,7 @@ pub fn decode_text<'a>(input: &mut &'a [u8]) -> Result<(&'a str, &'a [u8])> {
         words.split(' ').count()
     };
     if n != flags.len() {
-        return Err(crate::Error::Invalid(format!(
+        return Err(crate::Error::record(format!(
             "{n} words but {} flags",
             flags.len()
         )));
@@ -272,7 +272,7 @@ pub fn format_record(
                 .then(|| format!("{key}\t{src}\t{}\t{}", k.name(), escape(text)))
         }
         other => {
-            return Err(crate::Error::Invalid(format!(
+            return Err(crate::Error::record(format!(
                 "not a page-file kind: {other:?}"
             )))
         }

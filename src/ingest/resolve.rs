@@ -258,7 +258,7 @@ impl Counts {
     }
 
     fn save(&self, tmp: &Path) -> Result<()> {
-        let bytes = serde_json::to_vec(self).map_err(|e| Error::Invalid(e.to_string()))?;
+        let bytes = serde_json::to_vec(self).map_err(|e| Error::internal(e.to_string()))?;
         crate::publish::write_atomic(tmp.join(COUNTS_FILE), &bytes)
     }
 }
@@ -311,9 +311,7 @@ fn collect_urls(
 }
 
 fn bad_record(what: &str) -> Error {
-    Error::Invalid(format!(
-        "internal error: malformed {what} record in the URL sort"
-    ))
+    Error::internal(format!("malformed {what} record in the URL sort"))
 }
 
 /// Step 2: docIDs in key order.
@@ -407,8 +405,8 @@ fn write_pagedoc(mut sorted: Sorted<(u64, u64)>, path: &Path, pages: u64) -> Res
     let mut payload = Vec::new();
     while let Some((page, v)) = sorted.next_record()? {
         if page != expect {
-            return Err(Error::Invalid(format!(
-                "internal error: page map has page {page} where page {expect} was expected"
+            return Err(Error::internal(format!(
+                "page map has page {page} where page {expect} was expected"
             )));
         }
         expect += 1;
@@ -417,8 +415,8 @@ fn write_pagedoc(mut sorted: Sorted<(u64, u64)>, path: &Path, pages: u64) -> Res
         w.push(page, &payload)?;
     }
     if expect != pages {
-        return Err(Error::Invalid(format!(
-            "internal error: page map has {expect} pages, the page list {pages}"
+        return Err(Error::internal(format!(
+            "page map has {expect} pages, the page list {pages}"
         )));
     }
     w.finish(&json!({ "pages": pages }))?;
@@ -454,8 +452,8 @@ fn join_sources(
         while cur.is_none_or(|(p, _)| p < page) {
             if decoded.is_empty() {
                 if block == map.container().blocks().len() {
-                    return Err(Error::Invalid(format!(
-                        "internal error: link from page {page}, which the page map lacks"
+                    return Err(Error::internal(format!(
+                        "link from page {page}, which the page map lacks"
                     )));
                 }
                 map.visit_block(block, &mut buf, |p, input| {

@@ -49,11 +49,15 @@ pub fn for_each_page_text(
                 },
             }
         }
-        Err(Error::Invalid(format!(
-            "{}: page {page} has text but no docID in {}",
-            text.container().path().display(),
-            map.container().path().display()
-        )))
+        Err(Error::corrupt(
+            map.container().path(),
+            "page map",
+            0,
+            format!(
+                "page {page} has a token stream in {} but no docID",
+                text.container().path().display()
+            ),
+        ))
     })
 }
 
@@ -86,15 +90,17 @@ pub fn for_each_doc_text(
                     }
                 }
                 None => {
-                    return Err(Error::Invalid(format!(
-                        "docID {doc} is missing from {}",
-                        docs.container().path().display()
-                    )))
+                    return Err(Error::corrupt(
+                        docs.container().path(),
+                        "doc table",
+                        0,
+                        format!("docID {doc} is missing"),
+                    ))
                 }
             }
         };
-        let words = std::str::from_utf8(&words)
-            .map_err(|_| Error::Invalid("internal error: words are not UTF-8".into()))?;
+        let words =
+            std::str::from_utf8(&words).map_err(|_| Error::internal("words are not UTF-8"))?;
         f(doc, &url, words)?;
     }
     drop(sorted);

@@ -45,8 +45,8 @@ impl UrlTableWriter {
     /// Appends a pair; pairs must come in increasing order.
     pub fn push(&mut self, fp: u64, doc: u64) -> Result<()> {
         if self.last.is_some_and(|l| l >= (fp, doc)) {
-            return Err(Error::Invalid(format!(
-                "internal error: URL table pair ({fp:016x}, {doc}) out of order"
+            return Err(Error::internal(format!(
+                "URL table pair ({fp:016x}, {doc}) out of order"
             )));
         }
         self.last = Some((fp, doc));

@@ -282,8 +282,8 @@ impl Job {
     }
 
     fn save(&self) -> Result<()> {
-        let bytes =
-            serde_json::to_vec_pretty(&self.manifest).map_err(|e| Error::Invalid(e.to_string()))?;
+        let bytes = serde_json::to_vec_pretty(&self.manifest)
+            .map_err(|e| Error::internal(e.to_string()))?;
         write_atomic(self.dir.join(MANIFEST), &bytes)
     }
 

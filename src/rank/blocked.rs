@@ -257,7 +257,7 @@ fn partition(inputs: &Inputs, block: u64, parts: &[PathBuf], s: &Settings) -> Re
             offsets.clear();
             offsets.extend(rest[..cut].iter().map(|&d| (d - base) as u32));
             let w = writers.get_mut(b as usize).ok_or_else(|| {
-                Error::Invalid(format!(
+                Error::internal(format!(
                     "{}: arc ({src}, {first}) outside the graph's {} nodes",
                     inputs.forward.display(),
                     inputs.n
@@ -290,7 +290,7 @@ impl ContribWindow<'_> {
         let b = (i / BLOCK_VALUES as u64) as usize;
         if b != self.index || self.map.is_none() {
             if i >= self.v.len() {
-                return Err(Error::Invalid(format!(
+                return Err(Error::internal(format!(
                     "{}: index {i} past the end ({} values)",
                     self.v.container().path().display(),
                     self.v.len()
@@ -383,7 +383,7 @@ fn write_contributions(x: &RankVector, deg: &RankVector, path: &Path, n: u64) ->
         x.read_block(i, &mut s1, &mut xb)?;
         deg.read_block(i, &mut s2, &mut db)?;
         if xb.len() != db.len() {
-            return Err(Error::Invalid(format!(
+            return Err(Error::internal(format!(
                 "{}: block {i} holds {} values, the degrees' {}",
                 x.container().path().display(),
                 xb.len(),
@@ -417,7 +417,7 @@ impl Iterate for BlockedEngine {
         let x = RankVector::open(prev)?;
         let deg = RankVector::open(&self.degrees)?;
         if x.len() != self.n || deg.len() != self.n {
-            return Err(Error::Invalid(format!(
+            return Err(Error::internal(format!(
                 "{}: vector length {} for a graph of {} nodes",
                 prev.display(),
                 x.len(),

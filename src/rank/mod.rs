@@ -384,15 +384,13 @@ fn file_identity(p: &Path) -> Result<Value> {
 /// Runs (or resumes, or skips) PageRank on `job`.
 pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<PageRankOutcome> {
     if !(opts.damping >= 0.0 && opts.damping < 1.0) {
-        return Err(Error::Invalid(format!(
+        return Err(Error::usage(format!(
             "--damping must be in [0, 1), got {}",
             opts.damping
         )));
     }
     if opts.tol.is_nan() || opts.tol <= 0.0 || opts.max_iter == 0 {
-        return Err(Error::Invalid(
-            "--tol must be > 0 and --max-iter ≥ 1".into(),
-        ));
+        return Err(Error::usage("--tol must be > 0 and --max-iter ≥ 1"));
     }
     let graph_stage = crate::graph::graph_stage(job)?;
     let params = json!({

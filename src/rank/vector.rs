@@ -99,7 +99,7 @@ impl VectorWriter {
     pub fn finish(mut self, meta: &Value) -> Result<u64> {
         self.flush()?;
         if self.next != self.len {
-            return Err(Error::Invalid(format!(
+            return Err(Error::internal(format!(
                 "{}: {} values written, {} announced",
                 self.w.path().display(),
                 self.next,
@@ -245,7 +245,7 @@ impl VectorReader<'_> {
         let b = (i / BLOCK_VALUES as u64) as usize;
         if b != self.block_index || i >= self.v.len {
             if i >= self.v.len {
-                return Err(Error::Invalid(format!(
+                return Err(Error::internal(format!(
                     "{}: index {i} past the end ({} values)",
                     self.v.c.path().display(),
                     self.v.len

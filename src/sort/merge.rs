@@ -359,7 +359,7 @@ fn plan_splitters<T: Record>(runs: &[MergeRun<T>], segment_records: u64) -> Resu
             first.encode(&mut copy);
             let mut input = copy.as_slice();
             splitters.push(T::decode(&mut input).ok_or_else(|| {
-                Error::Invalid(format!(
+                Error::internal(format!(
                     "a {} record does not decode from its own encoding",
                     T::type_name()
                 ))
@@ -419,7 +419,7 @@ impl<T: Record> Merged<T> {
                 std::thread::Builder::new()
                     .name("webmill-merge".into())
                     .spawn(move || shared.worker())
-                    .map_err(|e| Error::Invalid(format!("cannot start a merge thread: {e}")))
+                    .map_err(|e| Error::internal(format!("cannot start a merge thread: {e}")))
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Merged {
@@ -469,7 +469,7 @@ impl<T: Record> Merged<T> {
                 }
                 Ok(Err(e)) => return Err(e),
                 Err(_) => {
-                    return Err(Error::Invalid(format!(
+                    return Err(Error::internal(format!(
                         "merge segment {} of {} ended early: its thread stopped",
                         self.segment,
                         self.receivers.len()

@@ -361,7 +361,7 @@ impl<T: Record> ExternalSorter<T> {
     fn wait_oldest(&mut self) -> Result<()> {
         if let Some(handle) = self.pending.pop_front() {
             let (info, spare, bytes) = handle.join().map_err(|_| {
-                Error::Invalid(format!("{}: a sort thread panicked", self.cfg.label))
+                Error::internal(format!("{}: a sort thread panicked", self.cfg.label))
             })??;
             self.runs.push(info);
             self.stats.runs += 1;
@@ -457,7 +457,7 @@ impl<T: Record> ExternalSorter<T> {
         self.spare = None;
         if !self.complete {
             if self.pushed < self.skip {
-                return Err(Error::Invalid(format!(
+                return Err(Error::internal(format!(
                     "{}: resumed sort received {} records, fewer than the {} already sorted (the input changed?)",
                     self.cfg.label, self.pushed, self.skip
                 )));

@@ -18,7 +18,7 @@ use clap::{Parser, Subcommand};
 /// graph, PageRank, and more — within a memory budget, resumable after a crash. A job is a directory; re-run
 /// a command on it to resume or skip finished stages.
 #[derive(Parser, Debug)]
-#[command(name = "webmill", version, max_term_width = 100)]
+#[command(name = "webmill", version, max_term_width = 100, after_help = cmd::exit_codes_help())]
 struct Cli {
     #[command(flatten)]
     global: Global,
@@ -143,8 +143,8 @@ fn main() -> ExitCode {
             if cmd::is_broken_pipe(&e) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("webmill: error: {e:#}");
-            ExitCode::FAILURE
+            eprintln!("webmill: error: {}", cmd::describe_error(&e));
+            ExitCode::from(cmd::exit_code(&e))
         }
     }
 }

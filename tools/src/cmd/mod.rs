@@ -22,6 +22,29 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// The error's message: a webmill error's own (which names the file, block
+/// or parameter), with any context the command line added before it.
+pub fn describe_error(e: &anyhow::Error) -> String {
+    format!("{e:#}")
+}
+
+/// The process exit code of an error: its class's (see `webmill --help`), 1
+/// for errors that did not come from the engine.
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    e.chain()
+        .find_map(|c| c.downcast_ref::<webmill::Error>())
+        .map_or(1, |w| w.class().exit_code())
+}
+
+/// The exit codes, for the end of `webmill --help`.
+pub fn exit_codes_help() -> String {
+    let mut s = String::from("Exit codes:\n  0   success\n  1   any other failure\n");
+    for c in webmill::error::ErrorClass::ALL {
+        s.push_str(&format!("  {:<3} {}\n", c.exit_code(), c.describe()));
+    }
+    s
+}
+
 /// A buffered stdout for exports.
 pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
     io::BufWriter::with_capacity(1 << 16, io::stdout().lock())
