@@ -339,6 +339,32 @@ impl Container {
     pub fn meta(&self) -> &serde_json::Value {
         &self.meta
     }
+
+    /// The header parameters as a typed struct; a missing or mistyped field
+    /// is a corrupt header, named as such.
+    pub fn params_as<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        serde_json::from_value(self.params.clone()).map_err(|e| {
+            Error::corrupt(
+                &self.path,
+                "header parameters",
+                super::HEADER_FIXED as u64,
+                e.to_string(),
+            )
+        })
+    }
+
+    /// The footer metadata as a typed struct; a missing or mistyped field is
+    /// a corrupt footer, named as such.
+    pub fn meta_as<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        serde_json::from_value(self.meta.clone()).map_err(|e| {
+            Error::corrupt(
+                &self.path,
+                "footer metadata",
+                self.footer_offset + super::FOOTER_FIXED as u64,
+                e.to_string(),
+            )
+        })
+    }
     /// The block index.
     pub fn blocks(&self) -> &[BlockEntry] {
         &self.blocks

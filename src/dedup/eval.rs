@@ -75,14 +75,16 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::broder::BRODER_SHINGLE_LEN;
+use super::files::for_each_pair;
 use super::minhash::{DEFAULT_BANDS, DEFAULT_ROWS, MINHASH_LEN, MINHASH_SHINGLE_LEN};
 use super::shingle::{exact_fingerprint, word_fingerprints, Shingler};
-use super::stage::{for_each_pair, Alg};
+use super::stage::Dedup;
 use super::theory::{
     banding_probability, broder_probability, charikar_probability, minhash_probability,
 };
+use super::Alg;
 use crate::error::{Error, Result};
-use crate::job::Job;
+use crate::job::{JobFile, JobView, StageId};
 
 /// Default sample size.
 pub const DEFAULT_SAMPLE: usize = 2000;
@@ -550,7 +552,7 @@ fn bin_of(edges: &[f64], s: f64) -> usize {
 }
 
 /// Evaluates the finished `dedup-ALG` stage of `job` on a sample of its docs.
-pub fn evaluate(job: &Job, opts: &EvalOptions) -> Result<EvalReport> {
+pub fn evaluate(job: &JobView, opts: &EvalOptions) -> Result<EvalReport> {
     let started = Instant::now();
     let alg = opts.alg;
     if opts.sample < 2 {
@@ -559,42 +561,31 @@ pub fn evaluate(job: &Job, opts: &EvalOptions) -> Result<EvalReport> {
             opts.sample
         )));
     }
-    let rec = job.finished_stage(&alg.stage()).map_err(|_| {
-        Error::job(
-            job.dir(),
-            format!(
-                "stage {} has not finished: run `webmill dedup {} --alg {}` first",
-                alg.stage(),
-                job.dir().display(),
-                alg.name()
-            ),
-        )
-    })?;
-    let params = &rec.params;
-    let capped_groups = rec
-        .figures
-        .extra
-        .get("capped_groups")
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0);
+    let stage = StageId::Dedup(alg);
+    let rec = job.require(stage)?;
+    let params: super::stage::DedupParams =
+        serde_json::from_value(rec.params.clone()).map_err(|e| {
+            Error::corrupt(
+                job.dir().join("job.json"),
+                format!("parameters of {stage}"),
+                0,
+                e.to_string(),
+            )
+        })?;
+    let capped_groups = job.figures::<Dedup>(stage)?.map_or(0, |f| f.capped_groups);
     let shingle = match alg {
-        Alg::Broder | Alg::MinHash => Some(
-            params["shingle"]
-                .as_u64()
-                .map(|k| k as usize)
-                .unwrap_or(if alg == Alg::Broder {
-                    BRODER_SHINGLE_LEN
-                } else {
-                    MINHASH_SHINGLE_LEN
-                }),
-        ),
+        Alg::Broder | Alg::MinHash => Some(params.shingle.unwrap_or(if alg == Alg::Broder {
+            BRODER_SHINGLE_LEN
+        } else {
+            MINHASH_SHINGLE_LEN
+        })),
         _ => None,
     };
-    let verify = params["verify"].as_str().map(str::to_string);
+    let verify = params.verify.clone();
     let exact_verify = verify.as_deref() == Some("exact");
     let threshold = (alg == Alg::MinHash || exact_verify).then(|| {
-        params["threshold"]
-            .as_f64()
+        params
+            .threshold
             .unwrap_or(super::minhash::MINHASH_THRESHOLD)
     });
     let target = opts.target.unwrap_or_else(|| match threshold {
@@ -676,7 +667,8 @@ pub fn evaluate(job: &Job, opts: &EvalOptions) -> Result<EvalReport> {
     let skip_empty = alg != Alg::Exact;
     let mut heap: BinaryHeap<(u64, u64, String)> = BinaryHeap::new();
     let (mut docs, mut empty_docs) = (0u64, 0u64);
-    crate::ingest::text::for_each_page_text(job, |_, doc, words| {
+    let (text, pagedoc) = (job.file(JobFile::Text)?, job.file(JobFile::PageDoc)?);
+    crate::ingest::text::for_each_page_text(&text, &pagedoc, |_, doc, words| {
         if skip_empty && words.split(' ').all(|w| w.is_empty()) {
             empty_docs += 1;
             return Ok(());
@@ -714,7 +706,7 @@ pub fn evaluate(job: &Job, opts: &EvalOptions) -> Result<EvalReport> {
     // 3. Reported pairs inside the sample.
     let mut reported: HashSet<u64> = HashSet::new();
     let mut reported_total = 0u64;
-    for_each_pair(&job.path(&alg.pairs_file()), |a, b, _| {
+    for_each_pair(&job.file(JobFile::Pairs(alg))?, |a, b, _| {
         reported_total += 1;
         if let (Some(&i), Some(&j)) = (index.get(&a), index.get(&b)) {
             let (i, j) = if i < j { (i, j) } else { (j, i) };

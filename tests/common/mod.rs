@@ -293,8 +293,9 @@ pub fn write_word_pages(dir: &Path, pages: &BTreeMap<String, Vec<String>>) {
     }
 }
 
-/// A new job at `job_dir` with `inputs` (as on the command line) ingested
-/// and resolved under a budget of `mem` bytes.
+/// A new job at `job_dir` with `inputs` (as on the command line) ingested,
+/// resolved and ranked (what near-duplicate detection needs) under a budget
+/// of `mem` bytes.
 pub fn ingested_job(job_dir: &Path, inputs: &[String], mem: u64) -> webmill::job::Job {
     use webmill::ingest::{ingest, resolve::resolve, IngestOptions, InputSpec};
     let mut job = webmill::job::Job::open(job_dir, true).unwrap();
@@ -308,5 +309,19 @@ pub fn ingested_job(job_dir: &Path, inputs: &[String], mem: u64) -> webmill::job
     };
     ingest(&mut job, &opts, &s).unwrap();
     resolve(&mut job, &s).unwrap();
+    webmill::rank::pagerank(&mut job, &webmill::rank::PageRankOptions::default(), &s).unwrap();
     job
+}
+
+/// `f(page, docID, words)` for every page of `job` with a token stream.
+pub fn job_page_texts(
+    job: &webmill::job::JobView,
+    f: impl FnMut(u64, u64, &str) -> webmill::Result<()>,
+) -> webmill::Result<()> {
+    use webmill::job::JobFile;
+    webmill::ingest::text::for_each_page_text(
+        &job.file(JobFile::Text)?,
+        &job.file(JobFile::PageDoc)?,
+        f,
+    )
 }
