@@ -10,7 +10,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use common::{ingested_job, job_page_texts, write_word_pages, Rng};
+use common::{corpus_dir, ingested_job, job_page_texts, write_word_pages, Rng};
 use webmill::dedup::eval::{evaluate, EvalOptions, EvalReport};
 use webmill::dedup::files::for_each_pair;
 use webmill::dedup::shingle::{cosine, jaccard, shingle_set};
@@ -259,22 +259,13 @@ fn planted_pairs_binned_exactly_and_rates_follow_theory() {
     assert!(r.plot_svg().contains("measured"));
 }
 
-/// `/work/corpus` (or `$WEBMILL_CORPUS`) with the two llvm doc trees.
+/// The two llvm doc trees (fetched by [`corpus_dir`] when missing).
 fn llvm_dirs() -> Option<(PathBuf, PathBuf)> {
-    let root = std::env::var_os("WEBMILL_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/corpus"));
-    let d = |v: u32| root.join(format!("llvm-{v}-doc/usr/share/doc/llvm-{v}-doc/html"));
-    let (a, b) = (d(15), d(16));
-    if a.is_dir() && b.is_dir() {
-        Some((a, b))
-    } else {
-        eprintln!(
-            "SKIPPED: llvm-15-doc / llvm-16-doc HTML not found under {} (set WEBMILL_CORPUS)",
-            root.display()
-        );
-        None
-    }
+    let d = |v: u32| {
+        corpus_dir(&format!("llvm-{v}-doc"))
+            .map(|p| p.join(format!("usr/share/doc/llvm-{v}-doc/html")))
+    };
+    Some((d(15)?, d(16)?))
 }
 
 #[test]

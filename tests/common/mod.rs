@@ -261,21 +261,48 @@ pub fn write_site(dir: &Path, pages: usize, seed: u64) -> Vec<String> {
     rel
 }
 
-/// The workspace's `webmill-data`-independent corpus root (Debian HTML
-/// packages), or `None` with a printed reason.
+/// The extracted Debian documentation package `package` (see
+/// `../shared/data/README.md`), under `$WEBMILL_CORPUS` or the workspace's
+/// `target/corpus`. A package not there yet is fetched with
+/// `fetch-debian-docs.sh` from the data directory (Debian's package registry
+/// is reachable here and in CI); when that fails, `None` with the reason
+/// printed.
 pub fn corpus_dir(package: &str) -> Option<PathBuf> {
     let root = std::env::var_os("WEBMILL_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/corpus"));
+        .unwrap_or_else(|| workspace_root().join("target/corpus"));
     let dir = root.join(package);
     if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "SKIPPED: Debian package {package} not found under {} (set WEBMILL_CORPUS; see ../shared/data/README.md)",
-            root.display()
-        );
+        return Some(dir);
+    }
+    let skip = |why: String| {
+        eprintln!("SKIPPED: Debian package {package} is not under {} and {why}", root.display());
         None
+    };
+    let Some(data) = data_dir() else {
+        return skip("the data directory with fetch-debian-docs.sh is missing".into());
+    };
+    if let Err(e) = std::fs::create_dir_all(&root) {
+        return skip(format!("{} cannot be made: {e}", root.display()));
+    }
+    // One fetch at a time: tests run in parallel, in several processes.
+    let lock = match std::fs::File::create(root.join(".fetch.lock")) {
+        Ok(f) => f,
+        Err(e) => return skip(format!("cannot lock it: {e}")),
+    };
+    let _ = lock.lock();
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let fetched = std::process::Command::new("bash")
+        .arg(data.join("fetch-debian-docs.sh"))
+        .arg(&root)
+        .arg(package)
+        .status();
+    match fetched {
+        Ok(st) if st.success() && dir.is_dir() => Some(dir),
+        Ok(st) => skip(format!("fetch-debian-docs.sh failed ({st})")),
+        Err(e) => skip(format!("fetch-debian-docs.sh could not start: {e}")),
     }
 }
 
