@@ -42,6 +42,13 @@ pub fn verify_file(path: &Path) -> Result<Container> {
             // The readers check each record's invariants.
             dump_dedup(k, path, &mut std::io::sink())?;
         }
+        crate::index::lexicon::KIND => crate::index::Lexicon::open(path)?.verify()?,
+        crate::index::inverted::KIND => {
+            crate::index::Barrel::open(path)?.verify()?;
+        }
+        crate::index::forward::KIND => {
+            crate::index::forward::ForwardBarrel::open(path)?.verify()?;
+        }
         _ => c.verify(|_, _, _| Ok(()))?,
     }
     Ok(c)
@@ -113,6 +120,9 @@ pub fn dump_file(path: &Path, out: &mut dyn Write) -> Result<()> {
         k @ (dedup::SKETCH_KIND | dedup::PAIRS_KIND | dedup::CLUSTERS_KIND) => {
             dump_dedup(k, path, out)?
         }
+        crate::index::lexicon::KIND => crate::index::lexicon::dump(path, out)?,
+        crate::index::inverted::KIND => crate::index::inverted::dump(path, out)?,
+        crate::index::forward::KIND => crate::index::forward::dump(path, out)?,
         other => {
             return Err(Error::usage_at(
                 path,

@@ -301,6 +301,25 @@ impl ForwardBarrel {
     }
 }
 
+/// Writes `path`'s records as TSV, one line per (document, part, word).
+pub fn dump(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
+    use crate::error::IoContext;
+    let f = ForwardBarrel::open(path)?;
+    writeln!(out, "# docid\tpart\twordid\thits").at("stdout")?;
+    let mut line = String::new();
+    f.for_each(0, |doc, part, word, hits| {
+        line.clear();
+        for (k, h) in hits.chunks_exact(2).enumerate() {
+            if k > 0 {
+                line.push(' ');
+            }
+            line.push_str(&Hit(u16::from_le_bytes([h[0], h[1]])).to_string());
+        }
+        let part = if part == Part::Text { "text" } else { "fancy" };
+        writeln!(out, "{doc}\t{part}\t{word}\t{line}").at("stdout")
+    })
+}
+
 /// Decodes one record, calling `f(docID, part, wordID, hit bytes)` per word.
 /// Errors are [`Error::Record`] for a malformed record.
 pub fn decode_record(

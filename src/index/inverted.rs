@@ -572,6 +572,44 @@ impl Barrel {
     }
 }
 
+/// Writes `path`'s doclists as TSV: one line per posting with its decoded
+/// hits (see [`Hit`]'s display). When a `lexicon.wm` lies beside the barrel,
+/// its words are shown too.
+pub fn dump(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
+    use crate::error::IoContext;
+    let b = Barrel::open(path)?;
+    let (first, end) = b.words();
+    let mut words = std::collections::HashMap::new();
+    if let Some(lex) = path
+        .parent()
+        .map(|d| d.join("lexicon.wm"))
+        .and_then(|p| super::Lexicon::open(p).ok())
+    {
+        lex.for_each_word(|w, id| {
+            if (first..end).contains(&id) {
+                words.insert(id, w.to_string());
+            }
+            Ok(())
+        })?;
+    }
+    writeln!(out, "# wordid\tword\tdocid\thits").at("stdout")?;
+    let mut line = String::new();
+    b.for_each_block(|_, word, postings| {
+        let name = words.get(&word).map_or("", String::as_str);
+        for (doc, plain, fancy) in postings {
+            line.clear();
+            for (k, h) in plain.iter().chain(&fancy).enumerate() {
+                if k > 0 {
+                    line.push(' ');
+                }
+                line.push_str(&h.to_string());
+            }
+            writeln!(out, "{word}\t{}\t{doc}\t{line}", crate::tsv::escape(name)).at("stdout")?;
+        }
+        Ok(())
+    })
+}
+
 /// A cursor over one doclist: `next`, `seek` and the current document's hits.
 pub struct DoclistCursor<'a> {
     barrel: &'a Barrel,

@@ -616,6 +616,29 @@ impl Lexicon {
     }
 }
 
+/// Writes the lexicon as TSV, one line per word in byte order.
+pub fn dump(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
+    let lex = Lexicon::open(path)?;
+    writeln!(out, "# word\twordid\tbarrel\tdocs\tshort_docs\thits\tfull_block\tfull_entry\tshort_block\tshort_entry").at("stdout")?;
+    lex.for_each_word(|w, id| {
+        let t = lex.entry(id)?;
+        writeln!(
+            out,
+            "{}\t{id}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            crate::tsv::escape(w),
+            lex.barrel_of(id),
+            t.docs,
+            t.short_docs,
+            t.hits,
+            t.full.block,
+            t.full.entry,
+            t.short.block,
+            t.short.entry
+        )
+        .at("stdout")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
