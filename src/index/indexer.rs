@@ -50,10 +50,10 @@ pub struct Sources {
     pub anchors: PathBuf,
 }
 
-/// The plain hits of a page's token stream (`words` space-separated, one
-/// flag byte each): position = index, capitalization from the flag, font
+/// The plain hits of a page's token stream, from its flag bytes (one per
+/// word): position = index, capitalization from the flag, font
 /// size relative to the page's most common size (see [`super::hit`]).
-pub fn text_hits(words: &str, flags: &[u8], out: &mut Vec<Hit>) {
+pub fn text_hits(flags: &[u8], out: &mut Vec<Hit>) {
     let mut histogram = [0u32; 8];
     for f in flags {
         histogram[usize::from(flag::size(*f))] += 1;
@@ -62,7 +62,6 @@ pub fn text_hits(words: &str, flags: &[u8], out: &mut Vec<Hit>) {
     let modal = (0..8u8)
         .max_by_key(|&s| (histogram[usize::from(s)], std::cmp::Reverse(s)))
         .unwrap_or(flag::NORMAL_SIZE);
-    let _ = words;
     out.extend(flags.iter().enumerate().map(|(i, &f)| {
         let font = relative_font(flag::size(f), f & flag::BOLD != 0, modal);
         Hit::plain(f & flag::CAPITALIZED != 0, font, i as u32)
@@ -247,7 +246,7 @@ impl Inputs {
                         })?;
                     if doc != u64::MAX && !flags.is_empty() {
                         hits.clear();
-                        text_hits(words, flags, &mut hits);
+                        text_hits(flags, &mut hits);
                         g(doc, Part::Text, words, &hits)?;
                     }
                     Ok(())
@@ -692,7 +691,7 @@ mod tests {
         let n = flag::NORMAL_SIZE;
         let flags = [6 | flag::CAPITALIZED, n, n | flag::BOLD, 0];
         let mut hits = Vec::new();
-        text_hits("big normal bold small", &flags, &mut hits);
+        text_hits(&flags, &mut hits);
         assert_eq!(
             hits,
             [
@@ -704,7 +703,7 @@ mod tests {
         );
         // A page all in <small>: its body is normal.
         hits.clear();
-        text_hits("a b", &[0, 0], &mut hits);
+        text_hits(&[0, 0], &mut hits);
         assert_eq!(hits, [Hit::plain(false, 1, 0), Hit::plain(false, 1, 1)]);
     }
 
