@@ -119,7 +119,7 @@ impl ForwardWriter {
         block_bytes: usize,
     ) -> Result<ForwardWriter> {
         let params = json!({"barrel": barrel, "first_word": first_word, "end_word": end_word});
-        let mut w = ContainerWriter::create(path, KIND, VERSION, &params)?;
+        let mut w = ContainerWriter::create_buffered(path, KIND, VERSION, &params, 8 << 10)?;
         w.set_durable(false);
         Ok(ForwardWriter {
             w,

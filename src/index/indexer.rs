@@ -155,8 +155,28 @@ impl Inputs {
         })
     }
 
-    /// Units of work in order, a window at a time, to `f`.
-    fn windows(&self, window: usize, mut f: impl FnMut(Vec<Work>) -> Result<()>) -> Result<()> {
+    /// Units of work in order, a window at a time, to `f`: at most `window`
+    /// units, and no more than `window_bytes` of decoded input unless one
+    /// unit alone is larger (a unit's memory is a small multiple of its
+    /// input, so this bounds the work in flight by the budget).
+    fn windows(
+        &self,
+        window: usize,
+        window_bytes: u64,
+        mut f: impl FnMut(Vec<Work>) -> Result<()>,
+    ) -> Result<()> {
+        let window_end = |blocks: &[crate::container::BlockEntry], i: usize| {
+            let mut end = i;
+            let mut bytes = 0;
+            while end < blocks.len()
+                && end - i < window
+                && (end == i || bytes + blocks[end].raw <= window_bytes)
+            {
+                bytes += blocks[end].raw;
+                end += 1;
+            }
+            end
+        };
         let tc = self.text.container();
         let first_page = |i: usize| -> u64 {
             tc.blocks()
@@ -168,7 +188,7 @@ impl Inputs {
         let nblocks = tc.blocks().len();
         let mut i = 0;
         while i < nblocks {
-            let end = (i + window).min(nblocks);
+            let end = window_end(tc.blocks(), i);
             let (p0, p1) = (first_page(i), first_page(end));
             let mut docs = Vec::new();
             pagedoc.take_until(p1, |page, input| {
@@ -199,7 +219,7 @@ impl Inputs {
         let mut i = 0;
         let mut next_doc = 0u64;
         while i < nblocks {
-            let end = (i + window).min(nblocks);
+            let end = window_end(dc.blocks(), i);
             let mut units = Vec::with_capacity(end - i);
             for block in i..end {
                 next_doc += dc.blocks()[block].records;
@@ -416,13 +436,14 @@ fn window_len() -> usize {
 /// Pass 1: counts the hits of every word and pushes `(word, hits)` into
 /// `vocabulary` (whose combine adds equal words' counts) a chunk at a time:
 /// a chunk's vocabulary is held in memory until it takes `chunk_budget`
-/// bytes.
+/// bytes, and the units in flight hold a quarter of that of input.
 pub fn count_vocabulary(
     sources: &Sources,
     vocabulary: &mut ExternalSorter<VocabRec>,
     chunk_budget: u64,
     reporter: &SharedReporter,
 ) -> Result<PassStats> {
+    let window_bytes = chunk_budget / 4;
     let inputs = Inputs::open(sources)?;
     let task = reporter.task(
         "index: counting words",
@@ -433,7 +454,7 @@ pub fn count_vocabulary(
         HashMap::with_hasher(Xxh3DefaultBuilder::new());
     let mut chunk_bytes = 0u64;
     let mut stats = PassStats::default();
-    inputs.windows(window_len(), |units| {
+    inputs.windows(window_len(), window_bytes, |units| {
         let outs: Vec<Result<(HashMap<String, u64, Xxh3DefaultBuilder>, PassStats, u64)>> = units
             .par_iter()
             .map(|u| {
@@ -475,6 +496,7 @@ pub fn count_vocabulary(
             if chunk_bytes >= chunk_budget {
                 flush_chunk(&mut chunk, vocabulary)?;
                 chunk_bytes = 0;
+                crate::sort::memory::release_freed_heap();
             }
         }
         Ok(())
@@ -523,7 +545,8 @@ struct BarrelBytes {
 
 /// Pass 2: writes every document's hits into the forward barrels
 /// `dir/fwd-BBB.wm` (one per barrel of `plan`), with blocks of about
-/// `block_bytes`. Returns what it wrote.
+/// `block_bytes`; the units in flight hold about a quarter of the blocks'
+/// bytes of input. Returns what it wrote.
 pub fn write_forward(
     sources: &Sources,
     ids: &WordIds,
@@ -532,6 +555,8 @@ pub fn write_forward(
     block_bytes: usize,
     reporter: &SharedReporter,
 ) -> Result<ForwardStats> {
+    // The work in flight gets as much memory as the barrels' block buffers.
+    let window_bytes = (block_bytes * plan.barrels()) as u64 / 4;
     let inputs = Inputs::open(sources)?;
     let barrels = plan.barrels();
     let mut writers = (0..barrels)
@@ -551,34 +576,46 @@ pub fn write_forward(
         Unit::Bytes,
     );
     let mut stats = ForwardStats::default();
-    inputs.windows(window_len(), |units| {
-        let outs: Vec<Result<(Vec<BarrelBytes>, ForwardStats, u64)>> = units
+    // Each unit's output buffers are reused from window to window: a fresh
+    // set per unit would leave the allocator with freed memory it keeps.
+    let mut pool: Vec<Vec<BarrelBytes>> = Vec::new();
+    inputs.windows(window_len(), window_bytes, |units| {
+        let mut bufs: Vec<Vec<BarrelBytes>> = (0..units.len())
+            .map(|_| {
+                pool.pop().unwrap_or_else(|| {
+                    (0..barrels)
+                        .map(|_| BarrelBytes {
+                            bytes: Vec::new(),
+                            records: Vec::new(),
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        let outs: Vec<Result<(ForwardStats, u64)>> = units
             .par_iter()
-            .map(|u| {
-                let mut out: Vec<BarrelBytes> = (0..barrels)
-                    .map(|_| BarrelBytes {
-                        bytes: Vec::new(),
-                        records: Vec::new(),
-                    })
-                    .collect();
+            .zip(bufs.par_iter_mut())
+            .map(|(u, out)| {
                 let mut st = ForwardStats::default();
                 let mut tokens = Tokens::default();
                 let mut doc_scratch = DocScratch::default();
                 inputs.visit(u, &mut tokens, |doc, part, words, hits| {
                     st.pass.add(part, hits.len());
-                    doc_scratch.emit(doc, part, words, hits, ids, plan, &mut out, &mut st)
+                    doc_scratch.emit(doc, part, words, hits, ids, plan, out, &mut st)
                 })?;
-                Ok((out, st, inputs.unit_bytes(u)))
+                Ok((st, inputs.unit_bytes(u)))
             })
             .collect();
-        for out in outs {
-            let (per_barrel, st, bytes) = out?;
-            for (w, b) in writers.iter_mut().zip(&per_barrel) {
+        for (out, per_barrel) in outs.into_iter().zip(&mut bufs) {
+            let (st, bytes) = out?;
+            for (w, b) in writers.iter_mut().zip(per_barrel.iter_mut()) {
                 let mut start = 0;
                 for &(end, hits) in &b.records {
                     w.push(&b.bytes[start..end], hits)?;
                     start = end;
                 }
+                b.bytes.clear();
+                b.records.clear();
             }
             stats.pass.texts += st.pass.texts;
             stats.pass.fancy_docs += st.pass.fancy_docs;
@@ -590,6 +627,7 @@ pub fn write_forward(
             stats.paper_header_bytes += st.paper_header_bytes;
             task.inc(bytes);
         }
+        pool.extend(bufs);
         Ok(())
     })?;
     for w in writers {

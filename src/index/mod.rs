@@ -154,13 +154,14 @@ pub fn build(
                     .reporter(std::sync::Arc::clone(reporter))
                     .persist(true)
             };
-            let mut sorter = ExternalSorter::new(cfg(budget / 2), lexicon::vocabulary_combine())?;
+            let mut sorter = ExternalSorter::new(cfg(budget / 3), lexicon::vocabulary_combine())?;
             if !sorter.input_complete() {
                 drop(sorter);
                 crate::sort::remove_sort_dir(&vocab_dir)?;
-                sorter = ExternalSorter::new(cfg(budget / 2), lexicon::vocabulary_combine())?;
-                indexer::count_vocabulary(sources, &mut sorter, budget / 3, reporter)?;
+                sorter = ExternalSorter::new(cfg(budget / 3), lexicon::vocabulary_combine())?;
+                indexer::count_vocabulary(sources, &mut sorter, budget / 4, reporter)?;
             }
+            crate::sort::memory::release_freed_heap();
             let sorted = sorter.finish()?;
             summary.seconds[0] = t.elapsed().as_secs_f64();
             t = Instant::now();
@@ -200,6 +201,8 @@ pub fn build(
             let block_bytes = (budget / 4 / u64::from(barrels)).clamp(4 << 10, 256 << 10) as usize;
             let stats =
                 indexer::write_forward(sources, &ids, &plan, &fwd_dir, block_bytes, reporter)?;
+            drop(ids);
+            crate::sort::memory::release_freed_heap();
             let bytes = serde_json::to_vec(&stats).map_err(|e| Error::internal(e.to_string()))?;
             crate::publish::write_atomic(&marker, &bytes)?;
             stats
