@@ -76,12 +76,12 @@ impl Part {
 
 /// Appends one record: `doc`'s words of a barrel starting at `first_word`,
 /// as (wordID, hits) with wordIDs increasing and hit lists not empty.
-pub fn encode_record<'h>(
+pub fn encode_record(
     out: &mut Vec<u8>,
     doc: u64,
     part: Part,
     first_word: u32,
-    words: &[(u32, &'h [Hit])],
+    words: &[(u32, &[Hit])],
 ) {
     varint::put(out, doc << 1 | part as u64);
     varint::put(out, words.len() as u64);

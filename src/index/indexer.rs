@@ -37,6 +37,9 @@ use crate::ingest::records;
 use crate::progress::{SharedReporter, Unit};
 use crate::sort::ExternalSorter;
 
+/// Hits per word (a chunk's or a unit's vocabulary).
+type WordCounts = HashMap<String, u64, Xxh3DefaultBuilder>;
+
 /// The job files the indexer reads.
 #[derive(Clone, Debug)]
 pub struct Sources {
@@ -450,16 +453,14 @@ pub fn count_vocabulary(
         Some(inputs.total_bytes()),
         Unit::Bytes,
     );
-    let mut chunk: HashMap<String, u64, Xxh3DefaultBuilder> =
-        HashMap::with_hasher(Xxh3DefaultBuilder::new());
+    let mut chunk: WordCounts = HashMap::with_hasher(Xxh3DefaultBuilder::new());
     let mut chunk_bytes = 0u64;
     let mut stats = PassStats::default();
     inputs.windows(window_len(), window_bytes, |units| {
-        let outs: Vec<Result<(HashMap<String, u64, Xxh3DefaultBuilder>, PassStats, u64)>> = units
+        let outs: Vec<Result<(WordCounts, PassStats, u64)>> = units
             .par_iter()
             .map(|u| {
-                let mut counts: HashMap<String, u64, Xxh3DefaultBuilder> =
-                    HashMap::with_hasher(Xxh3DefaultBuilder::new());
+                let mut counts: WordCounts = HashMap::with_hasher(Xxh3DefaultBuilder::new());
                 let mut st = PassStats::default();
                 let mut tokens = Tokens::default();
                 inputs.visit(u, &mut tokens, |_, part, words, hits| {
@@ -507,10 +508,7 @@ pub fn count_vocabulary(
 
 /// Pushes a chunk's vocabulary into the sort, in byte order of the words (so
 /// that what is pushed does not depend on the hash table's layout).
-fn flush_chunk(
-    chunk: &mut HashMap<String, u64, Xxh3DefaultBuilder>,
-    vocabulary: &mut ExternalSorter<VocabRec>,
-) -> Result<()> {
+fn flush_chunk(chunk: &mut WordCounts, vocabulary: &mut ExternalSorter<VocabRec>) -> Result<()> {
     let mut words: Vec<(String, u64)> = chunk.drain().collect();
     words.sort_unstable();
     for (w, c) in words {

@@ -698,7 +698,9 @@ impl<'a> DoclistCursor<'a> {
         }
     }
 
-    /// Moves to the next document; `None` at the end.
+    /// Moves to the next document; `None` at the end. (Not an `Iterator`:
+    /// reading a block can fail, and a cursor is also moved by `seek`.)
+    #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<u32>> {
         if self.done {
             return Ok(None);
@@ -958,7 +960,7 @@ mod tests {
         let locs = write(&path, &lists);
         let mut bytes = std::fs::read(&path).unwrap();
         let c = Container::open(&path).unwrap();
-        assert!(c.blocks().len() >= 1);
+        assert!(!c.blocks().is_empty());
         let at = c.blocks()[0].offset as usize + 24 + 100;
         bytes[at] ^= 0x10;
         std::fs::write(&path, &bytes).unwrap();
