@@ -88,31 +88,24 @@ pub fn fancy_hits(url: &str, title: &str, anchors: &[(u64, &str)], t: &mut Token
     t.words.clear();
     t.flags.clear();
     t.hits.clear();
-    let cap = |f: u8| f & flag::CAPITALIZED != 0;
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    tokenize(rest, &mut t.words, &mut t.flags);
-    t.hits.extend(
-        t.flags
-            .iter()
-            .enumerate()
-            .map(|(j, &f)| Hit::url(cap(f), j as u32)),
-    );
-    let at = t.flags.len();
-    tokenize(title, &mut t.words, &mut t.flags);
-    t.hits.extend(
-        t.flags[at..]
-            .iter()
-            .enumerate()
-            .map(|(j, &f)| Hit::title(cap(f), j as u32)),
-    );
+    t.add(rest, Hit::url);
+    t.add(title, Hit::title);
     for &(src, text) in anchors {
-        let at = t.flags.len();
-        tokenize(text, &mut t.words, &mut t.flags);
-        t.hits.extend(
-            t.flags[at..]
+        t.add(text, |cap, j| Hit::anchor(cap, src, j));
+    }
+}
+
+impl Tokens {
+    /// Appends the words of `text` with the hit `hit(capitalized, index)` each.
+    fn add(&mut self, text: &str, hit: impl Fn(bool, u32) -> Hit) {
+        let at = self.flags.len();
+        tokenize(text, &mut self.words, &mut self.flags);
+        self.hits.extend(
+            self.flags[at..]
                 .iter()
                 .enumerate()
-                .map(|(j, &f)| Hit::anchor(cap(f), src, j as u32)),
+                .map(|(j, &f)| hit(f & flag::CAPITALIZED != 0, j as u32)),
         );
     }
 }
