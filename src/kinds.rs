@@ -27,6 +27,10 @@ pub const KINDS: &[&FileKind] = &[
     &crate::dedup::files::SKETCHES,
     &crate::dedup::files::PAIRS,
     &crate::dedup::files::CLUSTERS,
+    &crate::index::lexicon::LEXICON,
+    &crate::index::inverted::BARREL,
+    &crate::index::forward::FORWARD,
+    &crate::index::sorter::LEXPART,
     &SORTRUN,
 ];
 

@@ -19,6 +19,7 @@ pub use error::{Error, Result};
 pub mod dedup;
 pub mod docs;
 pub mod graph;
+pub mod index;
 pub mod ingest;
 pub mod job;
 pub mod kinds;

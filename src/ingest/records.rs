@@ -58,6 +58,26 @@ page_kind!(
     format_anchor, "# target\tsource\tkind\ttext"
 );
 
+/// Decodes (and so checks) one payload of page-file kind `kind`, advancing
+/// `input` past it: how a reader finds where a record of a self-delimiting
+/// kind ends.
+pub fn check_record(kind: &FileKind, key: u64, input: &mut &[u8]) -> Result<()> {
+    let format: FormatRecord = match kind.tag {
+        "pages" => format_page,
+        "text" => format_text,
+        "repo" => format_repo,
+        "links" => format_link,
+        "pagedoc" => format_pagedoc,
+        "anchors" => format_anchor,
+        other => {
+            return Err(crate::Error::internal(format!(
+                "{other} is not a page-file kind"
+            )))
+        }
+    };
+    format(key, input, None)
+}
+
 /// A record formatter: decodes (and so checks) one payload of key `key`;
 /// with `line`, formats the record as a TSV line without the newline.
 type FormatRecord = fn(u64, &mut &[u8], Option<&mut String>) -> Result<()>;

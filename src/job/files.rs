@@ -20,6 +20,8 @@ pub enum StageId {
     ImportGraph,
     /// PageRank.
     PageRank,
+    /// The lexicon and the inverted barrels.
+    Index,
     /// Near-duplicates by one algorithm.
     Dedup(Alg),
 }
@@ -32,6 +34,7 @@ impl StageId {
             StageId::Resolve,
             StageId::ImportGraph,
             StageId::PageRank,
+            StageId::Index,
         ];
         v.extend(Alg::ALL.map(StageId::Dedup));
         v
@@ -44,6 +47,7 @@ impl StageId {
             StageId::Resolve => "resolve".into(),
             StageId::ImportGraph => "import-graph".into(),
             StageId::PageRank => "pagerank".into(),
+            StageId::Index => "index".into(),
             StageId::Dedup(a) => format!("dedup-{}", a.name()),
         }
     }
@@ -59,6 +63,7 @@ impl StageId {
             StageId::Ingest | StageId::Resolve => "webmill ingest --out JOB INPUT…".into(),
             StageId::ImportGraph => "webmill import-graph --out JOB FILE…".into(),
             StageId::PageRank => "webmill pagerank JOB".into(),
+            StageId::Index => "webmill index JOB".into(),
             StageId::Dedup(a) => format!("webmill dedup JOB --alg {}", a.name()),
         }
     }
@@ -113,7 +118,17 @@ pub enum JobFile {
     Clusters(Alg),
     /// `dedup-ALG-per-page.svg`: near-duplicates per page, log-log (dedup-ALG).
     DedupPlot(Alg),
+    /// `index/lexicon.wm`: word → wordID, frequencies, doclist locations (index).
+    Lexicon,
+    /// `index/full-BBB.wm`: inverted barrel `BBB` with all hits (index).
+    FullBarrel(u16),
+    /// `index/short-BBB.wm`: inverted barrel `BBB` with the postings that
+    /// have title or anchor hits (index).
+    ShortBarrel(u16),
 }
+
+/// Most barrels an index may have (so that every barrel file has a name here).
+pub const MAX_BARRELS: u16 = 4096;
 
 impl JobFile {
     /// Every file a job can hold.
@@ -140,6 +155,10 @@ impl JobFile {
                 JobFile::DedupPlot(a),
             ]);
         }
+        v.push(JobFile::Lexicon);
+        for b in 0..MAX_BARRELS {
+            v.extend([JobFile::FullBarrel(b), JobFile::ShortBarrel(b)]);
+        }
         v
     }
 
@@ -162,12 +181,32 @@ impl JobFile {
             JobFile::Pairs(a) => format!("pairs-{}.wm", a.name()),
             JobFile::Clusters(a) => format!("clusters-{}.wm", a.name()),
             JobFile::DedupPlot(a) => format!("dedup-{}-per-page.svg", a.name()),
+            JobFile::Lexicon => "index/lexicon.wm".into(),
+            JobFile::FullBarrel(b) => format!("index/full-{b:03}.wm"),
+            JobFile::ShortBarrel(b) => format!("index/short-{b:03}.wm"),
         }
     }
 
     /// The file of a name, if a job can hold it.
     pub fn from_name(name: &str) -> Option<JobFile> {
-        JobFile::all().into_iter().find(|f| f.name() == name)
+        let barrel = |prefix: &str| {
+            name.strip_prefix(prefix)?
+                .strip_suffix(".wm")
+                .filter(|n| n.len() >= 3 && n.bytes().all(|c| c.is_ascii_digit()))?
+                .parse::<u16>()
+                .ok()
+                .filter(|&b| b < MAX_BARRELS)
+        };
+        if let Some(b) = barrel("index/full-") {
+            return Some(JobFile::FullBarrel(b)).filter(|f| f.name() == name);
+        }
+        if let Some(b) = barrel("index/short-") {
+            return Some(JobFile::ShortBarrel(b)).filter(|f| f.name() == name);
+        }
+        JobFile::all()
+            .into_iter()
+            .take_while(|f| !matches!(f, JobFile::FullBarrel(_)))
+            .find(|f| f.name() == name)
     }
 
     /// Its container kind; `None` for plots (SVG).
@@ -185,6 +224,8 @@ impl JobFile {
             JobFile::Anchors => &records::ANCHORS,
             JobFile::Ranks => &crate::rank::vector::RANKS,
             JobFile::Sketches(_) => &crate::dedup::files::SKETCHES,
+            JobFile::Lexicon => &crate::index::lexicon::LEXICON,
+            JobFile::FullBarrel(_) | JobFile::ShortBarrel(_) => &crate::index::inverted::BARREL,
             JobFile::Pairs(_) => &crate::dedup::files::PAIRS,
             JobFile::Clusters(_) => &crate::dedup::files::CLUSTERS,
             JobFile::RankPlot | JobFile::DedupPlot(_) => return None,
@@ -203,6 +244,9 @@ impl JobFile {
             }
             JobFile::Urls | JobFile::PageDoc | JobFile::Anchors => &[StageId::Resolve],
             JobFile::Ranks | JobFile::RankPlot => &[StageId::PageRank],
+            JobFile::Lexicon | JobFile::FullBarrel(_) | JobFile::ShortBarrel(_) => {
+                &[StageId::Index]
+            }
             JobFile::Sketches(a)
             | JobFile::Pairs(a)
             | JobFile::Clusters(a)

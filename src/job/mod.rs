@@ -600,6 +600,9 @@ impl Job {
             let from = staging.join(&o.path);
             let to = self.view.dir.join(&o.path);
             if from.exists() {
+                if let Some(dir) = to.parent() {
+                    fs::create_dir_all(dir).at(dir)?;
+                }
                 fs::rename(&from, &to).at(&to)?;
             } else if !to.exists() {
                 return Err(Error::job(

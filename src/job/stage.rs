@@ -148,7 +148,8 @@ impl StageContext {
     }
 
     /// The path a declared output is written to (in the staging directory;
-    /// it is moved into the job when the stage publishes).
+    /// it is moved into the job when the stage publishes). Its directory
+    /// exists.
     pub fn output(&self, file: JobFile) -> Result<PathBuf> {
         if !self.outputs.contains(&file) {
             return Err(Error::internal(format!(
@@ -156,7 +157,11 @@ impl StageContext {
                 self.stage
             )));
         }
-        Ok(self.staging.join(file.name()))
+        let path = self.staging.join(file.name());
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).at(dir)?;
+        }
+        Ok(path)
     }
 
     /// `true` if an earlier, interrupted attempt already wrote `file` (a
