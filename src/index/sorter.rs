@@ -342,7 +342,7 @@ pub const LEXPART: FileKind = FileKind {
 
 /// A part block holds whole 32-byte entries, as many as the index says.
 fn check_part_block(c: &Container, i: usize, records: u64, raw: &[u8]) -> Result<()> {
-    if raw.len() % 32 != 0 || (raw.len() / 32) as u64 != records {
+    if !raw.len().is_multiple_of(32) || (raw.len() / 32) as u64 != records {
         return Err(crate::Error::corrupt(
             c.path(),
             format!("block {i}"),
