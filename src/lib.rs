@@ -20,6 +20,7 @@ pub mod dedup;
 pub mod docs;
 pub mod graph;
 pub mod ingest;
+pub mod input;
 pub mod job;
 pub mod kinds;
 pub mod plot;

@@ -83,7 +83,7 @@ use flate2::{Crc, Decompress, FlushDecompress, Status};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::graph::snap::Skip;
+use crate::input::Skip;
 
 /// Size of the buffer of compressed (or plain) file bytes.
 const INPUT_BYTES: usize = 256 * 1024;

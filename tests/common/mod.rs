@@ -276,7 +276,10 @@ pub fn corpus_dir(package: &str) -> Option<PathBuf> {
         return Some(dir);
     }
     let skip = |why: String| {
-        eprintln!("SKIPPED: Debian package {package} is not under {} and {why}", root.display());
+        eprintln!(
+            "SKIPPED: Debian package {package} is not under {} and {why}",
+            root.display()
+        );
         None
     };
     let Some(data) = data_dir() else {
