@@ -21,6 +21,7 @@ pub mod docs;
 pub mod graph;
 pub mod index;
 pub mod ingest;
+pub mod input;
 pub mod job;
 pub mod kinds;
 pub mod plot;

@@ -69,5 +69,6 @@ pub use shingle::{
     cosine, exact_fingerprint, jaccard, shingle_set, word_fingerprints, Scratch, Shingler,
 };
 pub use theory::{
-    banding_probability, broder_probability, charikar_probability, minhash_probability,
+    banding_probability, broder_probability, charikar_probability, minhash_detection_probability,
+    minhash_probability,
 };

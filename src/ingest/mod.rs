@@ -44,13 +44,12 @@ use crate::error::{Error, IoContext, Result};
 use crate::ingest::html::Extractor;
 use crate::ingest::page::{Fetched, PageOut};
 use crate::ingest::pagefile::PageFileWriter;
+use crate::input::KEEP_SKIPS;
 use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::{Task, Unit as ProgressUnit};
 
 /// File name extensions read as HTML in directory inputs.
 const HTML_EXTENSIONS: [&str; 4] = ["html", "htm", "xhtml", "shtml"];
-/// Skips kept verbatim for the report (the rest are counted).
-const KEEP_SKIPS: usize = 20;
 /// Raw bytes of a page-file block.
 const BLOCK_BYTES: usize = 256 << 10;
 

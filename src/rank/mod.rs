@@ -709,7 +709,7 @@ fn write_degrees(forward: &EdgeFile, path: &Path) -> Result<()> {
 /// table. `#` lines are comments. Weights must be finite and ≥ 0, with a
 /// positive total; repeated entries add up.
 fn write_preference(file: &Path, docs: &Path, n: u64, out: &Path, s: &Settings) -> Result<()> {
-    let reader = crate::graph::snap::open_maybe_gzip(file, Arc::new(Default::default()))?;
+    let reader = crate::input::open_maybe_gzip(file, Arc::new(Default::default()))?;
     let mut by_doc: BTreeMap<u64, f64> = BTreeMap::new();
     let mut by_url: BTreeMap<String, (f64, u64)> = BTreeMap::new();
     for (k, line) in reader.split(b'\n').enumerate() {
