@@ -80,6 +80,7 @@ impl Global {
 #[derive(Subcommand, Debug)]
 enum Command {
     Ingest(cmd::ingest::Args),
+    Bowtie(cmd::bowtie::Args),
     ImportGraph(cmd::import_graph::Args),
     Pagerank(cmd::pagerank::Args),
     Dedup(cmd::dedup::Args),
@@ -126,6 +127,7 @@ fn main() -> ExitCode {
     let g = &cli.global;
     let result = match cli.command {
         Command::Ingest(a) => cmd::ingest::run(a, g),
+        Command::Bowtie(a) => cmd::bowtie::run(a, g),
         Command::ImportGraph(a) => cmd::import_graph::run(a, g),
         Command::Pagerank(a) => cmd::pagerank::run(a, g),
         Command::Dedup(a) => cmd::dedup::run(a, g),

@@ -1,5 +1,6 @@
 //! One module per subcommand: a clap `Args` struct and `run(args, global)`.
 
+pub mod bowtie;
 pub mod dedup;
 pub mod dedup_eval;
 pub mod dump;
