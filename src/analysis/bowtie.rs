@@ -234,11 +234,12 @@ impl BowTie {
             .filter(|&(&s, _)| s != self.largest_scc)
             .map(|(&s, &c)| (s as f64, c as f64))
             .collect();
+        let largest = vec![(self.largest_scc as f64, 1.0)];
         let series = [
             Series {
                 label: "SCCs of each size".into(),
                 color: "#1f77b4".into(),
-                style: SeriesStyle::LineDots,
+                style: SeriesStyle::Dots,
                 points: others,
             },
             Series {
@@ -249,7 +250,15 @@ impl BowTie {
                 ),
                 color: "#d62728".into(),
                 style: SeriesStyle::LineDots,
-                points: vec![(self.largest_scc as f64, 1.0)],
+                points: largest,
+            },
+            // Not drawn: lowers the y axis a decade, so that sizes seen once
+            // are not on the x axis.
+            Series {
+                label: String::new(),
+                color: "none".into(),
+                style: SeriesStyle::Dots,
+                points: vec![(1.0, 0.1)],
             },
         ];
         loglog_plot_svg(title, "SCC size (nodes)", "number of SCCs", &series)
