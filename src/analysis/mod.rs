@@ -10,3 +10,4 @@
 pub mod bowtie;
 pub mod checkpoint;
 pub mod nodeset;
+pub mod overlap;

@@ -81,6 +81,7 @@ impl Global {
 enum Command {
     Ingest(cmd::ingest::Args),
     Bowtie(cmd::bowtie::Args),
+    Overlap(cmd::overlap::Args),
     ImportGraph(cmd::import_graph::Args),
     Pagerank(cmd::pagerank::Args),
     Dedup(cmd::dedup::Args),
@@ -128,6 +129,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Ingest(a) => cmd::ingest::run(a, g),
         Command::Bowtie(a) => cmd::bowtie::run(a, g),
+        Command::Overlap(a) => cmd::overlap::run(a, g),
         Command::ImportGraph(a) => cmd::import_graph::run(a, g),
         Command::Pagerank(a) => cmd::pagerank::run(a, g),
         Command::Dedup(a) => cmd::dedup::run(a, g),
