@@ -11,3 +11,4 @@ pub mod bowtie;
 pub mod checkpoint;
 pub mod nodeset;
 pub mod overlap;
+pub mod layout;

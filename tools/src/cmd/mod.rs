@@ -8,6 +8,7 @@ pub mod export;
 pub mod import_graph;
 pub mod ingest;
 pub mod inspect;
+pub mod layout;
 pub mod overlap;
 pub mod pagerank;
 pub mod stats;
