@@ -12,3 +12,4 @@ pub mod checkpoint;
 pub mod nodeset;
 pub mod overlap;
 pub mod layout;
+pub mod dedup_report;

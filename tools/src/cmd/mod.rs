@@ -3,6 +3,7 @@
 pub mod bowtie;
 pub mod dedup;
 pub mod dedup_eval;
+pub mod dedup_report;
 pub mod dump;
 pub mod export;
 pub mod import_graph;

@@ -1,0 +1,112 @@
+//! `webmill dedup-report`: Henzinger's near-duplicate report.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use webmill::analysis::dedup_report::{
+    dedup_report, plot_svg, table, AlgPairs, ReportOptions, DEFAULT_JUDGE_SHINGLE,
+    DEFAULT_JUDGE_THRESHOLD, DEFAULT_SAMPLE_PER_BIN,
+};
+use webmill::dedup::stage::Alg;
+use webmill::graph::import::DOCS_FILE;
+use webmill::ingest::text::for_each_page_text;
+
+use crate::Global;
+
+/// Henzinger's near-duplicate report for the finished `dedup` algorithms of a
+/// job, side by side (Alg. B vs Alg. C as in her comparison, and min-hash):
+/// the distribution of the number of near-duplicates N(u) of a page, with its
+/// same-host and cross-host parts, on log-log axes (--plot); and the
+/// precision of each algorithm on a labelled sample — up to --sample pairs
+/// drawn per bin of the similarity the algorithm recorded, judged correct
+/// when the exact Jaccard coefficient of their --shingle-word shingle sets
+/// reaches --threshold — overall, on same-host pairs and on cross-host pairs
+/// (weighted by the pairs in each bin).
+///
+/// Out of core: hosts are attached to pairs by two sort–merge joins with the
+/// doc table and N(u) counted by a sort of the pairs' ends; the sampled
+/// pages' words are read in one pass over the token streams.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Job directory (after `webmill dedup`)
+    job: PathBuf,
+    /// Algorithms to report [default: every finished one except exact]
+    #[arg(long, value_name = "ALG")]
+    alg: Vec<String>,
+    /// Pairs judged per similarity bin and algorithm
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_SAMPLE_PER_BIN)]
+    sample: usize,
+    /// Shingle length (words) of the judge
+    #[arg(long, value_name = "K", default_value_t = DEFAULT_JUDGE_SHINGLE)]
+    shingle: usize,
+    /// Exact Jaccard coefficient a judged pair must reach to be correct
+    #[arg(long, value_name = "T", default_value_t = DEFAULT_JUDGE_THRESHOLD)]
+    threshold: f64,
+    /// Seed of the sample
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Print the reports as JSON (one object per algorithm in an array)
+    #[arg(long)]
+    json: bool,
+    /// Write the SVG log-log plot of N(u) to FILE
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
+    let job = g.open_job(&args.job, false)?;
+    let algs: Vec<Alg> = if args.alg.is_empty() {
+        Alg::ALL
+            .into_iter()
+            .filter(|&a| a != Alg::Exact && job.finished_stage(&a.stage()).is_ok())
+            .collect()
+    } else {
+        args.alg
+            .iter()
+            .map(|a| Alg::parse(a))
+            .collect::<webmill::Result<_>>()?
+    };
+    if algs.is_empty() {
+        anyhow::bail!("no finished near-duplicate stage in this job: run `webmill dedup` first");
+    }
+    let mut inputs = Vec::new();
+    for a in &algs {
+        job.finished_stage(&a.stage())?;
+        inputs.push(AlgPairs {
+            name: a.name().to_string(),
+            pairs: job.path(&a.pairs_file()),
+        });
+    }
+    let opts = ReportOptions {
+        sample_per_bin: args.sample,
+        judge_shingle: args.shingle,
+        judge_threshold: args.threshold,
+        seed: args.seed,
+    };
+    let tmp = job.tmp_dir("dedup-report");
+    let reports = dedup_report(
+        &inputs,
+        &job.path(DOCS_FILE),
+        |f| for_each_page_text(&job, |_, doc, words| f(doc, words)),
+        &tmp,
+        g.mem(),
+        &g.reporter(),
+        &opts,
+    )?;
+    let _ = std::fs::remove_dir(job.tmp_dir(""));
+    if let Some(path) = &args.plot {
+        let name = args.job.file_name().map_or_else(
+            || args.job.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
+        std::fs::write(path, plot_svg(&reports, &format!("Near-duplicates per page in {name}")))
+            .with_context(|| format!("cannot write the plot to {}", path.display()))?;
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reports)?);
+    } else {
+        print!("{}", table(&reports, &opts));
+    }
+    Ok(ExitCode::SUCCESS)
+}
