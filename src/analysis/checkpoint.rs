@@ -174,7 +174,7 @@ pub fn load(path: &Path, params: &Value, arrays: &mut ArraysMut<'_>) -> Result<O
     Ok(Some(c.meta()["state"].clone()))
 }
 
-/// Checks a `nodestate` file's structure (for `verify`): block keys in
+/// Checks a `nodesets` file's structure (for `verify`): block keys in
 /// order, each array complete, payload lengths a multiple of the width.
 pub fn verify(path: &Path) -> Result<()> {
     let c = Container::open_kind(path, KIND, VERSION)?;
