@@ -85,7 +85,7 @@ use crate::graph::{Direction, EdgeFile};
 use crate::progress::{Reporter, Unit};
 
 /// Bytes held besides the per-node arrays (a decoded block and its lists).
-const STREAM_BYTES: u64 = 2 << 20;
+const STREAM_BYTES: u64 = 1 << 20;
 /// Name of the checkpoint file in the temporary directory.
 pub const CHECKPOINT: &str = "bowtie-state.wm";
 
