@@ -46,7 +46,9 @@
 //!     label `r` that reach `r` (drain of `edges-t.wm` inside label `r`) are
 //!     its SCC. Their sizes are counted in the label array, then they leave.
 //!
-//!   Trim and colour alternate until no node is active. Colouring alone can
+//!   Trims alternate direction until two in a row remove under 1/64 of
+//!   the active nodes; then a colouring round; and again, until no node is
+//!   active. Colouring alone can
 //!   need one round per SCC of a long chain whose ids fall along the arcs;
 //!   trimming in alternating sweeps removes such chains of singletons whole.
 //! * If some other SCC turns out larger than the pivot's (the pivot missed
@@ -737,8 +739,15 @@ pub fn bow_tie(
                         st.step = Step::Done;
                     }
                 } else if st.idle_trims < 2 {
+                    // A trim that removes under 1/64 of the active nodes is
+                    // not worth another full counting pass: colour instead.
+                    let before = a.active.count();
                     let removed = trim(&mut a, &mut fs, &mut bs, &mut st)?;
-                    st.idle_trims = if removed == 0 { st.idle_trims + 1 } else { 0 };
+                    st.idle_trims = if removed * 64 < before {
+                        st.idle_trims + 1
+                    } else {
+                        0
+                    };
                     st.trim_in_next = !st.trim_in_next;
                 } else {
                     colour_round(&mut a, &mut fs, &mut bs, &mut st)?;
