@@ -669,8 +669,20 @@ impl DegreeDistributions {
     pub fn plot_svg(&self, title: &str) -> String {
         let mut series = Vec::new();
         for (name, hist, fit, gof, color) in [
-            ("in-degree", &self.in_degree, &self.in_fit, &self.in_gof, "#1f77b4"),
-            ("out-degree", &self.out_degree, &self.out_fit, &self.out_gof, "#d62728"),
+            (
+                "in-degree",
+                &self.in_degree,
+                &self.in_fit,
+                &self.in_gof,
+                "#1f77b4",
+            ),
+            (
+                "out-degree",
+                &self.out_degree,
+                &self.out_fit,
+                &self.out_gof,
+                "#d62728",
+            ),
         ] {
             let n = hist.nodes();
             if n == 0 {

@@ -27,6 +27,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
+use webmill::analysis::checkpoint;
+use webmill::analysis::nodeset::{NodeBits, NodeLabels};
 use webmill::container::{BlockCodec, Container, ContainerWriter};
 use webmill::docs::{Doc, DocTable, DocWriter};
 use webmill::graph::{Direction, EdgeFile, EdgeWriter};
@@ -37,8 +39,6 @@ use webmill::ingest::resolve::resolve;
 use webmill::ingest::urltable::{UrlTable, UrlTableWriter};
 use webmill::ingest::{ingest, IngestOptions, InputSpec};
 use webmill::job::{Job, Settings};
-use webmill::analysis::checkpoint;
-use webmill::analysis::nodeset::{NodeBits, NodeLabels};
 use webmill::kinds::verify_file;
 use webmill::rank::{RankVector, VectorWriter};
 use webmill::sort::{RunCodec, RunReader, RunWriter};

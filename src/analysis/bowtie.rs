@@ -549,9 +549,7 @@ pub fn bow_tie(
 ) -> Result<BowTie> {
     let fwd_file = EdgeFile::open(forward)?;
     let bwd_file = EdgeFile::open(transposed)?;
-    if fwd_file.direction() != Direction::Forward
-        || bwd_file.direction() != Direction::Transposed
-    {
+    if fwd_file.direction() != Direction::Forward || bwd_file.direction() != Direction::Transposed {
         return Err(Error::usage(format!(
             "{} must be a forward edge file and {} a transposed one",
             forward.display(),
@@ -619,7 +617,9 @@ pub fn bow_tie(
         last_save = Instant::now();
         saved += 1;
         if opts.interrupt_after.is_some_and(|k| saved >= k) {
-            return Err(Error::internal("bowtie: interrupted after a checkpoint (test hook)"));
+            return Err(Error::internal(
+                "bowtie: interrupted after a checkpoint (test hook)",
+            ));
         }
         Ok(())
     };
@@ -633,7 +633,11 @@ pub fn bow_tie(
             }
             Step::Forward | Step::Backward => {
                 let forward = st.step == Step::Forward;
-                let reach = if forward { &mut a.parts.fwd } else { &mut a.parts.bwd };
+                let reach = if forward {
+                    &mut a.parts.fwd
+                } else {
+                    &mut a.parts.bwd
+                };
                 reach.clear();
                 a.pending.clear();
                 if n > 0 {
@@ -831,14 +835,18 @@ fn pivot(a: &mut Arrays7, fs: &mut Stream, bs: &mut Stream, p: &mut Passes) -> R
             (best, best_score) = (v, score);
         }
     };
-    bs.scan(&all, &mut p.transposed_blocks_read, |v, d| match &mut current {
-        Some((c, k)) if *c == v => *k += d.len() as u64,
-        _ => {
-            if let Some(done) = current.replace((v, d.len() as u64)) {
-                consider(done);
+    bs.scan(
+        &all,
+        &mut p.transposed_blocks_read,
+        |v, d| match &mut current {
+            Some((c, k)) if *c == v => *k += d.len() as u64,
+            _ => {
+                if let Some(done) = current.replace((v, d.len() as u64)) {
+                    consider(done);
+                }
             }
-        }
-    })?;
+        },
+    )?;
     if let Some(done) = current {
         consider(done);
     }
@@ -865,7 +873,11 @@ fn trim(a: &mut Arrays7, fs: &mut Stream, bs: &mut Stream, st: &mut State) -> Re
     }
     let p = &mut st.passes;
     // Count over the file that lists a node's in-neighbours (by_in) or out-neighbours.
-    let (count_stream, peel_stream) = if by_in { (&mut *bs, fs) } else { (&mut *fs, bs) };
+    let (count_stream, peel_stream) = if by_in {
+        (&mut *bs, fs)
+    } else {
+        (&mut *fs, bs)
+    };
     if by_in {
         p.transposed_sweeps += 1;
     } else {

@@ -215,7 +215,10 @@ pub fn verify(path: &Path) -> Result<()> {
                 c.path(),
                 "footer metadata",
                 c.footer_offset(),
-                format!("array {} holds {f} elements, metadata says {}", d["name"], d["len"]),
+                format!(
+                    "array {} holds {f} elements, metadata says {}",
+                    d["name"], d["len"]
+                ),
             ));
         }
     }

@@ -308,7 +308,11 @@ fn count_alg(
         precision_same_host: None,
         precision_cross_host: None,
     };
-    Ok((report, sample, cells.into_iter().map(|c| [c[0], c[1]]).collect()))
+    Ok((
+        report,
+        sample,
+        cells.into_iter().map(|c| [c[0], c[1]]).collect(),
+    ))
 }
 
 /// The report for each algorithm of `algs` (see the module doc): `docs`

@@ -156,7 +156,10 @@ impl DocFrequencyCost {
         let mut seen: Vec<u32> = vec![u32::MAX; nw];
         let mut doc_no = 0u32;
         for_each_text(&mut |doc, text| {
-            let j = cuts.partition_point(|&c| c <= doc).saturating_sub(1).min(n.saturating_sub(1));
+            let j = cuts
+                .partition_point(|&c| c <= doc)
+                .saturating_sub(1)
+                .min(n.saturating_sub(1));
             doc_no = doc_no.wrapping_add(1);
             for w in text.split(' ') {
                 if let Some(&k) = words.get(w) {
@@ -255,10 +258,12 @@ pub fn read_queries(path: &Path) -> Result<Vec<Query>> {
 /// assumption) or there are no machines.
 pub fn imaginary_layout(n: usize, m: usize, slots: usize) -> Result<Layout> {
     if m == 0 || n == 0 {
-        return Err(Error::usage("the layout needs at least one machine and one subindex"));
+        return Err(Error::usage(
+            "the layout needs at least one machine and one subindex",
+        ));
     }
     let q = n / m;
-    let need = if n % m == 0 { q } else { q + 2 };
+    let need = if n.is_multiple_of(m) { q } else { q + 2 };
     if slots < need {
         return Err(Error::usage(format!(
             "{m} machines of {slots} slots cannot hold {n} subindices by imaginary loads: a machine needs n div m + 2 = {need} slots"
@@ -337,7 +342,11 @@ pub fn hand_duplication_layout(
     for &j in order.iter().cycle().take(copies.min(n * m)) {
         let target = (0..m)
             .filter(|&i| layout[i].len() < slots && !layout[i].contains(&j))
-            .min_by(|&a, &b| load(&layout, a).total_cmp(&load(&layout, b)).then(a.cmp(&b)));
+            .min_by(|&a, &b| {
+                load(&layout, a)
+                    .total_cmp(&load(&layout, b))
+                    .then(a.cmp(&b))
+            });
         if let Some(i) = target {
             layout[i].push(j);
             layout[i].sort_unstable();
@@ -437,7 +446,13 @@ pub fn simulate(
 }
 
 /// [`simulate`] on loads already measured (`loads[t * n + j]`).
-pub fn replay(n: usize, m: usize, slots: usize, loads: &[f64], queries: usize) -> Result<LayoutReport> {
+pub fn replay(
+    n: usize,
+    m: usize,
+    slots: usize,
+    loads: &[f64],
+    queries: usize,
+) -> Result<LayoutReport> {
     let mut fl = vec![0.0f64; n];
     for (r, &l) in loads.iter().enumerate() {
         fl[r % n] += l;
@@ -446,7 +461,11 @@ pub fn replay(n: usize, m: usize, slots: usize, loads: &[f64], queries: usize) -
     let (lo, hi) = fl
         .iter()
         .fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
-    let alpha = if lo > 0.0 { hi / lo - 1.0 } else { f64::INFINITY };
+    let alpha = if lo > 0.0 {
+        hi / lo - 1.0
+    } else {
+        f64::INFINITY
+    };
     let layout = imaginary_layout(n, m, slots)?;
     let machine_loads = greedy_schedule(&layout, n, loads)?;
     let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
@@ -518,7 +537,11 @@ impl LayoutReport {
             "bound 2(1+α)·LB + 2β",
             self.bound,
             r(self.bound),
-            if self.bound_holds { "holds" } else { "VIOLATED" }
+            if self.bound_holds {
+                "holds"
+            } else {
+                "VIOLATED"
+            }
         )
     }
 }

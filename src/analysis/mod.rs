@@ -9,7 +9,7 @@
 
 pub mod bowtie;
 pub mod checkpoint;
+pub mod dedup_report;
+pub mod layout;
 pub mod nodeset;
 pub mod overlap;
-pub mod layout;
-pub mod dedup_report;

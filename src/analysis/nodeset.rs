@@ -217,14 +217,16 @@ impl NodeLabels {
             NodeLabels::Narrow(a) => {
                 for c in a.chunks(chunk) {
                     buf.clear();
-                    c.iter().for_each(|x| buf.extend_from_slice(&x.to_le_bytes()));
+                    c.iter()
+                        .for_each(|x| buf.extend_from_slice(&x.to_le_bytes()));
                     f(&buf)?;
                 }
             }
             NodeLabels::Wide(a) => {
                 for c in a.chunks(chunk) {
                     buf.clear();
-                    c.iter().for_each(|x| buf.extend_from_slice(&x.to_le_bytes()));
+                    c.iter()
+                        .for_each(|x| buf.extend_from_slice(&x.to_le_bytes()));
                     f(&buf)?;
                 }
             }

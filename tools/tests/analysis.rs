@@ -114,16 +114,27 @@ fn bowtie_on_the_law_graphs_matches_tarjan() {
         let job = dir.path().join(name);
         let input = data.join(format!("graphs/{name}.tsv.gz"));
         import(&job, &input);
-        let v = json_of(webmill().args(["bowtie", "--json", "-q", "--mem", "8M"]).arg(&job));
+        let v = json_of(
+            webmill()
+                .args(["bowtie", "--json", "-q", "--mem", "8M"])
+                .arg(&job),
+        );
         let arcs = read_snap(&input);
         let n = v["nodes"].as_u64().unwrap();
         assert_eq!(sizes_of(&v), tarjan_sizes(n as usize, &arcs), "{name}");
         assert_eq!(v["largest_scc"], largest, "{name}");
         assert_eq!(v["scc_count"], count, "{name}");
-        let parts: u64 = ["largest_scc", "in", "out", "tendrils", "tubes", "disconnected"]
-            .iter()
-            .map(|k| v[k].as_u64().unwrap())
-            .sum();
+        let parts: u64 = [
+            "largest_scc",
+            "in",
+            "out",
+            "tendrils",
+            "tubes",
+            "disconnected",
+        ]
+        .iter()
+        .map(|k| v[k].as_u64().unwrap())
+        .sum();
         assert_eq!(parts, n, "{name}: {v}");
     }
 }
@@ -138,18 +149,29 @@ fn bowtie_within_its_budget_and_resumed_after_a_crash() {
     let tsv = dir.path().join("gen.tsv");
     Command::cargo_bin("webmill-gen")
         .unwrap()
-        .args(["--nodes", "100000", "--arcs", "7500000", "--seed", "3", "-o"])
+        .args([
+            "--nodes", "100000", "--arcs", "7500000", "--seed", "3", "-o",
+        ])
         .arg(&tsv)
         .assert()
         .success();
     let job = dir.path().join("gen");
     import(&job, &tsv);
     let budget = 3u64 << 20;
-    let run = || json_of(webmill().args(["bowtie", "--json", "-q", "--mem", "3M"]).arg(&job));
+    let run = || {
+        json_of(
+            webmill()
+                .args(["bowtie", "--json", "-q", "--mem", "3M"])
+                .arg(&job),
+        )
+    };
     let whole = run();
     let rss = whole["peak_rss"].as_u64().unwrap();
     eprintln!("bowtie at --mem 3M: peak RSS {rss} bytes");
-    assert!(rss <= budget + (10 << 20), "peak RSS {rss} over the allowance");
+    assert!(
+        rss <= budget + (10 << 20),
+        "peak RSS {rss} over the allowance"
+    );
     webmill()
         .args(["bowtie", "-q", "--mem", "3M"])
         .arg(&job)
@@ -158,7 +180,15 @@ fn bowtie_within_its_budget_and_resumed_after_a_crash() {
         .failure();
     assert!(job.join("tmp/bowtie/bowtie-state.wm").exists());
     let resumed = run();
-    for key in ["scc_sizes", "largest_scc", "in", "out", "tendrils", "tubes", "passes"] {
+    for key in [
+        "scc_sizes",
+        "largest_scc",
+        "in",
+        "out",
+        "tendrils",
+        "tubes",
+        "passes",
+    ] {
         assert_eq!(resumed[key], whole[key], "{key}");
     }
     assert!(!job.join("tmp").exists(), "checkpoints left behind");
@@ -207,29 +237,72 @@ fn overlap_layout_and_dedup_report_on_a_site() {
     let (ja, jb) = (dir.path().join("ja"), dir.path().join("jb"));
     ingest(&ja, &a_dir);
     ingest(&jb, &b_dir);
-    let v = json_of(webmill().args(["overlap", "--json", "--sample", "60"]).arg(&ja).arg(&jb));
+    let v = json_of(
+        webmill()
+            .args(["overlap", "--json", "--sample", "60"])
+            .arg(&ja)
+            .arg(&jb),
+    );
     assert_eq!(v["pages_a"], in_a);
     assert_eq!(v["pages_b"], in_b);
     assert_eq!(v["both"], both);
     let exact = v["exact"].as_f64().unwrap();
     assert!((exact - in_a as f64 / in_b as f64).abs() < 1e-12);
-    assert!(v["ci_low"].as_f64().unwrap() <= exact && exact <= v["ci_high"].as_f64().unwrap(), "{v}");
-    let help = webmill().args(["overlap", "--help"]).assert().success().get_output().stdout.clone();
+    assert!(
+        v["ci_low"].as_f64().unwrap() <= exact && exact <= v["ci_high"].as_f64().unwrap(),
+        "{v}"
+    );
+    let help = webmill()
+        .args(["overlap", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
     let help = String::from_utf8(help).unwrap();
     for bias in ["uniform", "Duplicates", "normalisation", "Independence"] {
         assert!(help.contains(bias), "--help does not explain {bias}");
     }
 
-    let l = json_of(webmill().args(["layout", "--json", "--machines", "3", "--query-count", "200"]).arg(&ja));
-    for key in ["max_load", "lower_bound", "no_duplication_max_load", "hand_duplication_max_load", "alpha", "beta"] {
+    let l = json_of(
+        webmill()
+            .args([
+                "layout",
+                "--json",
+                "--machines",
+                "3",
+                "--query-count",
+                "200",
+            ])
+            .arg(&ja),
+    );
+    for key in [
+        "max_load",
+        "lower_bound",
+        "no_duplication_max_load",
+        "hand_duplication_max_load",
+        "alpha",
+        "beta",
+    ] {
         assert!(l[key].is_number(), "layout --json lacks {key}: {l}");
     }
     assert_eq!(l["bound_holds"], true);
     assert!(l["max_load"].as_f64().unwrap() >= l["lower_bound"].as_f64().unwrap() - 1e-9);
 
-    webmill().args(["dedup", "-q", "--alg", "broder", "--alg", "charikar"]).arg(&ja).assert().success();
+    webmill()
+        .args(["dedup", "-q", "--alg", "broder", "--alg", "charikar"])
+        .arg(&ja)
+        .assert()
+        .success();
     let plot = dir.path().join("n.svg");
-    let r = json_of(webmill().args(["dedup-report", "--json", "--plot"]).arg(&plot).arg(&ja));
+    let r = json_of(
+        webmill()
+            .args(["dedup-report", "--json", "--plot"])
+            .arg(&plot)
+            .arg(&ja),
+    );
     assert_eq!(r.as_array().unwrap().len(), 2);
-    assert!(std::fs::read_to_string(&plot).unwrap().contains("broder: all"));
+    assert!(std::fs::read_to_string(&plot)
+        .unwrap()
+        .contains("broder: all"));
 }

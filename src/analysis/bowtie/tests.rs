@@ -244,7 +244,14 @@ fn run(dir: &Path, n: u64, arcs: &[(u64, u64)], opts: &BowTieOptions) -> Result<
 
 #[test]
 fn matches_tarjan_on_web_like_graphs() {
-    for (n, seed) in [(1u64, 1u64), (2, 2), (50, 3), (400, 4), (3000, 5), (20_000, 6)] {
+    for (n, seed) in [
+        (1u64, 1u64),
+        (2, 2),
+        (50, 3),
+        (400, 4),
+        (3000, 5),
+        (20_000, 6),
+    ] {
         let dir = tempfile::tempdir().unwrap();
         let arcs = web_like(n, seed);
         let got = run(dir.path(), n, &arcs, &BowTieOptions::default()).unwrap();
@@ -351,7 +358,14 @@ fn an_interrupted_run_resumes_to_the_same_result() {
 fn refuses_a_budget_below_its_arrays() {
     let dir = tempfile::tempdir().unwrap();
     let (f, t) = write_graph(dir.path(), 1_000_000, &[(0, 1)]);
-    let err = bow_tie(&f, &t, &dir.path().join("tmp"), 1 << 20, &Silent, &BowTieOptions::default())
-        .unwrap_err();
+    let err = bow_tie(
+        &f,
+        &t,
+        &dir.path().join("tmp"),
+        1 << 20,
+        &Silent,
+        &BowTieOptions::default(),
+    )
+    .unwrap_err();
     assert!(matches!(err, Error::Budget { .. }), "{err}");
 }

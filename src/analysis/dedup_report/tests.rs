@@ -59,7 +59,7 @@ fn counts_and_precision_match_a_naive_report() {
     let mut pairs = Vec::new();
     for a in 0..n {
         for b in a + 1..n {
-            if a % 12 == b % 12 && rng(&mut seed) % 3 == 0 {
+            if a % 12 == b % 12 && rng(&mut seed).is_multiple_of(3) {
                 pairs.push((a, b, (rng(&mut seed) % 1001) as f32 / 1000.0));
             }
         }
@@ -79,7 +79,12 @@ fn counts_and_precision_match_a_naive_report() {
     let reports = dedup_report(
         &algs,
         &docs,
-        |f| texts.iter().enumerate().try_for_each(|(d, t)| f(d as u64, t)),
+        |f| {
+            texts
+                .iter()
+                .enumerate()
+                .try_for_each(|(d, t)| f(d as u64, t))
+        },
         &dir.path().join("tmp"),
         64 << 20,
         &silent(),
@@ -127,13 +132,22 @@ fn counts_and_precision_match_a_naive_report() {
     assert_eq!(r.n_cross_host, hist(&|p| p.1));
     // Everything judged: the weighted precisions are the plain ones.
     let close = |x: Option<f64>, want: f64| (x.unwrap() - want).abs() < 1e-12;
-    assert!(close(r.precision, correct as f64 / pairs.len() as f64), "{r:?}");
-    assert!(close(r.precision_same_host, same_correct as f64 / same_n as f64));
+    assert!(
+        close(r.precision, correct as f64 / pairs.len() as f64),
+        "{r:?}"
+    );
+    assert!(close(
+        r.precision_same_host,
+        same_correct as f64 / same_n as f64
+    ));
     assert!(close(
         r.precision_cross_host,
         cross_correct as f64 / (pairs.len() as u64 - same_n) as f64
     ));
-    assert!(correct > 0 && correct < pairs.len() as u64, "the judge must split the pairs");
+    assert!(
+        correct > 0 && correct < pairs.len() as u64,
+        "the judge must split the pairs"
+    );
     let svg = plot_svg(&reports, "t");
     assert!(svg.contains("x: all"));
 }

@@ -18,7 +18,10 @@ fn brute_force_opt(n: usize, m: usize, slots: usize, loads: &[f64]) -> f64 {
             held[i][r % n] = true;
             machine[i] += loads[r];
         }
-        let used: Vec<usize> = held.iter().map(|h| h.iter().filter(|&&x| x).count()).collect();
+        let used: Vec<usize> = held
+            .iter()
+            .map(|h| h.iter().filter(|&&x| x).count())
+            .collect();
         let unplaced = (0..n).filter(|&j| !held.iter().any(|h| h[j])).count();
         let free: usize = used.iter().map(|&u| slots.saturating_sub(u)).sum();
         if used.iter().all(|&u| u <= slots) && free >= unplaced {
@@ -108,8 +111,12 @@ fn document_frequency_cost_counts_docs_per_subindex() {
         (5, "banana apple"),
     ];
     let queries = vec![
-        Query { words: vec!["apple".into()] },
-        Query { words: vec!["apple".into(), "pie".into()] },
+        Query {
+            words: vec!["apple".into()],
+        },
+        Query {
+            words: vec!["apple".into(), "pie".into()],
+        },
     ];
     let cost = DocFrequencyCost::measure(&cuts, &queries, |f| {
         texts.iter().try_for_each(|&(d, t)| f(d, t))
@@ -122,5 +129,7 @@ fn document_frequency_cost_counts_docs_per_subindex() {
     assert_eq!(cost.cost(1, &queries[1]), 2.0);
     let sampled = sample_queries(2, 1, |f| texts.iter().try_for_each(|&(d, t)| f(d, t))).unwrap();
     assert_eq!(sampled.len(), 2);
-    assert!(sampled.iter().all(|q| !q.words.is_empty() && q.words.len() <= 3));
+    assert!(sampled
+        .iter()
+        .all(|q| !q.words.is_empty() && q.words.len() <= 3));
 }

@@ -100,8 +100,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             || args.job.display().to_string(),
             |n| n.to_string_lossy().into(),
         );
-        std::fs::write(path, plot_svg(&reports, &format!("Near-duplicates per page in {name}")))
-            .with_context(|| format!("cannot write the plot to {}", path.display()))?;
+        std::fs::write(
+            path,
+            plot_svg(&reports, &format!("Near-duplicates per page in {name}")),
+        )
+        .with_context(|| format!("cannot write the plot to {}", path.display()))?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&reports)?);

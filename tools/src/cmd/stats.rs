@@ -72,7 +72,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             stats.get("in_degree_exponent").and_then(|v| v.as_f64()),
             stats.get("in_degree_kmin").and_then(|v| v.as_u64()),
         ) {
-            let verdict = match stats.get("in_degree_power_law_plausible").and_then(|v| v.as_bool()) {
+            let verdict = match stats
+                .get("in_degree_power_law_plausible")
+                .and_then(|v| v.as_bool())
+            {
                 Some(true) => "a power law is plausible (p > 0.1)",
                 Some(false) => "a power law is ruled out (p ≤ 0.1)",
                 None => "not tested (--bootstrap 0)",
