@@ -434,11 +434,7 @@ struct SplitMix(u64);
 
 impl SplitMix {
     fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        crate::dedup::minwise::splitmix64(&mut self.0)
     }
     /// Uniform in (0, 1].
     fn unit(&mut self) -> f64 {
@@ -751,22 +747,7 @@ impl DegreeDistributions {
 mod tests {
     use super::*;
 
-    /// splitmix64: a small, independent pseudo-random source for the tests.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        /// Uniform in (0, 1].
-        fn unit(&mut self) -> f64 {
-            ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
-        }
-    }
+    use super::SplitMix as Rng;
 
     /// An exact draw from P(k) ∝ k^-a, k ≥ 1: Devroye's rejection algorithm
     /// for the Zipf law (Non-Uniform Random Variate Generation, 1986,

@@ -644,19 +644,7 @@ pub fn bow_tie(
                     reach.insert(st.pivot);
                     a.pending.insert(st.pivot);
                 }
-                let (stream, sweeps, reads) = if forward {
-                    (
-                        &mut fs,
-                        &mut st.passes.forward_sweeps,
-                        &mut st.passes.forward_blocks_read,
-                    )
-                } else {
-                    (
-                        &mut bs,
-                        &mut st.passes.transposed_sweeps,
-                        &mut st.passes.transposed_blocks_read,
-                    )
-                };
+                let (stream, sweeps, reads) = side(forward, &mut fs, &mut bs, &mut st.passes);
                 stream.drain(&mut a.pending, sweeps, reads, |_, nbrs, pending| {
                     for &v in nbrs {
                         if reach.insert(v) {
@@ -683,19 +671,7 @@ pub fn bow_tie(
                 reach.subtract(other);
                 a.pending.clone_from(&reach);
                 let (fwd, bwd) = (&a.parts.fwd, &a.parts.bwd);
-                let (stream, sweeps, reads) = if from_in {
-                    (
-                        &mut fs,
-                        &mut st.passes.forward_sweeps,
-                        &mut st.passes.forward_blocks_read,
-                    )
-                } else {
-                    (
-                        &mut bs,
-                        &mut st.passes.transposed_sweeps,
-                        &mut st.passes.transposed_blocks_read,
-                    )
-                };
+                let (stream, sweeps, reads) = side(from_in, &mut fs, &mut bs, &mut st.passes);
                 stream.drain(&mut a.pending, sweeps, reads, |_, nbrs, pending| {
                     for &v in nbrs {
                         if !fwd.get(v) && !bwd.get(v) && reach.insert(v) {
@@ -806,6 +782,20 @@ pub fn bow_tie(
     })
 }
 
+/// The stream of one direction (forward: `edges.wm`) with its counters.
+fn side<'a>(
+    forward: bool,
+    fs: &'a mut Stream,
+    bs: &'a mut Stream,
+    p: &'a mut Passes,
+) -> (&'a mut Stream, &'a mut u64, &'a mut u64) {
+    if forward {
+        (fs, &mut p.forward_sweeps, &mut p.forward_blocks_read)
+    } else {
+        (bs, &mut p.transposed_sweeps, &mut p.transposed_blocks_read)
+    }
+}
+
 /// Adds `delta` SCCs of `size` to a (size, count) list kept sorted by size.
 fn add_size(sizes: &mut Vec<(u64, u64)>, size: u64, delta: i64) {
     match sizes.binary_search_by_key(&size, |&(s, _)| s) {
@@ -871,23 +861,10 @@ fn trim(a: &mut Arrays7, fs: &mut Stream, bs: &mut Stream, st: &mut State) -> Re
     for v in active.iter() {
         labels.set(v, 0);
     }
-    let p = &mut st.passes;
-    // Count over the file that lists a node's in-neighbours (by_in) or out-neighbours.
-    let (count_stream, peel_stream) = if by_in {
-        (&mut *bs, fs)
-    } else {
-        (&mut *fs, bs)
-    };
-    if by_in {
-        p.transposed_sweeps += 1;
-    } else {
-        p.forward_sweeps += 1;
-    }
-    let count_reads = if by_in {
-        &mut p.transposed_blocks_read
-    } else {
-        &mut p.forward_blocks_read
-    };
+    // Count over the file that lists a node's in-neighbours (by_in) or
+    // out-neighbours; peel over the other.
+    let (count_stream, count_sweeps, count_reads) = side(!by_in, fs, bs, &mut st.passes);
+    *count_sweeps += 1;
     count_stream.scan(active, count_reads, |v, nbrs| {
         if active.get(v) {
             let pv = parts.of(v);
@@ -907,11 +884,7 @@ fn trim(a: &mut Arrays7, fs: &mut Stream, bs: &mut Stream, st: &mut State) -> Re
     }
     active.subtract(pending);
     let mut removed = pending.count();
-    let (sweeps, reads) = if by_in {
-        (&mut p.forward_sweeps, &mut p.forward_blocks_read)
-    } else {
-        (&mut p.transposed_sweeps, &mut p.transposed_blocks_read)
-    };
+    let (peel_stream, sweeps, reads) = side(by_in, fs, bs, &mut st.passes);
     peel_stream.drain(pending, sweeps, reads, |u, nbrs, pending| {
         let pu = parts.of(u);
         for &v in nbrs {

@@ -38,6 +38,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::mix64;
+
 use crate::dedup::shingle::{jaccard, shingle_set};
 use crate::dedup::stage::for_each_pair;
 use crate::docs::DocTable;
@@ -152,13 +154,6 @@ fn bin_of(sim: f64) -> usize {
     BIN_EDGES[1..last].partition_point(|&e| e <= sim)
 }
 
-fn splitmix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// Walks a docID-ordered stream of queries beside the doc table: the host of
 /// each asked docID (asked in non-decreasing order).
 struct HostWalk<'a> {
@@ -247,7 +242,7 @@ fn count_alg(
             ends.push((b, same as u32))?;
             let bin = bin_of(f32::from_bits(sim) as f64);
             cells[bin][same as usize] += 1;
-            let key = splitmix(a ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ opts.seed);
+            let key = mix64(a ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ opts.seed);
             let h = &mut heaps[bin];
             if h.len() < opts.sample_per_bin {
                 h.push((key, a, b, bin, same));

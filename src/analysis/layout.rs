@@ -61,6 +61,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::mix64;
+
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
 
@@ -190,13 +192,6 @@ impl SubindexCost for DocFrequencyCost {
     }
 }
 
-fn splitmix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// A query log of (at most) `count` queries from the vocabulary of the docs
 /// that `for_each_text` walks (see the module doc), in increasing order of
 /// the pages' keys.
@@ -207,7 +202,7 @@ pub fn sample_queries(
 ) -> Result<Vec<Query>> {
     let mut heap: BinaryHeap<(u64, Vec<String>)> = BinaryHeap::new();
     for_each_text(&mut |doc, text| {
-        let key = splitmix(doc ^ seed);
+        let key = mix64(doc ^ seed);
         if heap.len() >= count && heap.peek().is_none_or(|(k, _)| *k <= key) {
             return Ok(());
         }
@@ -221,10 +216,10 @@ pub fn sample_queries(
             return Ok(());
         }
         let mut r = key;
-        let k = 1 + (splitmix(r) % 3) as usize;
+        let k = 1 + (mix64(r) % 3) as usize;
         let mut words = Vec::new();
         for _ in 0..k.min(cands.len()) {
-            r = splitmix(r);
+            r = mix64(r);
             let i = (r % cands.len() as u64) as usize;
             words.push(cands.swap_remove(i).to_string());
         }

@@ -7,6 +7,12 @@
 //! temporary directory for its checkpoints), a byte budget and a reporter;
 //! the `webmill` commands are thin wrappers over them.
 
+/// A 64-bit mix of `x` (one splitmix64 step from state `x`): the sampling
+/// keys of the analyses, uniform and reproducible.
+pub(crate) fn mix64(x: u64) -> u64 {
+    crate::dedup::minwise::splitmix64(&mut { x })
+}
+
 pub mod bowtie;
 pub mod checkpoint;
 pub mod dedup_report;

@@ -204,10 +204,7 @@ impl<'a> PageStream<'a> {
 
 /// The sampling key of a fingerprint.
 fn sample_key(fp: u64, seed: u64) -> u64 {
-    let mut z = (fp ^ seed).wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    super::mix64(fp ^ seed)
 }
 
 /// The crawled flags of a doc table, one bit per doc.

@@ -46,7 +46,7 @@ pub mod broder;
 pub mod charikar;
 pub mod eval;
 pub mod minhash;
-mod minwise;
+pub(crate) mod minwise;
 pub mod rabin;
 pub mod shingle;
 pub mod stage;

@@ -11,7 +11,11 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use common::*;
+
+#[path = "../../tests/common/tarjan.rs"]
+mod tarjan;
 use serde_json::Value;
+use tarjan::tarjan;
 
 fn webmill() -> Command {
     Command::cargo_bin("webmill").unwrap()
@@ -22,7 +26,7 @@ fn json_of(cmd: &mut Command) -> Value {
     serde_json::from_slice(&out).unwrap()
 }
 
-/// SCC size → count by Tarjan's algorithm (iterative) in memory.
+/// SCC size → count by Tarjan's algorithm in memory.
 fn tarjan_sizes(n: usize, arcs: &[(u64, u64)]) -> BTreeMap<u64, u64> {
     let mut adj = vec![Vec::new(); n];
     for &(s, d) in arcs {
@@ -30,54 +34,13 @@ fn tarjan_sizes(n: usize, arcs: &[(u64, u64)]) -> BTreeMap<u64, u64> {
             adj[s as usize].push(d as usize);
         }
     }
-    const NONE: usize = usize::MAX;
-    let (mut index, mut low) = (vec![NONE; n], vec![0; n]);
-    let mut on = vec![false; n];
-    let (mut stack, mut next) = (Vec::new(), 0);
+    let mut size: BTreeMap<usize, u64> = BTreeMap::new();
+    for c in tarjan(n, &adj) {
+        *size.entry(c).or_default() += 1;
+    }
     let mut sizes = BTreeMap::new();
-    for root in 0..n {
-        if index[root] != NONE {
-            continue;
-        }
-        let mut call = vec![(root, 0usize)];
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root);
-        on[root] = true;
-        while let Some(&mut (v, ref mut i)) = call.last_mut() {
-            if *i < adj[v].len() {
-                let w = adj[v][*i];
-                *i += 1;
-                if index[w] == NONE {
-                    index[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w);
-                    on[w] = true;
-                    call.push((w, 0));
-                } else if on[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-            } else {
-                call.pop();
-                if let Some(&(u, _)) = call.last() {
-                    low[u] = low[u].min(low[v]);
-                }
-                if low[v] == index[v] {
-                    let mut size = 0u64;
-                    loop {
-                        let w = stack.pop().unwrap();
-                        on[w] = false;
-                        size += 1;
-                        if w == v {
-                            break;
-                        }
-                    }
-                    *sizes.entry(size).or_insert(0) += 1;
-                }
-            }
-        }
+    for s in size.into_values() {
+        *sizes.entry(s).or_insert(0) += 1;
     }
     sizes
 }

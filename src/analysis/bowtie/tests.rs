@@ -7,8 +7,12 @@ use std::path::Path;
 use proptest::prelude::*;
 
 use super::*;
+
+#[path = "../../../tests/common/tarjan.rs"]
+mod tarjan;
 use crate::graph::EdgeWriter;
 use crate::progress::Silent;
+use tarjan::tarjan;
 
 /// Writes `arcs` (any order, duplicates allowed, self-loops dropped) as a
 /// forward and a transposed edge file in `dir`.
@@ -34,58 +38,6 @@ pub(crate) fn write_graph(dir: &Path, n: u64, arcs: &[(u64, u64)]) -> (PathBuf2,
 }
 
 type PathBuf2 = std::path::PathBuf;
-
-/// Tarjan's algorithm (iterative): the component of every node.
-fn tarjan(n: usize, adj: &[Vec<usize>]) -> Vec<usize> {
-    const NONE: usize = usize::MAX;
-    let (mut index, mut low, mut comp) = (vec![NONE; n], vec![0; n], vec![NONE; n]);
-    let mut on_stack = vec![false; n];
-    let (mut stack, mut next, mut ncomp) = (Vec::new(), 0, 0);
-    for root in 0..n {
-        if index[root] != NONE {
-            continue;
-        }
-        let mut call: Vec<(usize, usize)> = vec![(root, 0)];
-        index[root] = next;
-        low[root] = next;
-        next += 1;
-        stack.push(root);
-        on_stack[root] = true;
-        while let Some(&mut (v, ref mut i)) = call.last_mut() {
-            if *i < adj[v].len() {
-                let w = adj[v][*i];
-                *i += 1;
-                if index[w] == NONE {
-                    index[w] = next;
-                    low[w] = next;
-                    next += 1;
-                    stack.push(w);
-                    on_stack[w] = true;
-                    call.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-            } else {
-                call.pop();
-                if let Some(&(u, _)) = call.last() {
-                    low[u] = low[u].min(low[v]);
-                }
-                if low[v] == index[v] {
-                    loop {
-                        let w = stack.pop().unwrap();
-                        on_stack[w] = false;
-                        comp[w] = ncomp;
-                        if w == v {
-                            break;
-                        }
-                    }
-                    ncomp += 1;
-                }
-            }
-        }
-    }
-    comp
-}
 
 fn bfs(starts: &[usize], adj: &[Vec<usize>], allowed: impl Fn(usize) -> bool) -> Vec<bool> {
     let mut seen = vec![false; adj.len()];
@@ -183,15 +135,8 @@ fn parts(b: &BowTie) -> [u64; 9] {
 /// splitmix64.
 struct Rng(u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
     fn below(&mut self, k: u64) -> u64 {
-        self.next() % k
+        crate::dedup::minwise::splitmix64(&mut self.0) % k
     }
 }
 

@@ -21,7 +21,7 @@ fn write_pairs(path: &Path, pairs: &[(u64, u64, f32)]) {
 /// splitmix64 as a generator.
 fn rng(seed: &mut u64) -> u64 {
     *seed = seed.wrapping_add(1);
-    splitmix(*seed)
+    mix64(*seed)
 }
 
 #[test]

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use webmill::analysis::bowtie::{bow_tie, BowTieOptions};
 use webmill::graph::import::{EDGES_FILE, TRANSPOSED_FILE};
 
@@ -52,12 +51,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     webmill::sort::remove_sort_dir(&tmp)?;
     let _ = std::fs::remove_dir(job.tmp_dir(""));
     if let Some(path) = &args.plot {
-        let name = args.job.file_name().map_or_else(
-            || args.job.display().to_string(),
-            |n| n.to_string_lossy().into(),
-        );
-        std::fs::write(path, result.plot_svg(&format!("SCC sizes of {name}")))
-            .with_context(|| format!("cannot write the plot to {}", path.display()))?;
+        let title = format!("SCC sizes of {}", super::job_name(&args.job));
+        super::write_plot(path, result.plot_svg(&title))?;
     }
     let peak = webmill::resources::peak_rss().unwrap_or(0);
     if args.json {

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use webmill::analysis::dedup_report::{
     dedup_report, plot_svg, table, AlgPairs, ReportOptions, DEFAULT_JUDGE_SHINGLE,
     DEFAULT_JUDGE_THRESHOLD, DEFAULT_SAMPLE_PER_BIN,
@@ -96,15 +95,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     )?;
     let _ = std::fs::remove_dir(job.tmp_dir(""));
     if let Some(path) = &args.plot {
-        let name = args.job.file_name().map_or_else(
-            || args.job.display().to_string(),
-            |n| n.to_string_lossy().into(),
-        );
-        std::fs::write(
-            path,
-            plot_svg(&reports, &format!("Near-duplicates per page in {name}")),
-        )
-        .with_context(|| format!("cannot write the plot to {}", path.display()))?;
+        let title = format!("Near-duplicates per page in {}", super::job_name(&args.job));
+        super::write_plot(path, plot_svg(&reports, &title))?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&reports)?);

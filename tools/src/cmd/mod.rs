@@ -60,6 +60,19 @@ pub fn flush(mut out: impl Write) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The name of a job directory, for plot titles.
+pub fn job_name(dir: &std::path::Path) -> String {
+    dir.file_name()
+        .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into())
+}
+
+/// Writes an SVG plot to `path`.
+pub fn write_plot(path: &std::path::Path, svg: String) -> anyhow::Result<()> {
+    use anyhow::Context;
+    std::fs::write(path, svg)
+        .with_context(|| format!("cannot write the plot to {}", path.display()))
+}
+
 /// Formats an integer with thousands separators.
 pub fn thousands(n: u64) -> String {
     let s = n.to_string();

@@ -4,8 +4,6 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-
 use crate::Global;
 
 /// Print a job's figures: nodes, crawled, arcs, dangling, edges_bytes, …
@@ -52,13 +50,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         let dist = webmill::stats::degree_distributions(&job, args.bootstrap)?;
         stats.extend(dist.figures());
         if let Some(path) = &args.plot {
-            let name = args.job.file_name().map_or_else(
-                || args.job.display().to_string(),
-                |n| n.to_string_lossy().into(),
-            );
-            let svg = dist.plot_svg(&format!("Degree distributions of {name}"));
-            std::fs::write(path, svg)
-                .with_context(|| format!("cannot write the plot to {}", path.display()))?;
+            let title = format!("Degree distributions of {}", super::job_name(&args.job));
+            super::write_plot(path, dist.plot_svg(&title))?;
         }
     }
     if args.json {
