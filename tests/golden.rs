@@ -27,6 +27,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
+use webmill::analysis::checkpoint;
+use webmill::analysis::nodeset::{NodeBits, NodeLabels};
 use webmill::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use webmill::docs::{Doc, DocTable, DocWriter};
 use webmill::graph::{Direction, EdgeFile, EdgeWriter};
@@ -48,7 +50,7 @@ struct Golden {
     write: fn(&Path) -> webmill::Result<PathBuf>,
 }
 
-const GOLDEN: [Golden; 17] = [
+const GOLDEN: [Golden; 18] = [
     Golden {
         name: "container.wm",
         write: write_container,
@@ -68,6 +70,10 @@ const GOLDEN: [Golden; 17] = [
     Golden {
         name: "ranks.wm",
         write: write_ranks,
+    },
+    Golden {
+        name: "nodesets.wm",
+        write: write_nodesets,
     },
     Golden {
         name: "pages.wm",
@@ -333,6 +339,55 @@ fn write_ranks(dir: &Path) -> webmill::Result<PathBuf> {
     w.extend(&RANKS[1..])?;
     w.finish(&ranks_meta())?;
     Ok(path)
+}
+
+// ---------------------------------------------------------------------------
+// nodesets.wm: an analysis checkpoint of a 70-node graph: one bit set (nodes
+// 0, 3 and 64 set: two words) and a 32-bit label per node (label v = 2v).
+
+fn nodesets_arrays() -> (NodeBits, NodeLabels) {
+    let mut bits = NodeBits::new(70);
+    for v in [0, 3, 64] {
+        bits.insert(v);
+    }
+    let mut labels = NodeLabels::new(70);
+    for v in 0..70 {
+        labels.set(v, 2 * v);
+    }
+    (bits, labels)
+}
+
+fn write_nodesets(dir: &Path) -> webmill::Result<PathBuf> {
+    let path = dir.join("nodesets.wm");
+    let (bits, labels) = nodesets_arrays();
+    checkpoint::save(
+        &path,
+        &json!({"nodes": 70}),
+        &json!({"step": "Components"}),
+        &checkpoint::Arrays {
+            bits: vec![("active", &bits)],
+            labels: Some(("labels", &labels)),
+        },
+    )?;
+    Ok(path)
+}
+
+#[test]
+fn nodesets_golden_decodes() {
+    let path = golden_path("nodesets.wm");
+    checkpoint::verify(&path).expect("verify nodesets.wm");
+    let (mut bits, mut labels) = (NodeBits::new(70), NodeLabels::new(70));
+    let state = checkpoint::load(
+        &path,
+        &json!({"nodes": 70}),
+        &mut checkpoint::ArraysMut {
+            bits: vec![("active", &mut bits)],
+            labels: Some(("labels", &mut labels)),
+        },
+    )
+    .expect("load nodesets.wm");
+    assert_eq!(state, Some(json!({"step": "Components"})));
+    assert_eq!((bits, labels), nodesets_arrays());
 }
 
 #[test]
