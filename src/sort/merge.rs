@@ -125,6 +125,8 @@ struct Cursor<'a, T: Record> {
     bytes: Vec<u8>,
     pos: usize,
     scratch: Vec<u8>,
+    /// The error that ended the cursor early, for [`Cursor::check`].
+    failed: Option<Error>,
 }
 
 impl<'a, T: Record> Cursor<'a, T> {
@@ -144,6 +146,7 @@ impl<'a, T: Record> Cursor<'a, T> {
             bytes: Vec::new(),
             pos: 0,
             scratch: Vec::new(),
+            failed: None,
         };
         if block < run.firsts.len() {
             c.load()?;
@@ -194,46 +197,72 @@ impl<'a, T: Record> Cursor<'a, T> {
         }
     }
 
-    /// The next record of the segment, or `None` past its end.
+    /// The next record of the segment, or `None` past its end or after an
+    /// error, which [`Cursor::check`] then returns. (Not a `Result`: the
+    /// merge's inner loop is leaner without the error type in its values.)
     #[inline]
-    fn next_record(&mut self) -> Result<Option<T>> {
-        if self.pos == self.bytes.len() && !self.next_block()? {
-            return Ok(None);
+    fn next_record(&mut self) -> Option<T> {
+        if self.pos == self.bytes.len() && !self.next_block() {
+            return None;
         }
         let mut input = &self.bytes[self.pos..];
-        let r = T::decode(&mut input).ok_or_else(|| self.run.bad_record(self.block))?;
+        let Some(r) = T::decode(&mut input) else {
+            return self.fail(self.run.bad_record(self.block));
+        };
         self.pos = self.bytes.len() - input.len();
         match self.hi {
             // Prefixes follow the order: a smaller prefix means a smaller record.
             Some(hi) if r.key_prefix() >= self.hi_prefix && r >= *hi => {
                 // Past the segment: nothing more from this run.
-                self.bytes.clear();
-                self.pos = 0;
-                self.block = self.run.firsts.len();
-                Ok(None)
+                self.end();
+                None
             }
-            _ => Ok(Some(r)),
+            _ => Some(r),
         }
     }
 
-    /// Loads the next non-empty block that may hold records of the segment;
-    /// `false` at the run's (or the segment's) end.
+    /// `Err` with the error that ended the cursor, if one did.
+    fn check(&mut self) -> Result<()> {
+        self.failed.take().map_or(Ok(()), Err)
+    }
+
+    /// Ends the cursor with `e`.
     #[cold]
     #[inline(never)]
-    fn next_block(&mut self) -> Result<bool> {
+    fn fail(&mut self, e: Error) -> Option<T> {
+        self.failed = Some(e);
+        self.end();
+        None
+    }
+
+    /// Ends the cursor: no more records.
+    fn end(&mut self) {
+        self.bytes.clear();
+        self.pos = 0;
+        self.block = self.run.firsts.len();
+    }
+
+    /// Loads the next non-empty block that may hold records of the segment;
+    /// `false` at the run's (or the segment's) end, or after an error.
+    #[cold]
+    #[inline(never)]
+    fn next_block(&mut self) -> bool {
         loop {
             if self.block + 1 >= self.run.firsts.len() {
-                self.block = self.run.firsts.len();
-                return Ok(false);
+                self.end();
+                return false;
             }
             self.block += 1;
             if self.hi.is_some_and(|hi| self.run.firsts[self.block] >= *hi) {
-                self.block = self.run.firsts.len();
-                return Ok(false);
+                self.end();
+                return false;
             }
-            self.load()?;
+            if let Err(e) = self.load() {
+                self.fail(e);
+                return false;
+            }
             if !self.bytes.is_empty() {
-                return Ok(true);
+                return true;
             }
         }
     }
@@ -343,35 +372,58 @@ impl<T: Record> Shared<T> {
             .collect::<Result<Vec<_>>>()?;
         let heads = cursors
             .iter_mut()
-            .map(Cursor::next_record)
+            .map(|c| {
+                let head = c.next_record();
+                c.check().map(|()| head)
+            })
             .collect::<Result<Vec<_>>>()?;
         let mut tree = LoserTree::new(heads);
-        let mut batch = Vec::with_capacity(self.par.batch_records);
-        let mut heap_bytes = 0;
-        while let Some(w) = tree.winner() {
-            let next = cursors[w].next_record()?;
-            if let Some(r) = tree.replace_winner(next) {
-                if T::HAS_HEAP {
-                    heap_bytes += r.heap_bytes();
-                }
-                batch.push(r);
-            }
-            if batch.len() == self.par.batch_records || heap_bytes >= BATCH_BYTES {
-                let full =
-                    std::mem::replace(&mut batch, Vec::with_capacity(self.par.batch_records));
-                heap_bytes = 0;
-                if tx.send(Ok(full)).is_err() {
-                    return Ok(());
-                }
-            }
-        }
-        if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
+        if !self.send_merged(&mut tree, &mut cursors, tx)? {
             return Ok(());
         }
         // The end marker: a segment whose channel closes without it was cut
         // short (its worker died).
         let _ = tx.send(Ok(Vec::new()));
         Ok(())
+    }
+
+    /// Merges what `tree` and `cursors` hold into batches sent down `tx`;
+    /// `false` if the consumer has gone. The merge's inner loop: cursors
+    /// return an `Option` and the tree is told which case it is in, so no
+    /// `Result<Option<T>>` is built per record (measured with callgrind on
+    /// the sort bench: 15% more instructions in the merge threads when one
+    /// was).
+    #[inline]
+    fn send_merged(
+        &self,
+        tree: &mut LoserTree<T>,
+        cursors: &mut [Cursor<'_, T>],
+        tx: &SyncSender<Batch<T>>,
+    ) -> Result<bool> {
+        let mut batch = Vec::with_capacity(self.par.batch_records);
+        let mut heap_bytes = 0;
+        while let Some(w) = tree.winner() {
+            let out = match cursors[w].next_record() {
+                Some(next) => tree.replace_winner_head(next),
+                None => {
+                    cursors[w].check()?;
+                    tree.take_winner()
+                }
+            };
+            if T::HAS_HEAP {
+                heap_bytes += out.heap_bytes();
+            }
+            batch.push(out);
+            if batch.len() == self.par.batch_records || (T::HAS_HEAP && heap_bytes >= BATCH_BYTES) {
+                let full =
+                    std::mem::replace(&mut batch, Vec::with_capacity(self.par.batch_records));
+                heap_bytes = 0;
+                if tx.send(Ok(full)).is_err() {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(batch.is_empty() || tx.send(Ok(batch)).is_ok())
     }
 }
 
@@ -652,9 +704,10 @@ mod tests {
                 }
                 let mut c = Cursor::new(&run, lo, hi).unwrap();
                 let mut got = Vec::new();
-                while let Some(r) = c.next_record().unwrap() {
+                while let Some(r) = c.next_record() {
                     got.push(r);
                 }
+                c.check().unwrap();
                 let want: Vec<Rec> = records
                     .iter()
                     .filter(|r| lo.is_none_or(|lo| *r >= lo) && hi.is_none_or(|hi| *r < hi))

@@ -195,6 +195,34 @@ fn corrupt_block_during_merge_names_the_file() {
     assert!(err.to_string().contains(&name), "{err}");
 }
 
+/// A block corrupted in the middle of a run, reached by a merge cursor moving
+/// on from the block before (one segment: the whole merge in one range),
+/// stops the merge with an error naming the file.
+#[test]
+fn corrupt_later_block_during_merge_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = input(20_000);
+    let c = cfg(dir.path(), 32 << 10, 64);
+    let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
+    push_all(&mut s, &data);
+    s.wait_pending().unwrap();
+    s.set_merge_budget(64 << 20);
+    let victim = s.runs[0].path.clone();
+    let container = run::open_run::<(u64, u32)>(&victim).unwrap();
+    let blocks = container.blocks();
+    assert!(blocks.len() > 2);
+    let at = blocks[blocks.len() / 2].offset as usize + 40;
+    drop(container);
+    let mut bytes = fs::read(&victim).unwrap();
+    bytes[at] ^= 0x10;
+    fs::write(&victim, bytes).unwrap();
+    let sorted = s.finish().unwrap();
+    assert_eq!(sorted.stats().merge_segments, 1);
+    let err = sorted.collect::<Result<Vec<_>>>().unwrap_err();
+    let name = victim.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(err.to_string().contains(&name), "{err}");
+}
+
 /// Same input, different budgets and thread counts: identical output.
 #[test]
 fn deterministic_across_budgets_and_threads() {
