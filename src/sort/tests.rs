@@ -174,25 +174,46 @@ fn corrupt_run_is_redone() {
     assert_eq!(collect(s.finish().unwrap()), want);
 }
 
-/// A run corrupted after recovery is reported with its file name, not merged.
-#[test]
-fn corrupt_block_during_merge_names_the_file() {
+/// Sorts [`input`] into runs, flips a bit at the offset `at` picks in the
+/// first run, merges under `merge_budget` (default: the sort's budget) and
+/// checks the merge fails with an error naming the run. Returns the number of
+/// merge segments.
+fn merge_fails_naming_the_corrupt_run(
+    merge_budget: Option<u64>,
+    at: impl Fn(&crate::container::Container) -> usize,
+) -> usize {
     let dir = tempfile::tempdir().unwrap();
     let data = input(20_000);
     let c = cfg(dir.path(), 32 << 10, 64);
     let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
     push_all(&mut s, &data);
     s.wait_pending().unwrap();
+    if let Some(budget) = merge_budget {
+        s.set_merge_budget(budget);
+    }
     let victim = s.runs[0].path.clone();
+    let at = at(&run::open_run::<(u64, u32)>(&victim).unwrap());
     let mut bytes = fs::read(&victim).unwrap();
-    bytes[200] ^= 0x10; // inside the first block's payload
+    bytes[at] ^= 0x10;
     fs::write(&victim, bytes).unwrap();
+    let mut segments = 0;
     let err = s
         .finish()
-        .and_then(|sorted| sorted.collect::<Result<Vec<_>>>())
+        .and_then(|sorted| {
+            segments = sorted.stats().merge_segments;
+            sorted.collect::<Result<Vec<_>>>()
+        })
         .unwrap_err();
     let name = victim.file_name().unwrap().to_string_lossy().into_owned();
     assert!(err.to_string().contains(&name), "{err}");
+    segments
+}
+
+/// A run corrupted after recovery is reported with its file name, not merged.
+#[test]
+fn corrupt_block_during_merge_names_the_file() {
+    // Inside the first block's payload.
+    merge_fails_naming_the_corrupt_run(None, |_| 200);
 }
 
 /// A block corrupted in the middle of a run, reached by a merge cursor moving
@@ -200,27 +221,12 @@ fn corrupt_block_during_merge_names_the_file() {
 /// stops the merge with an error naming the file.
 #[test]
 fn corrupt_later_block_during_merge_names_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let data = input(20_000);
-    let c = cfg(dir.path(), 32 << 10, 64);
-    let mut s = ExternalSorter::new(c.clone(), Combine::None).unwrap();
-    push_all(&mut s, &data);
-    s.wait_pending().unwrap();
-    s.set_merge_budget(64 << 20);
-    let victim = s.runs[0].path.clone();
-    let container = run::open_run::<(u64, u32)>(&victim).unwrap();
-    let blocks = container.blocks();
-    assert!(blocks.len() > 2);
-    let at = blocks[blocks.len() / 2].offset as usize + 40;
-    drop(container);
-    let mut bytes = fs::read(&victim).unwrap();
-    bytes[at] ^= 0x10;
-    fs::write(&victim, bytes).unwrap();
-    let sorted = s.finish().unwrap();
-    assert_eq!(sorted.stats().merge_segments, 1);
-    let err = sorted.collect::<Result<Vec<_>>>().unwrap_err();
-    let name = victim.file_name().unwrap().to_string_lossy().into_owned();
-    assert!(err.to_string().contains(&name), "{err}");
+    let segments = merge_fails_naming_the_corrupt_run(Some(64 << 20), |c| {
+        let blocks = c.blocks();
+        assert!(blocks.len() > 2);
+        blocks[blocks.len() / 2].offset as usize + 40
+    });
+    assert_eq!(segments, 1);
 }
 
 /// Same input, different budgets and thread counts: identical output.
