@@ -63,11 +63,13 @@ use std::time::Instant;
 
 use webmill::dedup::broder::BroderSketcher;
 use webmill::dedup::charikar::{subsketches, CharikarSketcher};
+use webmill::dedup::files::for_each_pair;
 use webmill::dedup::minhash::MinHasher;
 use webmill::dedup::shingle::Scratch;
 use webmill::dedup::shingle::{exact_fingerprint, word_fingerprints};
-use webmill::dedup::stage::{dedup, for_each_pair, Alg, DedupOptions, DedupOutcome};
-use webmill::job::{Job, Settings};
+use webmill::dedup::stage::{dedup, DedupOptions};
+use webmill::dedup::Alg;
+use webmill::job::{Job, JobFile, JobView, Outcome, Settings, StageId};
 use webmill::progress::{Reporter, Task, Unit};
 use webmill::resources::{format_bytes, parse_bytes, peak_rss};
 
@@ -155,19 +157,29 @@ fn webmill(f: &Flags) -> Command {
     Command::new(p)
 }
 
-fn finished(job: &Path, stage: &str) -> bool {
-    Job::open(job, false)
+fn finished(job: &Path, stage: StageId) -> bool {
+    JobView::open(job)
         .ok()
-        .and_then(|j| j.stage(stage).map(|r| r.finished.is_some()))
-        .unwrap_or(false)
+        .is_some_and(|j| j.published(stage).is_some())
+}
+
+/// Ranks the job (dedup keeps the highest-ranked doc of each cluster).
+fn ranked(f: &Flags, job: &Path) {
+    if !finished(job, StageId::PageRank) {
+        let mut c = webmill(f);
+        c.args(["--quiet", "pagerank"]).arg(job);
+        run_ok(&mut c);
+    }
 }
 
 // ---------------------------------------------------------------- sketch part
 
 fn load_texts(job: &Path) -> Vec<String> {
-    let job = Job::open(job, false).expect("job");
+    let job = JobView::open(job).expect("job");
     let mut out = Vec::new();
-    webmill::ingest::text::for_each_page_text(&job, |_, _, w| {
+    let text = job.file(JobFile::Text).expect("text.wm");
+    let pagedoc = job.file(JobFile::PageDoc).expect("pagedoc.wm");
+    webmill::ingest::text::for_each_page_text(&text, &pagedoc, |_, _, w| {
         if !w.split(' ').all(str::is_empty) {
             out.push(w.to_string());
         }
@@ -255,13 +267,14 @@ fn part_sketch(f: &Flags) {
     ];
     for (name, inputs) in corpora {
         let job = f.work.join(format!("real-{name}"));
-        if !finished(&job, "resolve") {
+        if !finished(&job, StageId::Resolve) {
             let mut c = webmill(f);
             c.args(["--quiet", "ingest", "--out"])
                 .arg(&job)
                 .args(&inputs);
             run_ok(&mut c);
         }
+        ranked(f, &job);
         let pages = load_texts(&job);
         let words: u64 = pages.iter().map(|p| p.split(' ').count() as u64).sum();
         println!(
@@ -307,12 +320,12 @@ fn part_sketch(f: &Flags) {
             .arg(alg.name())
             .arg(&job);
             run_ok(&mut c);
-            let j = Job::open(&job, false).expect("job");
-            let rec = j.stage(&alg.stage()).expect("stage record");
+            let j = JobView::open(&job).expect("job");
+            let rec = j.published(StageId::Dedup(alg)).expect("stage record");
             let file = rec
                 .outputs
                 .iter()
-                .find(|o| o.path == alg.sketch_file())
+                .find(|o| o.path == JobFile::Sketches(alg).name())
                 .map_or(0, |o| o.bytes);
             let docs = rec.figures.extra["docs_sketched"].as_u64().unwrap_or(0);
             println!(
@@ -377,7 +390,7 @@ fn run_case(job_dir: &Path, alg: &str, mem: u64) {
     let t = Instant::now();
     let out = dedup(&mut job, &opts, &s).expect("dedup");
     let secs = t.elapsed().as_secs_f64();
-    let DedupOutcome::Done(rec) = &out[0].1 else {
+    let Outcome::Done { record: rec, .. } = &out[0].1 else {
         panic!("a forced run was skipped")
     };
     let marks = clock.marks.lock().unwrap().clone();
@@ -385,7 +398,7 @@ fn run_case(job_dir: &Path, alg: &str, mem: u64) {
     let at = |i: &Instant| i.duration_since(t).as_secs_f64();
     let sketch: Vec<f64> = marks
         .iter()
-        .filter(|(l, _)| l == "dedup: sketching")
+        .filter(|(l, _)| l.ends_with(": sketching"))
         .map(|(_, i)| at(i))
         .collect();
     let sketch_began = sketch.first().copied().unwrap_or(0.0);
@@ -432,7 +445,7 @@ fn case(f: &Flags, job: &Path, alg: &str, mem: u64, threads: usize) -> serde_jso
 
 fn generated(f: &Flags, docs: u64) -> PathBuf {
     let job = f.work.join(format!("gen-{docs}"));
-    if !finished(&job, "resolve") {
+    if !finished(&job, StageId::Resolve) {
         let gen = f.bin.join("webmill-corpus");
         assert!(gen.exists(), "{} missing", gen.display());
         run_ok(
@@ -441,12 +454,13 @@ fn generated(f: &Flags, docs: u64) -> PathBuf {
                 .args(["--docs", &docs.to_string(), "--force"]),
         );
     }
+    ranked(f, &job);
     job
 }
 
 fn planted_found(job: &Path, alg: Alg) -> (u64, u64) {
     let mut pairs = HashSet::new();
-    for_each_pair(&job.join(alg.pairs_file()), |a, b, _| {
+    for_each_pair(&job.join(JobFile::Pairs(alg).name()), |a, b, _| {
         pairs.insert((a, b));
         Ok(())
     })
@@ -572,7 +586,11 @@ fn part_datasketch(f: &Flags) {
                 .or_default()
                 .push(t.elapsed().as_secs_f64());
             let j = Job::open(&job, false).expect("job");
-            our_pairs = j.stage("dedup-minhash").expect("stage").figures.extra["pairs"]
+            our_pairs = j
+                .published(StageId::parse("dedup-minhash").unwrap())
+                .expect("stage")
+                .figures
+                .extra["pairs"]
                 .as_u64()
                 .unwrap_or(0);
         }

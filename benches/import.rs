@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use webmill::graph::import::{import_graph, GraphFormat, ImportOptions, STAGE};
+use webmill::graph::import::{import_graph, GraphFormat, ImportOptions};
 use webmill::job::{Job, Settings};
 use webmill::resources::{format_bytes, parse_bytes, peak_rss};
 
@@ -36,14 +36,16 @@ fn run_case(input: &Path, mem: u64, job_dir: &Path) {
         keep_self_loops: false,
     };
     let t = Instant::now();
-    import_graph(&mut job, &opts, &Settings::new(mem)).expect("import");
+    let fig = import_graph(&mut job, &opts, &Settings::new(mem))
+        .expect("import")
+        .figures()
+        .clone();
     let secs = t.elapsed().as_secs_f64();
-    let fig = &job.stage(STAGE).expect("stage").figures.extra;
     println!(
         "RESULT {secs} {} {} {} {}",
-        fig["input_arcs"],
-        fig["arcs"],
-        fig["edges_bytes"],
+        fig.input_arcs,
+        fig.arcs,
+        fig.edges_bytes,
         peak_rss().unwrap_or(0)
     );
     drop(job);

@@ -85,14 +85,11 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use webmill::graph::import::{import_graph, GraphFormat, ImportOptions, EDGES_FILE};
+use webmill::graph::import::{import_graph, GraphFormat, ImportOptions};
 use webmill::graph::EdgeFile;
-use webmill::job::{Job, Settings};
+use webmill::job::{Job, JobFile, Outcome, Settings};
 use webmill::progress::{Reporter, Task, Unit};
-use webmill::rank::{
-    memory_mode_bytes, pagerank, Mode, PageRankOptions, PageRankOutcome, RankVector, RANKS_FILE,
-    STAGE as PAGERANK_STAGE,
-};
+use webmill::rank::{memory_mode_bytes, pagerank, Mode, PageRankOptions, RankVector};
 use webmill::resources::{current_rss, format_bytes, parse_bytes, peak_rss};
 
 const MIB: u64 = 1 << 20;
@@ -137,7 +134,7 @@ impl Task for ClockTask {
 
 impl Reporter for IterationClock {
     fn task(&self, label: &str, _: Option<u64>, _: Unit) -> Box<dyn Task> {
-        let ours = label.starts_with(&format!("{PAGERANK_STAGE} ("));
+        let ours = label.starts_with("pagerank: iterating (");
         Box::new(ClockTask(ours.then(|| Arc::clone(&self.marks))))
     }
     fn note(&self, _: &str) {}
@@ -164,15 +161,11 @@ fn run_case(job_dir: &Path, mode: Mode, mem: u64, iters: u32) {
     let outcome = pagerank(&mut job, &opts, &s).expect("pagerank");
     let secs = t.elapsed().as_secs_f64();
     let rss = peak_rss().unwrap_or(0);
-    let PageRankOutcome::Done {
-        record, mode: ran, ..
-    } = outcome
-    else {
+    let Outcome::Done { figures, .. } = outcome else {
         panic!("a forced run was skipped");
     };
-    assert_eq!(ran, mode, "ran in another mode");
-    let done = record.figures.extra["iterations"].as_u64();
-    assert_eq!(done, Some(iters as u64), "iterations");
+    assert_eq!(figures.mode, mode, "ran in another mode");
+    assert_eq!(figures.iterations, iters, "iterations");
     let marks = clock.marks.lock().unwrap().clone();
     let at = |pos: u64| {
         marks
@@ -184,7 +177,7 @@ fn run_case(job_dir: &Path, mode: Mode, mem: u64, iters: u32) {
         (Some(a), Some(b)) => (a, b - a),
         _ => (f64::NAN, f64::NAN),
     };
-    let ranks = RankVector::open(job.path(RANKS_FILE))
+    let ranks = RankVector::open(job.file(JobFile::Ranks).unwrap())
         .and_then(|v| v.load())
         .expect("ranks");
     let bytes: Vec<u8> = ranks.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -445,7 +438,7 @@ fn import(g: &Graph, job_dir: &Path, mem: u64) -> (u64, u64) {
     let t = Instant::now();
     import_graph(&mut job, &opts, &Settings::new(mem)).expect("import");
     let secs = t.elapsed().as_secs_f64();
-    let stats = EdgeFile::open(job.path(EDGES_FILE))
+    let stats = EdgeFile::open(job.file(JobFile::Edges).unwrap())
         .expect("edges")
         .stats()
         .clone();
@@ -567,7 +560,7 @@ fn bench_graph(g: &Graph, cfg: &Config) -> Vec<Row> {
             );
             if mode == "memory" && ours.is_none() {
                 ours = Some(
-                    RankVector::open(job_dir.join(RANKS_FILE))
+                    RankVector::open(job_dir.join(JobFile::Ranks.name()))
                         .and_then(|v| v.load())
                         .expect("ranks"),
                 );

@@ -25,18 +25,43 @@
 //!                    host's docs are contiguous (0 for graph-only jobs)
 //! ```
 
+use std::io::Write;
 use std::path::Path;
 
 use serde_json::json;
 
-use crate::container::{BlockCodec, Container, ContainerWriter};
-use crate::error::{Error, Result};
+use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
+use crate::error::{Error, IoContext, Result};
+use crate::tsv::escape;
 use crate::varint;
 
-/// File kind tag.
-pub const KIND: &str = "docs";
-/// Format version.
-pub const VERSION: u32 = 2;
+/// The doc table kind.
+pub const DOCS: FileKind = FileKind {
+    tag: "docs",
+    version: 2,
+    what: "doc table: docID → URL (or node name), crawled, bytes, title, page, host",
+    verify: |path| DocTable::open(path)?.verify(),
+    dump: dump_docs,
+};
+
+/// Writes a doc table as TSV: `docid url crawled bytes title`.
+fn dump_docs(path: &Path, out: &mut dyn Write) -> Result<()> {
+    let t = DocTable::open(path)?;
+    writeln!(out, "# docid\turl\tcrawled\tbytes\ttitle").at("stdout")?;
+    for doc in t.iter() {
+        let (id, d) = doc?;
+        writeln!(
+            out,
+            "{id}\t{}\t{}\t{}\t{}",
+            escape(&d.url),
+            u8::from(d.crawled),
+            d.bytes,
+            escape(&d.title)
+        )
+        .at("stdout")?;
+    }
+    Ok(())
+}
 const BLOCK_BYTES: usize = 64 << 10;
 
 /// One document's entry.
@@ -71,7 +96,7 @@ impl DocWriter {
     /// Starts a doc table; `source` says what made it (e.g. `"import-graph"`).
     pub fn create(path: impl AsRef<Path>, source: &str) -> Result<DocWriter> {
         Ok(DocWriter {
-            w: ContainerWriter::create(path, KIND, VERSION, &json!({ "source": source }))?,
+            w: ContainerWriter::create(path, DOCS.tag, DOCS.version, &json!({ "source": source }))?,
             block: Vec::with_capacity(BLOCK_BYTES + 4096),
             block_first: 0,
             block_docs: 0,
@@ -134,7 +159,7 @@ pub struct DocTable {
 impl DocTable {
     /// Opens and checks a doc table.
     pub fn open(path: impl AsRef<Path>) -> Result<DocTable> {
-        let c = Container::open_kind(path, KIND, VERSION)?;
+        let c = DOCS.open(path)?;
         let docs = c.meta()["docs"].as_u64();
         if docs != Some(c.records()) {
             return Err(Error::corrupt(

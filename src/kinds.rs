@@ -1,161 +1,103 @@
-//! What webmill knows about each file kind: full verification and record dumps,
-//! dispatched on the kind tag in the container header. The `inspect`, `verify`
-//! and `dump` tools are built on this.
+//! The registry of file kinds: every kind this build reads, with its version,
+//! verifier and record dump (each declared in its own module as a
+//! [`FileKind`]). The `inspect`, `verify` and `dump` tools are built on it; a
+//! file of a kind or version it does not know is refused, naming both.
 
 use std::io::Write;
 use std::path::Path;
 
-use crate::container::Container;
-use crate::dedup::stage as dedup;
-use crate::docs::DocTable;
+use crate::container::{Container, FileKind};
 use crate::error::{Error, IoContext, Result};
-use crate::graph::EdgeFile;
-use crate::ingest::pagefile::PageFile;
-use crate::ingest::records;
 use crate::sort::run;
 use crate::tsv::escape;
 
-/// Verifies `path` completely: container structure, every checksum, padding,
-/// and the kind's own record invariants where the kind is known.
-pub fn verify_file(path: &Path) -> Result<Container> {
+/// Every file kind this build knows.
+pub const KINDS: &[&FileKind] = &[
+    &crate::ingest::records::PAGES,
+    &crate::ingest::records::TEXT,
+    &crate::ingest::records::REPO,
+    &crate::ingest::records::LINKS,
+    &crate::docs::DOCS,
+    &crate::ingest::urltable::URLS,
+    &crate::ingest::records::PAGEDOC,
+    &crate::graph::edges::EDGES,
+    &crate::ingest::records::ANCHORS,
+    &crate::rank::vector::RANKS,
+    &crate::rank::blocked::RANKPART,
+    &crate::dedup::files::SKETCHES,
+    &crate::dedup::files::PAIRS,
+    &crate::dedup::files::CLUSTERS,
+    &crate::index::lexicon::LEXICON,
+    &crate::index::inverted::BARREL,
+    &crate::index::forward::FORWARD,
+    &crate::index::sorter::LEXPART,
+    &SORTRUN,
+];
+
+/// The kind of a tag, if this build knows it.
+pub fn kind(tag: &str) -> Option<&'static FileKind> {
+    KINDS.iter().copied().find(|k| k.tag == tag)
+}
+
+/// Opens `path` as a container of a kind this build knows, at the version it
+/// reads; anything else is refused with a message naming what was found.
+pub fn open_known(path: &Path) -> Result<(Container, &'static FileKind)> {
     let c = Container::open(path)?;
-    match c.kind() {
-        crate::graph::edges::KIND => EdgeFile::open(path)?.verify()?,
-        crate::docs::KIND => DocTable::open(path)?.verify()?,
-        run::KIND => {
-            let c = Container::open_kind(path, run::KIND, run::VERSION)?;
-            let fields = run_fields(&c)?;
-            c.verify(|i, e, raw| decode_run_block(&c, i, e.records, raw, &fields, None))?;
-        }
-        crate::rank::vector::KIND => crate::rank::RankVector::open(path)?.verify()?,
-        crate::ingest::urltable::KIND => {
-            c.verify(|_, _, _| Ok(()))?;
-            crate::ingest::urltable::UrlTable::open(path)?.verify()?
-        }
-        k if records::KINDS.contains(&k) => {
-            c.verify(|_, _, _| Ok(()))?;
-            let f = PageFile::open(path, k)?;
-            f.for_each(|page, input| records::format_record(k, page, input, None))?;
-        }
-        k @ (dedup::SKETCH_KIND | dedup::PAIRS_KIND | dedup::CLUSTERS_KIND) => {
-            c.verify(|_, _, _| Ok(()))?;
-            // The readers check each record's invariants.
-            dump_dedup(k, path, &mut std::io::sink())?;
-        }
-        _ => c.verify(|_, _, _| Ok(()))?,
+    let Some(k) = kind(c.kind()) else {
+        let known: Vec<&str> = KINDS.iter().map(|k| k.tag).collect();
+        return Err(Error::WrongKind {
+            path: path.to_path_buf(),
+            expected: format!("one of the kinds this build knows ({})", known.join(", ")),
+            found: c.kind().to_string(),
+        });
+    };
+    if c.version() != k.version {
+        return Err(Error::Version {
+            path: path.to_path_buf(),
+            what: format!("{} format", k.tag),
+            expected: k.version,
+            found: c.version(),
+        });
     }
+    Ok((c, k))
+}
+
+/// Verifies `path` completely: container structure, every checksum, padding,
+/// and the kind's own record invariants.
+pub fn verify_file(path: &Path) -> Result<Container> {
+    let (c, k) = open_known(path)?;
+    (k.verify)(path)?;
     Ok(c)
 }
 
 /// Writes `path`'s records as TSV to `out`, with a `#` header line.
 pub fn dump_file(path: &Path, out: &mut dyn Write) -> Result<()> {
-    let c = Container::open(path)?;
-    let w = |out: &mut dyn Write, s: std::fmt::Arguments| out.write_fmt(s).at("stdout");
-    match c.kind() {
-        crate::graph::edges::KIND => {
-            let f = EdgeFile::open(path)?;
-            w(out, format_args!("# node\tneighbour\n"))?;
-            for list in f.lists() {
-                let (node, dsts) = list?;
-                for d in dsts {
-                    w(out, format_args!("{node}\t{d}\n"))?;
-                }
-            }
-        }
-        crate::docs::KIND => {
-            let t = DocTable::open(path)?;
-            w(out, format_args!("# docid\turl\tcrawled\tbytes\ttitle\n"))?;
-            for doc in t.iter() {
-                let (id, d) = doc?;
-                w(
-                    out,
-                    format_args!(
-                        "{id}\t{}\t{}\t{}\t{}\n",
-                        escape(&d.url),
-                        u8::from(d.crawled),
-                        d.bytes,
-                        escape(&d.title)
-                    ),
-                )?;
-            }
-        }
-        run::KIND => {
-            let fields = run_fields(&c)?;
-            let names: Vec<String> = (0..fields.len()).map(|i| format!("f{i}")).collect();
-            w(out, format_args!("# {}\n", names.join("\t")))?;
-            for i in 0..c.blocks().len() {
-                let raw = c.read_block(i)?;
-                decode_run_block(&c, i, c.blocks()[i].records, &raw, &fields, Some(out))?;
-            }
-        }
-        crate::rank::vector::KIND => {
-            let v = crate::rank::RankVector::open(path)?;
-            w(out, format_args!("# docid\tvalue\n"))?;
-            let mut r = v.reader();
-            for i in 0..v.len() {
-                w(out, format_args!("{i}\t{:e}\n", r.get(i)?))?;
-            }
-        }
-        crate::ingest::urltable::KIND => {
-            let t = crate::ingest::urltable::UrlTable::open(path)?;
-            w(out, format_args!("# fingerprint\tdocid\n"))?;
-            t.for_each(|fp, doc| w(out, format_args!("{fp:016x}\t{doc}\n")))?;
-        }
-        k if records::KINDS.contains(&k) => {
-            let f = PageFile::open(path, k)?;
-            w(out, format_args!("{}\n", records::dump_header(k)))?;
-            let mut line = String::new();
-            f.for_each(|page, input| {
-                records::format_record(k, page, input, Some(&mut line))?;
-                w(out, format_args!("{line}\n"))
-            })?;
-        }
-        k @ (dedup::SKETCH_KIND | dedup::PAIRS_KIND | dedup::CLUSTERS_KIND) => {
-            dump_dedup(k, path, out)?
-        }
-        other => {
-            return Err(Error::usage_at(
-                path,
-                format!(
-                    "no record dump for file kind {other:?}; `webmill inspect` shows its blocks"
-                ),
-            ))
-        }
-    }
-    Ok(())
+    let (_, k) = open_known(path)?;
+    (k.dump)(path, out)
 }
 
-/// Writes the records of a near-duplicate file (sketches, pairs, clusters) as
-/// TSV with a header line; the readers check each record on the way.
-fn dump_dedup(kind: &str, path: &Path, out: &mut dyn Write) -> Result<()> {
-    let w = |out: &mut dyn Write, s: std::fmt::Arguments| out.write_fmt(s).at("stdout");
-    match kind {
-        dedup::PAIRS_KIND => {
-            w(out, format_args!("# docid_a\tdocid_b\tsimilarity\n"))?;
-            dedup::for_each_pair(path, |a, b, sim| w(out, format_args!("{a}\t{b}\t{sim}\n")))
+/// The runs of the external sort (temporary files in a stage's directory).
+pub const SORTRUN: FileKind = FileKind {
+    tag: run::KIND,
+    version: run::VERSION,
+    what: "external sort run: records in sorted order (temporary)",
+    verify: |path| {
+        let c = Container::open_kind(path, run::KIND, run::VERSION)?;
+        let fields = run_fields(&c)?;
+        c.verify(|i, e, raw| decode_run_block(&c, i, e.records, raw, &fields, None))
+    },
+    dump: |path, out| {
+        let c = Container::open_kind(path, run::KIND, run::VERSION)?;
+        let fields = run_fields(&c)?;
+        let names: Vec<String> = (0..fields.len()).map(|i| format!("f{i}")).collect();
+        writeln!(out, "# {}", names.join("\t")).at("stdout")?;
+        for i in 0..c.blocks().len() {
+            let raw = c.read_block(i)?;
+            decode_run_block(&c, i, c.blocks()[i].records, &raw, &fields, Some(out))?;
         }
-        dedup::CLUSTERS_KIND => {
-            w(out, format_args!("# cluster_id\tdocid\tkeep\n"))?;
-            dedup::for_each_cluster_member(path, |c, d, keep| {
-                w(out, format_args!("{c}\t{d}\t{}\n", u8::from(keep)))
-            })
-        }
-        _ => {
-            w(out, format_args!("# docid\thost\tsketch_hex\tshingles\n"))?;
-            let mut hex = String::new();
-            dedup::for_each_sketch(path, |r| {
-                hex.clear();
-                for b in r.sketch {
-                    let _ = std::fmt::Write::write_fmt(&mut hex, format_args!("{b:02x}"));
-                }
-                let set = r
-                    .shingles
-                    .map_or("-".to_string(), |s| (s.len() / 8).to_string());
-                w(out, format_args!("{}\t{}\t{hex}\t{set}\n", r.doc, r.host))
-            })
-        }
-    }
-}
+        Ok(())
+    },
+};
 
 /// A field of a sort run's record type, parsed from its type name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -36,6 +36,12 @@ pub fn partial_path(path: &Path) -> PathBuf {
 impl PartialFile {
     /// Creates the temporary file for `path` (replacing a stale one).
     pub fn create(path: impl AsRef<Path>) -> Result<PartialFile> {
+        PartialFile::create_buffered(path, 1 << 20)
+    }
+
+    /// [`PartialFile::create`] with a write buffer of `capacity` bytes (for
+    /// writers that keep many files open at once and write whole blocks).
+    pub fn create_buffered(path: impl AsRef<Path>, capacity: usize) -> Result<PartialFile> {
         let final_path = path.as_ref().to_path_buf();
         let temp_path = partial_path(&final_path);
         let file = OpenOptions::new()
@@ -47,7 +53,7 @@ impl PartialFile {
         Ok(PartialFile {
             final_path,
             temp_path,
-            writer: Some(BufWriter::with_capacity(1 << 20, file)),
+            writer: Some(BufWriter::with_capacity(capacity, file)),
             written: 0,
             durable: true,
         })

@@ -45,20 +45,22 @@ use serde_json::{json, Map, Value};
 
 use crate::docs::DocTable;
 use crate::error::Result;
-use crate::graph::import::{DOCS_FILE, EDGES_FILE, TRANSPOSED_FILE};
+use crate::graph::import::ImportGraph;
 use crate::graph::EdgeFile;
-use crate::job::Job;
+use crate::ingest::resolve::Resolve;
+use crate::ingest::Ingest;
+use crate::job::{JobFile, JobView, StageId};
 use crate::plot::{loglog_plot_svg, Series, SeriesStyle};
 
 /// Figures of a job's graph: `nodes`, `arcs`, `crawled`, `dangling`,
 /// `edges_bytes` (bytes of the forward edge file), `transposed_bytes`,
-/// `bits_per_arc`, degree maxima, and what the import counted (self-loops,
-/// duplicates, skipped lines).
-pub fn graph_stats(job: &Job) -> Result<Map<String, Value>> {
-    let rec = job.finished_stage(crate::graph::graph_stage(job)?)?;
-    let docs = DocTable::open(job.path(DOCS_FILE))?;
-    let fwd = EdgeFile::open(job.path(EDGES_FILE))?;
-    let rev = EdgeFile::open(job.path(TRANSPOSED_FILE))?;
+/// `bits_per_arc`, degree maxima, and what the graph's stage (and ingest)
+/// counted, from their typed figures.
+pub fn graph_stats(job: &JobView) -> Result<Map<String, Value>> {
+    let graph_stage = job.graph_stage()?;
+    let docs = DocTable::open(job.file(JobFile::Docs)?)?;
+    let fwd = EdgeFile::open(job.file(JobFile::Edges)?)?;
+    let rev = EdgeFile::open(job.file(JobFile::EdgesT)?)?;
     let (f, r) = (fwd.stats(), rev.stats());
     let mut m = Map::new();
     m.insert("nodes".into(), json!(docs.len()));
@@ -79,49 +81,45 @@ pub fn graph_stats(job: &Job) -> Result<Map<String, Value>> {
     m.insert("max_out_degree".into(), json!(f.max_degree));
     m.insert("max_in_degree".into(), json!(r.max_degree));
     m.insert("no_in_links".into(), json!(r.nodes - r.lists));
-    for key in [
-        "self_loops",
-        "duplicate_arcs",
-        "input_arcs",
-        "skipped",
-        "input_bytes",
-        "hosts",
-        "pages",
-        "links",
-        "duplicate_captures",
-        "anchors",
-    ] {
-        if let Some(v) = rec.figures.extra.get(key) {
-            m.insert(key.into(), v.clone());
-        }
+    if let Some(g) = job.figures::<ImportGraph>(StageId::ImportGraph)? {
+        m.insert("self_loops".into(), json!(g.self_loops));
+        m.insert("duplicate_arcs".into(), json!(g.duplicate_arcs));
+        m.insert("input_arcs".into(), json!(g.input_arcs));
+        m.insert("skipped".into(), json!(g.skipped));
+        m.insert("input_bytes".into(), json!(g.input_bytes));
     }
-    let graph_stage = crate::graph::graph_stage(job)?;
-    m.insert("graph_stage".into(), json!(graph_stage));
+    if let Some(g) = job.figures::<Resolve>(StageId::Resolve)? {
+        m.insert("self_loops".into(), json!(g.self_loops));
+        m.insert("hosts".into(), json!(g.hosts));
+        m.insert("pages".into(), json!(g.pages));
+        m.insert("links".into(), json!(g.links));
+        m.insert("duplicate_captures".into(), json!(g.duplicate_captures));
+        m.insert("anchors".into(), json!(g.anchors));
+    }
+    let rec = job.require(graph_stage)?;
+    m.insert("graph_stage".into(), json!(graph_stage.name()));
     m.insert(format!("{graph_stage}_seconds"), json!(rec.figures.seconds));
     m.insert(
         format!("{graph_stage}_peak_rss"),
         json!(rec.figures.peak_rss),
     );
-    if let Some(ingest) = job.stage(crate::ingest::STAGE) {
-        let f = &ingest.figures;
-        for key in [
-            "skipped",
-            "html_bytes",
-            "input_bytes",
-            "not_html",
-            "error_status",
-            "redirects",
-            "dropped_links",
-            "records",
-            "files",
-            "other_files",
-        ] {
-            if let Some(v) = f.extra.get(key) {
-                m.insert(key.into(), v.clone());
-            }
-        }
-        m.insert("ingest_seconds".into(), json!(f.seconds));
-        m.insert("ingest_peak_rss".into(), json!(f.peak_rss));
+    if let (Some(ingest), Some(i)) = (
+        job.published(StageId::Ingest),
+        job.figures::<Ingest>(StageId::Ingest)?,
+    ) {
+        let c = &i.counts;
+        m.insert("skipped".into(), json!(c.skipped));
+        m.insert("html_bytes".into(), json!(c.html_bytes));
+        m.insert("input_bytes".into(), json!(i.input_bytes));
+        m.insert("not_html".into(), json!(c.not_html));
+        m.insert("error_status".into(), json!(c.error_status));
+        m.insert("redirects".into(), json!(c.redirects));
+        m.insert("dropped_links".into(), json!(c.dropped_links));
+        m.insert("records".into(), json!(c.records));
+        m.insert("files".into(), json!(c.files));
+        m.insert("other_files".into(), json!(c.other_files));
+        m.insert("ingest_seconds".into(), json!(ingest.figures.seconds));
+        m.insert("ingest_peak_rss".into(), json!(ingest.figures.peak_rss));
     }
     Ok(m)
 }
@@ -425,10 +423,9 @@ pub struct DegreeDistributions {
 /// Reads both edge files of `job`'s graph (in parallel) into degree
 /// histograms and fits their tails. One pass over each file; memory is the
 /// histograms and a block of each file.
-pub fn degree_distributions(job: &Job) -> Result<DegreeDistributions> {
-    crate::graph::graph_stage(job)?;
-    let fwd = EdgeFile::open(job.path(EDGES_FILE))?;
-    let rev = EdgeFile::open(job.path(TRANSPOSED_FILE))?;
+pub fn degree_distributions(job: &JobView) -> Result<DegreeDistributions> {
+    let fwd = EdgeFile::open(job.file(JobFile::Edges)?)?;
+    let rev = EdgeFile::open(job.file(JobFile::EdgesT)?)?;
     let (out_degree, in_degree) = rayon::join(
         || DegreeHistogram::from_edge_file(&fwd),
         || DegreeHistogram::from_edge_file(&rev),

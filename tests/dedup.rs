@@ -10,15 +10,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::*;
+use webmill::dedup::files::{for_each_cluster_member, for_each_pair, for_each_sketch};
 use webmill::dedup::shingle::Scratch;
 use webmill::dedup::shingle::{jaccard, shingle_set};
-use webmill::dedup::stage::{
-    dedup, for_each_cluster_member, for_each_pair, for_each_sketch, Alg, DedupOptions,
-    DedupOutcome, Verify,
-};
+use webmill::dedup::stage::{dedup, DedupOptions, Verify};
+use webmill::dedup::Alg;
 use webmill::dedup::{banding_probability, BroderSketcher, MinHasher};
-use webmill::ingest::text::for_each_page_text;
-use webmill::job::{Job, Settings};
+use webmill::job::{Job, JobFile, Settings, StageId};
 
 /// Writes `bases` base pages of 400 random words, each with `copies` exact
 /// copies and `near` near copies (`edits` words replaced), plus 30 pages of
@@ -64,7 +62,7 @@ fn ingested(dir: &Path, site: &Path) -> Job {
 
 /// docID → relative path.
 fn doc_paths(job: &Job) -> BTreeMap<u64, String> {
-    let t = webmill::docs::DocTable::open(job.path("docs.wm")).unwrap();
+    let t = webmill::docs::DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
     t.iter()
         .map(|r| r.unwrap())
         .filter(|(_, d)| d.crawled)
@@ -80,7 +78,7 @@ fn doc_paths(job: &Job) -> BTreeMap<u64, String> {
 fn pairs(job: &Job, alg: Alg) -> BTreeSet<(u64, u64)> {
     let mut out = BTreeSet::new();
     let mut last = None;
-    for_each_pair(&job.path(&alg.pairs_file()), |a, b, sim| {
+    for_each_pair(&job.file(JobFile::Pairs(alg)).unwrap(), |a, b, sim| {
         assert!(a < b && (0.0..=1.0).contains(&sim));
         assert!(last < Some((a, b)), "pairs not sorted");
         last = Some((a, b));
@@ -141,14 +139,19 @@ fn planted_near_duplicates_are_found_and_clustered() {
         .filter(|&(a, _)| group(a) != "boiler" || a == boiler_first)
         .collect();
     assert_eq!(got, want);
-    let rec = job.stage("dedup-exact").unwrap();
+    let rec = job
+        .published(StageId::parse("dedup-exact").unwrap())
+        .unwrap();
     assert_eq!(rec.figures.extra["capped_groups"], 1);
     // Clusters: one per base (orig + copy) and one of 30 boilerplate pages.
     let mut clusters: BTreeMap<u64, Vec<(u64, bool)>> = BTreeMap::new();
-    for_each_cluster_member(&job.path(&Alg::Exact.clusters_file()), |c, d, keep| {
-        clusters.entry(c).or_default().push((d, keep));
-        Ok(())
-    })
+    for_each_cluster_member(
+        &job.file(JobFile::Clusters(Alg::Exact)).unwrap(),
+        |c, d, keep| {
+            clusters.entry(c).or_default().push((d, keep));
+            Ok(())
+        },
+    )
     .unwrap();
     assert_eq!(clusters.len(), 61);
     for (c, members) in &clusters {
@@ -229,14 +232,20 @@ fn dedup_resumes_identical_and_skips_when_done() {
     let files = |job: &Job| -> Vec<Vec<u8>> {
         [Alg::MinHash, Alg::Charikar]
             .iter()
-            .flat_map(|a| [a.pairs_file(), a.clusters_file(), a.sketch_file()])
-            .map(|f| std::fs::read(job.path(&f)).unwrap())
+            .flat_map(|&a| {
+                [
+                    JobFile::Pairs(a),
+                    JobFile::Clusters(a),
+                    JobFile::Sketches(a),
+                ]
+            })
+            .map(|f| std::fs::read(job.file(f).unwrap()).unwrap())
             .collect()
     };
     let want = files(&job);
     // Done: skipped.
     for (_, o) in dedup(&mut job, &opts, &s).unwrap() {
-        assert!(matches!(o, DedupOutcome::AlreadyDone(_)));
+        assert!(!o.ran());
     }
     // Recomputed with another budget: the same bytes.
     let s2 = Settings {
@@ -250,7 +259,7 @@ fn dedup_resumes_identical_and_skips_when_done() {
 /// The pair file with its similarities.
 fn pairs_with_sim(job: &Job, alg: Alg) -> BTreeMap<(u64, u64), f32> {
     let mut out = BTreeMap::new();
-    for_each_pair(&job.path(&alg.pairs_file()), |a, b, sim| {
+    for_each_pair(&job.file(JobFile::Pairs(alg)).unwrap(), |a, b, sim| {
         out.insert((a, b), sim);
         Ok(())
     })
@@ -262,7 +271,7 @@ fn pairs_with_sim(job: &Job, alg: Alg) -> BTreeMap<(u64, u64), f32> {
 /// for the docs with at least one word.
 fn job_words(job: &Job) -> BTreeMap<u64, Vec<String>> {
     let mut out = BTreeMap::new();
-    for_each_page_text(job, |_, doc, words| {
+    job_page_texts(job, |_, doc, words| {
         let w: Vec<String> = words
             .split(' ')
             .filter(|w| !w.is_empty())
@@ -330,7 +339,7 @@ fn long_pages_verify_exactly_at_a_small_budget() {
     dedup(&mut job, &opts, &Settings::new(1 << 20)).unwrap();
     let words = job_words(&job);
     let mut n = 0;
-    for_each_sketch(&job.path(&Alg::MinHash.sketch_file()), |r| {
+    for_each_sketch(&job.file(JobFile::Sketches(Alg::MinHash)).unwrap(), |r| {
         assert_eq!(
             r.shingle_set().unwrap(),
             shingle_set(&words[&r.doc], 4).unwrap()
@@ -382,7 +391,7 @@ fn exact_verification_reports_exactly_the_candidates_above_the_threshold() {
     // The sketch file holds shingle_set() of every doc.
     for (alg, k) in [(Alg::MinHash, 4), (Alg::Broder, 10)] {
         let mut n = 0;
-        for_each_sketch(&job.path(&alg.sketch_file()), |r| {
+        for_each_sketch(&job.file(JobFile::Sketches(alg)).unwrap(), |r| {
             assert_eq!(
                 r.shingle_set().unwrap(),
                 shingle_set(&words[&r.doc], k).unwrap(),
@@ -472,8 +481,7 @@ fn exact_verification_reports_exactly_the_candidates_above_the_threshold() {
         },
         &s,
     )
-    .err()
-    .expect("charikar --verify exact refused");
+    .unwrap_err();
     assert!(err.to_string().contains("charikar"), "{err}");
     // A changed verification is a changed parameter: refused without force.
     let err = dedup(
@@ -484,8 +492,7 @@ fn exact_verification_reports_exactly_the_candidates_above_the_threshold() {
         },
         &s,
     )
-    .err()
-    .expect("changed --verify refused");
+    .unwrap_err();
     assert!(err.to_string().contains("--force"), "{err}");
 }
 
@@ -523,8 +530,14 @@ fn exact_verification_resumes_after_a_crash_identical() {
     let files = |job: &Job| -> Vec<Vec<u8>> {
         [Alg::MinHash, Alg::Broder]
             .iter()
-            .flat_map(|a| [a.pairs_file(), a.clusters_file(), a.sketch_file()])
-            .map(|f| std::fs::read(job.path(&f)).unwrap())
+            .flat_map(|&a| {
+                [
+                    JobFile::Pairs(a),
+                    JobFile::Clusters(a),
+                    JobFile::Sketches(a),
+                ]
+            })
+            .map(|f| std::fs::read(job.file(f).unwrap()).unwrap())
             .collect()
     };
     dedup(&mut job, &exact_opts(), &Settings::new(1 << 20)).unwrap();
@@ -564,8 +577,11 @@ fn exact_verification_resumes_after_a_crash_identical() {
         assert!(!status.success(), "failpoint {point} was never reached");
         let mut job = Job::open(&job_dir, false).unwrap();
         let out = dedup(&mut job, &exact_opts(), &Settings::new(3 << 20)).unwrap();
-        assert!(out.iter().all(|(_, o)| matches!(o, DedupOutcome::Done(_))));
-        let resumed = job.stage("dedup-minhash").unwrap().attempts;
+        assert!(out.iter().all(|(_, o)| o.ran()));
+        let resumed = job
+            .published(StageId::parse("dedup-minhash").unwrap())
+            .unwrap()
+            .attempts;
         eprintln!("{point}: resumed, dedup-minhash attempts {resumed}");
         assert!(
             files(&job) == want,
@@ -579,40 +595,44 @@ fn exact_verification_resumes_after_a_crash_identical() {
 /// valid checksums) fails verification naming the file and the block.
 #[test]
 fn dedup_files_dump_and_verify_record_by_record() {
-    use webmill::dedup::stage::PAIRS_KIND;
+    use webmill::dedup::files::PAIRS;
     use webmill::ingest::pagefile::PageFileWriter;
     let dir = tempfile::tempdir().unwrap();
     let site = dir.path().join("site");
     planted_site(&site, 20, 1, 2, 8);
     let mut job = ingested(dir.path(), &site);
     dedup(&mut job, &DedupOptions::default(), &Settings::new(8 << 20)).unwrap();
-    let dump = |f: &str| {
+    let dump = |f: JobFile| {
         let mut out = Vec::new();
-        webmill::kinds::dump_file(&job.path(f), &mut out).unwrap();
+        webmill::kinds::dump_file(&job.file(f).unwrap(), &mut out).unwrap();
         String::from_utf8(out).unwrap()
     };
     let alg = Alg::MinHash;
-    for f in [alg.pairs_file(), alg.clusters_file(), alg.sketch_file()] {
-        webmill::kinds::verify_file(&job.path(&f)).unwrap();
+    for f in [
+        JobFile::Pairs(alg),
+        JobFile::Clusters(alg),
+        JobFile::Sketches(alg),
+    ] {
+        webmill::kinds::verify_file(&job.file(f).unwrap()).unwrap();
     }
     let mut want = String::from("# docid_a\tdocid_b\tsimilarity\n");
-    for_each_pair(&job.path(&alg.pairs_file()), |a, b, s| {
+    for_each_pair(&job.file(JobFile::Pairs(alg)).unwrap(), |a, b, s| {
         want += &format!("{a}\t{b}\t{s}\n");
         Ok(())
     })
     .unwrap();
     assert!(want.lines().count() > 10, "planted pairs found");
-    assert_eq!(dump(&alg.pairs_file()), want);
+    assert_eq!(dump(JobFile::Pairs(alg)), want);
     let mut want = String::from("# cluster_id\tdocid\tkeep\n");
-    for_each_cluster_member(&job.path(&alg.clusters_file()), |c, d, k| {
+    for_each_cluster_member(&job.file(JobFile::Clusters(alg)).unwrap(), |c, d, k| {
         want += &format!("{c}\t{d}\t{}\n", u8::from(k));
         Ok(())
     })
     .unwrap();
-    assert_eq!(dump(&alg.clusters_file()), want);
-    let sketches = dump(&alg.sketch_file());
+    assert_eq!(dump(JobFile::Clusters(alg)), want);
+    let sketches = dump(JobFile::Sketches(alg));
     let mut n = 0;
-    for_each_sketch(&job.path(&alg.sketch_file()), |r| {
+    for_each_sketch(&job.file(JobFile::Sketches(alg)).unwrap(), |r| {
         n += 1;
         let line = sketches.lines().nth(n).unwrap();
         assert!(
@@ -626,7 +646,7 @@ fn dedup_files_dump_and_verify_record_by_record() {
 
     // Pair (5, 5 + 0): well-formed bytes, broken invariant.
     let bad = dir.path().join("bad-pairs.wm");
-    let mut w = PageFileWriter::create(&bad, PAIRS_KIND, 1 << 16, 3).unwrap();
+    let mut w = PageFileWriter::create(&bad, &PAIRS, 1 << 16, 3).unwrap();
     let mut rec = vec![1u8];
     rec.extend_from_slice(&0.9f32.to_le_bytes());
     w.push(3, &rec).unwrap();
@@ -642,4 +662,155 @@ fn dedup_files_dump_and_verify_record_by_record() {
         err.contains("bad-pairs.wm") && err.contains("block 0") && err.contains("a < b"),
         "{err}"
     );
+}
+
+/// The keep column follows the job's current ranks. Near-duplicate detection
+/// reads the ranks, so it cannot run before PageRank (there is no order of
+/// stages in which the keep rule could change); it keeps the highest-ranked
+/// doc of each cluster (the smallest docID among equals); and a new PageRank
+/// drops the clusters made with the old one, whose re-run follows the new
+/// ranks.
+#[test]
+fn keep_column_follows_the_current_ranks() {
+    use webmill::ingest::{ingest, resolve::resolve, IngestOptions, InputSpec};
+    use webmill::rank::{pagerank, PageRankOptions, RankVector};
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    planted_site(&site, 10, 2, 0, 0);
+    let mut job = Job::open(dir.path().join("job"), true).unwrap();
+    let s = Settings::new(8 << 20);
+    let opts = IngestOptions {
+        inputs: vec![
+            InputSpec::parse(&format!("http://d.example/={}", site.display()), None).unwrap(),
+        ],
+        ..IngestOptions::default()
+    };
+    ingest(&mut job, &opts, &s).unwrap();
+    resolve(&mut job, &s).unwrap();
+    let dopts = DedupOptions {
+        algs: vec![Alg::Exact],
+        ..DedupOptions::default()
+    };
+    let err = dedup(&mut job, &dopts, &s).unwrap_err().to_string();
+    assert!(
+        err.contains("ranks.wm") && err.contains("pagerank"),
+        "{err}"
+    );
+
+    // The keeper of each cluster: the member with the highest rank.
+    let check = |job: &Job| -> BTreeMap<u64, u64> {
+        let ranks = RankVector::open(job.file(JobFile::Ranks).unwrap())
+            .unwrap()
+            .load()
+            .unwrap();
+        let mut members: BTreeMap<u64, Vec<(u64, bool)>> = BTreeMap::new();
+        for_each_cluster_member(
+            &job.file(JobFile::Clusters(Alg::Exact)).unwrap(),
+            |c, d, k| {
+                members.entry(c).or_default().push((d, k));
+                Ok(())
+            },
+        )
+        .unwrap();
+        let mut keepers = BTreeMap::new();
+        for (c, ms) in members {
+            let best = ms.iter().map(|&(d, _)| d).fold(ms[0].0, |b, d| {
+                if ranks[d as usize] > ranks[b as usize] {
+                    d
+                } else {
+                    b
+                }
+            });
+            let kept: Vec<u64> = ms.iter().filter(|m| m.1).map(|m| m.0).collect();
+            assert_eq!(kept, [best], "cluster {c}: keep follows the ranks");
+            keepers.insert(c, best);
+        }
+        keepers
+    };
+    pagerank(&mut job, &PageRankOptions::default(), &s).unwrap();
+    dedup(&mut job, &dopts, &s).unwrap();
+    let before = check(&job);
+    assert!(before.len() >= 10, "planted clusters found");
+    // Personalize PageRank on a member that is not its cluster's keeper.
+    let (&cluster, &keeper) = before.iter().next().unwrap();
+    let mut other = None;
+    for_each_cluster_member(
+        &job.file(JobFile::Clusters(Alg::Exact)).unwrap(),
+        |c, d, _| {
+            if c == cluster && d != keeper {
+                other = Some(d);
+            }
+            Ok(())
+        },
+    )
+    .unwrap();
+    let other = other.unwrap();
+    let pfile = dir.path().join("prefer.tsv");
+    std::fs::write(&pfile, format!("{other}\t1\n")).unwrap();
+    let popts = PageRankOptions {
+        personalize: Some(pfile),
+        ..PageRankOptions::default()
+    };
+    pagerank(&mut job, &popts, &s.forced(true)).unwrap();
+    assert!(
+        job.published(StageId::Dedup(Alg::Exact)).is_none(),
+        "stale clusters dropped"
+    );
+    assert!(!job
+        .dir()
+        .join(JobFile::Clusters(Alg::Exact).name())
+        .exists());
+    dedup(&mut job, &dopts, &s).unwrap();
+    let after = check(&job);
+    assert_eq!(after[&cluster], other, "the new ranks choose the keeper");
+}
+
+/// Pages of 12,000 words deduplicate with `--verify exact` under a 1 MiB
+/// budget: whole shingle sets travel through the sorts (records of ~100 KB,
+/// far over a run block), and the pairs are those whose exact Jaccard reaches
+/// the threshold.
+#[test]
+fn long_pages_deduplicate_exactly_under_a_tiny_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    let mut rng = Rng(12);
+    let mut pages = BTreeMap::new();
+    for b in 0..10 {
+        let base: Vec<String> = (0..12_000)
+            .map(|_| format!("w{}", rng.below(50_000)))
+            .collect();
+        let mut near = base.clone();
+        for _ in 0..60 {
+            let i = rng.below(near.len() as u64) as usize;
+            near[i] = format!("w{}", rng.below(50_000));
+        }
+        pages.insert(format!("p{b:02}a.html"), base);
+        pages.insert(format!("p{b:02}b.html"), near);
+    }
+    write_word_pages(&site, &pages);
+    let input = format!("http://d.example/={}", site.display());
+    let mut job = ingested_job(&dir.path().join("job"), &[input], 1 << 20);
+    let opts = DedupOptions {
+        algs: vec![Alg::MinHash],
+        verify: Verify::Exact,
+        ..DedupOptions::default()
+    };
+    dedup(&mut job, &opts, &Settings::new(1 << 20)).unwrap();
+    let got = pairs(&job, Alg::MinHash);
+    let words = job_words(&job);
+    let mut want = BTreeSet::new();
+    let ids: Vec<u64> = words.keys().copied().collect();
+    for (i, &a) in ids.iter().enumerate() {
+        for &b in &ids[i + 1..] {
+            let j = jaccard(
+                &shingle_set(&words[&a], 4).unwrap(),
+                &shingle_set(&words[&b], 4).unwrap(),
+            );
+            if j >= 0.8 {
+                want.insert((a, b));
+            }
+        }
+    }
+    assert_eq!(want.len(), 10);
+    assert_eq!(got, want);
 }

@@ -10,13 +10,14 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use common::{ingested_job, write_word_pages, Rng};
+use common::{corpus_dir, ingested_job, job_page_texts, write_word_pages, Rng};
 use webmill::dedup::eval::{evaluate, EvalOptions, EvalReport};
+use webmill::dedup::files::for_each_pair;
 use webmill::dedup::shingle::{cosine, jaccard, shingle_set};
-use webmill::dedup::stage::{dedup, for_each_pair, Alg, DedupOptions, Verify};
+use webmill::dedup::stage::{dedup, DedupOptions, Verify};
+use webmill::dedup::Alg;
 use webmill::docs::DocTable;
-use webmill::ingest::text::for_each_page_text;
-use webmill::job::{Job, Settings};
+use webmill::job::{Job, JobFile, Settings, StageId};
 
 /// `groups` base pages of 1,000 random words (vocabulary 200,000: unrelated
 /// pages share almost no shingle), each with 3 variants with `m` words
@@ -53,7 +54,7 @@ fn ingested(job_dir: &Path, inputs: &[String]) -> Job {
 
 /// docID → URL of the crawled docs.
 fn urls(job: &Job) -> BTreeMap<u64, String> {
-    DocTable::open(job.path("docs.wm"))
+    DocTable::open(job.file(JobFile::Docs).unwrap())
         .unwrap()
         .iter()
         .map(|r| r.unwrap())
@@ -64,7 +65,7 @@ fn urls(job: &Job) -> BTreeMap<u64, String> {
 
 fn reported(job: &Job, alg: Alg) -> BTreeSet<(u64, u64)> {
     let mut out = BTreeSet::new();
-    for_each_pair(&job.path(&alg.pairs_file()), |a, b, _| {
+    for_each_pair(&job.file(JobFile::Pairs(alg)).unwrap(), |a, b, _| {
         out.insert((a, b));
         Ok(())
     })
@@ -258,22 +259,13 @@ fn planted_pairs_binned_exactly_and_rates_follow_theory() {
     assert!(r.plot_svg().contains("measured"));
 }
 
-/// `/work/corpus` (or `$WEBMILL_CORPUS`) with the two llvm doc trees.
+/// The two llvm doc trees (fetched by [`corpus_dir`] when missing).
 fn llvm_dirs() -> Option<(PathBuf, PathBuf)> {
-    let root = std::env::var_os("WEBMILL_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/corpus"));
-    let d = |v: u32| root.join(format!("llvm-{v}-doc/usr/share/doc/llvm-{v}-doc/html"));
-    let (a, b) = (d(15), d(16));
-    if a.is_dir() && b.is_dir() {
-        Some((a, b))
-    } else {
-        eprintln!(
-            "SKIPPED: llvm-15-doc / llvm-16-doc HTML not found under {} (set WEBMILL_CORPUS)",
-            root.display()
-        );
-        None
-    }
+    let d = |v: u32| {
+        corpus_dir(&format!("llvm-{v}-doc"))
+            .map(|p| p.join(format!("usr/share/doc/llvm-{v}-doc/html")))
+    };
+    Some((d(15)?, d(16)?))
 }
 
 #[test]
@@ -298,7 +290,7 @@ fn llvm_15_and_16_docs_meet_the_goals() {
     // Same-path pairs (15/x.html, 16/x.html) and their word-5-shingle Jaccard.
     let urls = urls(&job);
     let mut text: BTreeMap<u64, String> = BTreeMap::new();
-    for_each_page_text(&job, |_, doc, words| {
+    job_page_texts(&job, |_, doc, words| {
         text.insert(doc, words.to_string());
         Ok(())
     })
@@ -418,7 +410,11 @@ fn llvm_15_and_16_docs_meet_the_goals() {
         ..Settings::new(256 << 20)
     };
     dedup(&mut job, &opts, &s).unwrap();
-    let exact_seconds = job.stage("dedup-minhash").unwrap().figures.seconds;
+    let exact_seconds = job
+        .published(StageId::parse("dedup-minhash").unwrap())
+        .unwrap()
+        .figures
+        .seconds;
     let r = evaluate(
         &job,
         &EvalOptions {

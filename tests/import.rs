@@ -7,11 +7,17 @@ mod common;
 use common::*;
 use webmill::docs::DocTable;
 use webmill::graph::import::{
-    import_graph, GraphFormat, ImportOptions, ImportOutcome, DOCS_FILE, EDGES_FILE, STAGE,
-    TRANSPOSED_FILE,
+    import_graph, GraphFormat, ImportFigures, ImportGraph, ImportOptions,
 };
 use webmill::graph::EdgeFile;
-use webmill::job::{Job, Settings};
+use webmill::job::{Job, JobFile, Outcome, Settings, StageId};
+
+/// The import's figures.
+fn figures(job: &Job) -> ImportFigures {
+    job.figures::<ImportGraph>(StageId::ImportGraph)
+        .unwrap()
+        .expect("the import finished")
+}
 
 fn arcs_of(f: &EdgeFile) -> Vec<(u64, u64)> {
     f.lists()
@@ -29,31 +35,33 @@ fn import(dir: &std::path::Path, inputs: Vec<std::path::PathBuf>, mem: u64) -> J
         inputs,
         keep_self_loops: false,
     };
-    match import_graph(&mut job, &opts, &Settings::new(mem)).unwrap() {
-        ImportOutcome::Done { .. } => {}
-        ImportOutcome::AlreadyDone(_) => panic!("fresh job reported as done"),
-    }
+    assert!(
+        import_graph(&mut job, &opts, &Settings::new(mem))
+            .unwrap()
+            .ran(),
+        "fresh job reported as done"
+    );
     job
 }
 
 fn check_against_naive(job: &Job, naive: &NaiveGraph) {
-    let docs = DocTable::open(job.path(DOCS_FILE)).unwrap();
+    let docs = DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
     let names: Vec<u64> = docs
         .iter()
         .map(|d| d.unwrap().1.url.parse().unwrap())
         .collect();
     assert_eq!(names, naive.ids, "docIDs follow the ids' numeric order");
-    let fwd = EdgeFile::open(job.path(EDGES_FILE)).unwrap();
-    let rev = EdgeFile::open(job.path(TRANSPOSED_FILE)).unwrap();
+    let fwd = EdgeFile::open(job.file(JobFile::Edges).unwrap()).unwrap();
+    let rev = EdgeFile::open(job.file(JobFile::EdgesT).unwrap()).unwrap();
     fwd.verify().unwrap();
     rev.verify().unwrap();
     assert_eq!(arcs_of(&fwd), naive.forward);
     assert_eq!(arcs_of(&rev), naive.transposed);
-    let fig = &job.stage(STAGE).unwrap().figures.extra;
-    assert_eq!(fig["self_loops"], naive.self_loops);
-    assert_eq!(fig["arcs"], naive.forward.len() as u64);
+    let fig = figures(job);
+    assert_eq!(fig.self_loops, naive.self_loops);
+    assert_eq!(fig.arcs, naive.forward.len() as u64);
     let with_out: std::collections::BTreeSet<u64> = naive.forward.iter().map(|a| a.0).collect();
-    assert_eq!(fig["dangling"], (naive.ids.len() - with_out.len()) as u64);
+    assert_eq!(fig.dangling, (naive.ids.len() - with_out.len()) as u64);
 }
 
 #[test]
@@ -86,8 +94,8 @@ fn same_input_same_bytes_whatever_the_budget_and_threads() {
         let job_dir = dir.path().join(format!("job{i}"));
         pool.install(|| import(&job_dir, vec![input.clone()], mem));
         files.push(
-            [DOCS_FILE, EDGES_FILE, TRANSPOSED_FILE]
-                .map(|f| std::fs::read(job_dir.join(f)).unwrap()),
+            [JobFile::Docs, JobFile::Edges, JobFile::EdgesT]
+                .map(|f| std::fs::read(job_dir.join(f.name())).unwrap()),
         );
     }
     assert!(
@@ -107,10 +115,10 @@ fn real_graphs_match_naive_import() {
         let dir = tempfile::tempdir().unwrap();
         // The arcs take ~50 MB as pairs in memory; the budget is 16 MiB.
         let job = import(&dir.path().join("job"), vec![input.clone()], 16 << 20);
-        let fig = &job.stage(STAGE).unwrap().figures.extra;
-        assert_eq!(fig["nodes"], nodes, "{name}");
-        assert_eq!(fig["arcs"], arcs, "{name}");
-        assert_eq!(fig["self_loops"], self_loops, "{name}");
+        let fig = figures(&job);
+        assert_eq!(fig.nodes, nodes, "{name}");
+        assert_eq!(fig.arcs, arcs, "{name}");
+        assert_eq!(fig.self_loops, self_loops, "{name}");
         check_against_naive(&job, &naive_import(&read_snap(&input)));
     }
 }
@@ -140,13 +148,13 @@ fn import_as(
         keep_self_loops,
     };
     match import_graph(&mut job, &opts, &Settings::new(mem)).unwrap() {
-        ImportOutcome::Done { skips, .. } => (job, skips),
-        ImportOutcome::AlreadyDone(_) => panic!("fresh job reported as done"),
+        Outcome::Done { figures, .. } => (job, figures.first_skips),
+        Outcome::Skipped { .. } => panic!("fresh job reported as done"),
     }
 }
 
 fn doc_names(job: &Job) -> Vec<String> {
-    let docs = DocTable::open(job.path(DOCS_FILE)).unwrap();
+    let docs = DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
     docs.iter().map(|d| d.unwrap().1.url).collect()
 }
 
@@ -209,15 +217,15 @@ fn naive_named(arcs: &[(String, String)], order: NameOrder, keep_self_loops: boo
 
 fn check_named(job: &Job, naive: &NaiveNamed) {
     assert_eq!(doc_names(job), naive.names, "docIDs follow the names' keys");
-    let fwd = EdgeFile::open(job.path(EDGES_FILE)).unwrap();
-    let rev = EdgeFile::open(job.path(TRANSPOSED_FILE)).unwrap();
+    let fwd = EdgeFile::open(job.file(JobFile::Edges).unwrap()).unwrap();
+    let rev = EdgeFile::open(job.file(JobFile::EdgesT).unwrap()).unwrap();
     fwd.verify().unwrap();
     rev.verify().unwrap();
     assert_eq!(arcs_of(&fwd), naive.forward);
     assert_eq!(arcs_of(&rev), naive.transposed);
-    let fig = &job.stage(STAGE).unwrap().figures.extra;
-    assert_eq!(fig["self_loops"], naive.self_loops);
-    assert_eq!(fig["nodes"], naive.names.len() as u64);
+    let fig = figures(job);
+    assert_eq!(fig.self_loops, naive.self_loops);
+    assert_eq!(fig.nodes, naive.names.len() as u64);
 }
 
 /// Web-like named nodes: URLs on a few hosts (http and https, subdomains),
@@ -311,9 +319,9 @@ fn tsv_named_graph_matches_naive_import_under_a_tiny_budget() {
             false,
         );
         check_named(&job, &naive_named(&arcs, order, false));
-        let fig = &job.stage(STAGE).unwrap().figures.extra;
-        assert_eq!(fig["skipped"], skips.len() as u64);
-        assert_eq!(fig["input_arcs"], arcs.len() as u64);
+        let fig = figures(&job);
+        assert_eq!(fig.skipped, skips.len() as u64);
+        assert_eq!(fig.input_arcs, arcs.len() as u64);
         for (want, got) in skips.iter().zip(&reported) {
             assert!(got.contains(want), "{got} should name {want}");
         }
@@ -493,7 +501,7 @@ fn cc_graph_matches_naive_import_under_a_tiny_budget() {
         false,
     );
     assert_eq!(doc_names(&job), g.names, "docIDs are the vertex ids");
-    let docs = DocTable::open(job.path(DOCS_FILE)).unwrap();
+    let docs = DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
     assert_eq!(
         docs.crawled(),
         g.names.iter().filter(|n| !n.is_empty()).count() as u64
@@ -505,17 +513,17 @@ fn cc_graph_matches_naive_import_under_a_tiny_budget() {
             .map(|&(a, b)| (naive.ids[a as usize], naive.ids[b as usize]))
             .collect()
     };
-    let fwd = EdgeFile::open(job.path(EDGES_FILE)).unwrap();
-    let rev = EdgeFile::open(job.path(TRANSPOSED_FILE)).unwrap();
+    let fwd = EdgeFile::open(job.file(JobFile::Edges).unwrap()).unwrap();
+    let rev = EdgeFile::open(job.file(JobFile::EdgesT).unwrap()).unwrap();
     fwd.verify().unwrap();
     rev.verify().unwrap();
     assert_eq!(arcs_of(&fwd), renumber(&naive.forward));
     assert_eq!(arcs_of(&rev), renumber(&naive.transposed));
-    let fig = &job.stage(STAGE).unwrap().figures.extra;
-    assert_eq!(fig["nodes"], 20_000);
-    assert_eq!(fig["self_loops"], naive.self_loops);
-    assert_eq!(fig["skipped"], g.skipped);
-    assert_eq!(fig["unnamed_nodes"], 20);
+    let fig = figures(&job);
+    assert_eq!(fig.nodes, 20_000);
+    assert_eq!(fig.self_loops, naive.self_loops);
+    assert_eq!(fig.skipped, g.skipped);
+    assert_eq!(fig.unnamed_nodes, Some(20));
     assert!(
         skips[0].contains("vertices.txt.gz: line 18:"),
         "{}",
@@ -571,8 +579,8 @@ fn real_graph_as_named_urls_matches_snap_import() {
         false,
     );
     assert!(skips.is_empty(), "{skips:?}");
-    let fs = &snap.stage(STAGE).unwrap().figures.extra;
-    let ft = &tsv.stage(STAGE).unwrap().figures.extra;
+    let fs = &snap.published(StageId::ImportGraph).unwrap().figures.extra;
+    let ft = &tsv.published(StageId::ImportGraph).unwrap().figures.extra;
     assert_eq!(ft["nodes"], 325_557);
     assert_eq!(ft["arcs"], 3_128_710);
     for k in [
@@ -607,14 +615,20 @@ fn real_graph_as_named_urls_matches_snap_import() {
         v.sort_unstable();
         v
     };
-    let a = orig(&EdgeFile::open(snap.path(EDGES_FILE)).unwrap(), &snap_ids);
-    let b = orig(&EdgeFile::open(tsv.path(EDGES_FILE)).unwrap(), &tsv_ids);
+    let a = orig(
+        &EdgeFile::open(snap.file(JobFile::Edges).unwrap()).unwrap(),
+        &snap_ids,
+    );
+    let b = orig(
+        &EdgeFile::open(tsv.file(JobFile::Edges).unwrap()).unwrap(),
+        &tsv_ids,
+    );
     assert!(
         a == b,
         "the tsv import's arcs differ from the snap import's"
     );
     let bt = orig(
-        &EdgeFile::open(tsv.path(TRANSPOSED_FILE)).unwrap(),
+        &EdgeFile::open(tsv.file(JobFile::EdgesT).unwrap()).unwrap(),
         &tsv_ids,
     );
     let mut at: Vec<(u64, u64)> = a.iter().map(|&(s, d)| (d, s)).collect();

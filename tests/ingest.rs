@@ -11,10 +11,10 @@ use webmill::docs::DocTable;
 use webmill::graph::EdgeFile;
 use webmill::ingest::html::Extractor;
 use webmill::ingest::pagefile::PageFile;
-use webmill::ingest::resolve::{resolve, ANCHORS_FILE, PAGEDOC_FILE, URLS_FILE};
+use webmill::ingest::resolve::resolve;
 use webmill::ingest::urltable::UrlTable;
-use webmill::ingest::{ingest, records, IngestOptions, IngestOutcome, InputSpec};
-use webmill::job::{Job, Settings};
+use webmill::ingest::{ingest, records, IngestOptions, InputSpec};
+use webmill::job::{Job, JobFile, Settings, StageId};
 
 /// What a job should hold, computed without sorting files: every URL in a map.
 #[derive(Debug, Default)]
@@ -95,7 +95,7 @@ fn walk(root: &Path, rel: &Path, out: &mut Vec<String>) {
 
 /// Reads back what the job holds, by URL.
 fn job_view(job: &Job) -> Naive {
-    let docs = DocTable::open(job.path("docs.wm")).unwrap();
+    let docs = DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
     docs.verify().unwrap();
     let mut urls = Vec::new();
     let mut n = Naive::default();
@@ -110,7 +110,7 @@ fn job_view(job: &Job) -> Naive {
         keys.windows(2).all(|w| w[0] < w[1]),
         "docIDs not in key order"
     );
-    let fwd = EdgeFile::open(job.path("edges.wm")).unwrap();
+    let fwd = EdgeFile::open(job.file(JobFile::Edges).unwrap()).unwrap();
     fwd.for_each_list(|src, dsts| {
         for &d in dsts {
             assert_ne!(src, d, "self-loop kept");
@@ -120,7 +120,7 @@ fn job_view(job: &Job) -> Naive {
         Ok(())
     })
     .unwrap();
-    let rev = EdgeFile::open(job.path("edges-t.wm")).unwrap();
+    let rev = EdgeFile::open(job.file(JobFile::EdgesT).unwrap()).unwrap();
     let mut transposed = BTreeSet::new();
     rev.for_each_list(|dst, srcs| {
         for &s in srcs {
@@ -133,7 +133,7 @@ fn job_view(job: &Job) -> Naive {
         transposed, n.arcs,
         "transposed edges differ from forward ones"
     );
-    let anchors = PageFile::open(job.path(ANCHORS_FILE), records::ANCHORS_KIND).unwrap();
+    let anchors = PageFile::open(job.file(JobFile::Anchors).unwrap(), &records::ANCHORS).unwrap();
     anchors
         .for_each(|dst, input| {
             let (src, _, text) = records::decode_anchor(input)?;
@@ -146,7 +146,7 @@ fn job_view(job: &Job) -> Naive {
         })
         .unwrap();
     // The URL table finds every doc by its URL's fingerprint.
-    let table = UrlTable::open(job.path(URLS_FILE)).unwrap();
+    let table = UrlTable::open(job.file(JobFile::Urls).unwrap()).unwrap();
     table.verify().unwrap();
     for (id, u) in urls.iter().enumerate() {
         let fp = webmill::ingest::url::fingerprint(u);
@@ -167,10 +167,10 @@ fn run(job_dir: &Path, inputs: Vec<InputSpec>, segment: u64, mem: u64) -> Job {
         ..IngestOptions::default()
     };
     let s = settings(mem);
-    match ingest(&mut job, &opts, &s).unwrap() {
-        IngestOutcome::Done { .. } => {}
-        IngestOutcome::AlreadyDone(_) => panic!("fresh job already done"),
-    }
+    assert!(
+        ingest(&mut job, &opts, &s).unwrap().ran(),
+        "fresh job already done"
+    );
     resolve(&mut job, &s).unwrap();
     job
 }
@@ -188,7 +188,7 @@ fn assert_same(got: &Naive, want: &Naive) {
 fn file_bytes(job: &Job, names: &[&str]) -> Vec<Vec<u8>> {
     names
         .iter()
-        .map(|n| std::fs::read(job.path(n)).unwrap())
+        .map(|n| std::fs::read(job.dir().join(n)).unwrap())
         .collect()
 }
 
@@ -221,22 +221,22 @@ fn generated_site_matches_the_naive_reference_under_a_tiny_budget() {
         1 << 20,
     );
     assert_same(&job_view(&job), &want);
-    let ingest = job.stage("ingest").unwrap();
+    let ingest = job.published(StageId::parse("ingest").unwrap()).unwrap();
     let x = |k: &str| ingest.figures.extra[k].as_u64().unwrap();
     assert_eq!(x("pages"), 1500);
     assert_eq!(x("skipped"), 1, "the binary .html file is reported");
     assert_eq!(x("other_files"), 2);
     // Every page's text and repository record is there, in page order.
-    let text = PageFile::open(job.path("text.wm"), records::TEXT_KIND).unwrap();
+    let text = PageFile::open(job.file(JobFile::Text).unwrap(), &records::TEXT).unwrap();
     assert_eq!(text.records(), 1500);
-    let repo = PageFile::open(job.path("repository.wm"), records::REPO_KIND).unwrap();
+    let repo = PageFile::open(job.file(JobFile::Repository).unwrap(), &records::REPO).unwrap();
     assert_eq!(repo.records(), 1500);
     for f in ALL_OUTPUTS {
-        webmill::kinds::verify_file(&job.path(f)).unwrap();
+        webmill::kinds::verify_file(&job.dir().join(f)).unwrap();
     }
     // The page map points every doc with a page back at it.
-    let docs = DocTable::open(job.path("docs.wm")).unwrap();
-    let map = PageFile::open(job.path(PAGEDOC_FILE), records::PAGEDOC_KIND).unwrap();
+    let docs = DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
+    let map = PageFile::open(job.file(JobFile::PageDoc).unwrap(), &records::PAGEDOC).unwrap();
     map.for_each(|page, input| {
         let (doc, canonical) = records::decode_pagedoc(input)?;
         assert!(canonical);
@@ -277,7 +277,7 @@ fn two_releases_under_two_base_urls_in_one_job() {
         8 << 20,
     );
     assert_same(&job_view(&job), &want);
-    let docs = DocTable::open(job.path("docs.wm")).unwrap();
+    let docs = DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
     let crawled: Vec<String> = docs
         .iter()
         .map(|d| d.unwrap().1)
@@ -308,7 +308,7 @@ fn real_debian_documentation_matches_the_naive_reference() {
     );
     let got = job_view(&job);
     assert_same(&got, &want);
-    let r = job.stage("resolve").unwrap();
+    let r = job.published(StageId::parse("resolve").unwrap()).unwrap();
     let x = |k: &str| r.figures.extra[k].as_u64().unwrap();
     eprintln!(
         "postgresql-doc-15: {} docs, {} crawled, {} arcs, {} anchors",

@@ -9,10 +9,8 @@ use std::path::Path;
 
 use common::*;
 use webmill::graph::import::{import_graph, GraphFormat, ImportOptions};
-use webmill::job::{Job, Settings};
-use webmill::rank::{
-    pagerank, Dangling, Mode, PageRankOptions, PageRankOutcome, RankVector, RANKS_FILE,
-};
+use webmill::job::{Job, JobFile, Settings, StageId};
+use webmill::rank::{pagerank, Dangling, Mode, PageRankOptions, RankVector};
 
 fn import(dir: &Path, input: &Path, keep_self_loops: bool) -> Job {
     let mut job = Job::open(dir, true).unwrap();
@@ -28,11 +26,11 @@ fn import(dir: &Path, input: &Path, keep_self_loops: bool) -> Job {
 fn run(job: &mut Job, opts: &PageRankOptions, mem: u64) -> Vec<f64> {
     let mut s = Settings::new(mem);
     s.force = true;
-    match pagerank(job, opts, &s).unwrap() {
-        PageRankOutcome::Done { .. } => {}
-        PageRankOutcome::AlreadyDone(_) => panic!("forced run was skipped"),
-    }
-    RankVector::open(job.path(RANKS_FILE))
+    assert!(
+        pagerank(job, opts, &s).unwrap().ran(),
+        "forced run was skipped"
+    );
+    RankVector::open(job.file(JobFile::Ranks).unwrap())
         .unwrap()
         .load()
         .unwrap()
@@ -168,7 +166,7 @@ fn real_graphs_match_the_reference_vectors() {
             ..Default::default()
         };
         let got = run(&mut job, &opts, 256 << 20);
-        let rec = job.stage(webmill::rank::STAGE).unwrap().clone();
+        let rec = job.published(StageId::PageRank).unwrap().clone();
         let iterations = rec.figures.extra["iterations"].as_u64().unwrap();
         assert_eq!(
             rec.figures.extra["converged"], true,

@@ -62,9 +62,13 @@
 //! [`Container::verify`] additionally checks every padding byte is zero, so that
 //! any single flipped byte anywhere in a file is detected.
 
+mod kind;
+mod mapped;
 mod reader;
 mod writer;
 
+pub use kind::FileKind;
+pub use mapped::MappedContainer;
 pub use reader::{BlockEntry, Container};
 pub use writer::{BlockCodec, ContainerWriter, EncodedBlock};
 

@@ -339,6 +339,32 @@ impl Container {
     pub fn meta(&self) -> &serde_json::Value {
         &self.meta
     }
+
+    /// The header parameters as a typed struct; a missing or mistyped field
+    /// is a corrupt header, named as such.
+    pub fn params_as<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        serde_json::from_value(self.params.clone()).map_err(|e| {
+            Error::corrupt(
+                &self.path,
+                "header parameters",
+                super::HEADER_FIXED as u64,
+                e.to_string(),
+            )
+        })
+    }
+
+    /// The footer metadata as a typed struct; a missing or mistyped field is
+    /// a corrupt footer, named as such.
+    pub fn meta_as<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
+        serde_json::from_value(self.meta.clone()).map_err(|e| {
+            Error::corrupt(
+                &self.path,
+                "footer metadata",
+                self.footer_offset + super::FOOTER_FIXED as u64,
+                e.to_string(),
+            )
+        })
+    }
     /// The block index.
     pub fn blocks(&self) -> &[BlockEntry] {
         &self.blocks
@@ -515,17 +541,37 @@ impl Container {
             e.offset,
             BLOCK_HEADER + e.stored as usize,
         )?;
-        if map[0] != 0 || map[1..4] != [0, 0, 0] {
+        self.check_raw_block(i, &map)?;
+        Ok(map.skip_prefix(BLOCK_HEADER))
+    }
+
+    /// Checks that `bytes` (block `i` as it is in the file: its 24-byte header
+    /// and payload, e.g. through a mapping) is a raw block that agrees with the
+    /// index and its checksum.
+    pub fn check_raw_block(&self, i: usize, bytes: &[u8]) -> Result<()> {
+        let e = &self.blocks[i];
+        if bytes.len() != BLOCK_HEADER + e.stored as usize {
+            return Err(self.block_error(
+                i,
+                format!(
+                    "{} bytes given for a block of {}",
+                    bytes.len(),
+                    BLOCK_HEADER as u64 + e.stored
+                ),
+            ));
+        }
+        if bytes[0] != 0 || bytes[1..4] != [0, 0, 0] {
             return Err(self.block_error(
                 i,
                 "not a raw block (or reserved bytes set): cannot be mapped".into(),
             ));
         }
-        if le_u64(&map[8..16]) != e.stored || le_u64(&map[16..24]) != e.raw || e.raw != e.stored {
+        if le_u64(&bytes[8..16]) != e.stored || le_u64(&bytes[16..24]) != e.raw || e.raw != e.stored
+        {
             return Err(self.block_error(i, "block header lengths disagree with the index".into()));
         }
-        let stored_crc = le_u32(&map[4..8]);
-        let crc = crc32c::crc32c_append(crc32c::crc32c(&map[0..4]), &map[8..]);
+        let stored_crc = le_u32(&bytes[4..8]);
+        let crc = crc32c::crc32c_append(crc32c::crc32c(&bytes[0..4]), &bytes[8..]);
         if crc != stored_crc || crc != e.crc {
             return Err(Error::Checksum {
                 path: self.path.clone(),
@@ -535,7 +581,14 @@ impl Container {
                 found: crc,
             });
         }
-        Ok(map.skip_prefix(BLOCK_HEADER))
+        Ok(())
+    }
+
+    /// Maps the file from its start to the footer (every block), without
+    /// checking any block: see [`super::MappedContainer`], which checks each
+    /// block on first use.
+    pub(crate) fn map_body(&self) -> Result<MappedBytes> {
+        MappedBytes::map(&self.file, &self.path, 0, self.footer_offset as usize)
     }
 
     /// Finds the block that may hold `key`: the last block whose first key is

@@ -122,7 +122,20 @@ impl ContainerWriter {
         version: u32,
         params: &serde_json::Value,
     ) -> Result<ContainerWriter> {
-        let mut file = PartialFile::create(path)?;
+        ContainerWriter::create_buffered(path, kind, version, params, 1 << 20)
+    }
+
+    /// [`ContainerWriter::create`] with a write buffer of `buffer` bytes
+    /// instead of 1 MiB: for writers that keep many files open at once (a
+    /// block larger than the buffer goes straight to the file).
+    pub fn create_buffered(
+        path: impl AsRef<Path>,
+        kind: &str,
+        version: u32,
+        params: &serde_json::Value,
+        buffer: usize,
+    ) -> Result<ContainerWriter> {
+        let mut file = PartialFile::create_buffered(path, buffer)?;
         let params = serde_json::to_vec(params).map_err(|e| Error::internal(e.to_string()))?;
         let mut header = Vec::with_capacity(64 + params.len());
         header.extend_from_slice(MAGIC);

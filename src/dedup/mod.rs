@@ -42,19 +42,25 @@
 //! µs per 1000 words for min-hash, 40 for Alg. B, 65 for Alg. C, 18 for the exact
 //! fingerprint, on a shared 2.8 GHz Xeon.
 
+pub mod alg;
 pub mod broder;
+mod candidates;
 pub mod charikar;
+mod cluster;
 pub mod eval;
+pub mod files;
 pub mod minhash;
 mod minwise;
 pub mod rabin;
 pub mod shingle;
+mod sketchers;
 pub mod stage;
 pub mod theory;
 
 #[cfg(test)]
 mod tests;
 
+pub use alg::Alg;
 pub use broder::{BroderSketch, BroderSketcher};
 pub use charikar::{agreeing_bits, subsketches, CharikarSketch, CharikarSketcher, Subsketch};
 pub use minhash::{estimate, MinHashSketch, MinHasher};
@@ -63,5 +69,6 @@ pub use shingle::{
     cosine, exact_fingerprint, jaccard, shingle_set, word_fingerprints, Scratch, Shingler,
 };
 pub use theory::{
-    banding_probability, broder_probability, charikar_probability, minhash_probability,
+    banding_probability, broder_probability, charikar_probability, minhash_detection_probability,
+    minhash_probability,
 };

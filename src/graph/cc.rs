@@ -30,10 +30,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-use super::snap::{
-    for_each_line, open_maybe_gzip, parse_snap_line, parse_u64, shown, LineVerdict, ReadReport,
-};
+use super::snap::parse_snap_line;
 use crate::error::{Error, Result};
+use crate::input::{for_each_line, open_maybe_gzip, parse_u64, shown, LineVerdict, ReadReport};
 
 /// The largest jump between consecutive vertex ids taken as ids without a
 /// vertex line; a larger one is reported as a damaged line.

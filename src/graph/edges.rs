@@ -30,14 +30,31 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::container::{BlockCodec, Container, ContainerWriter};
-use crate::error::{Error, Result};
+use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
+use crate::error::{Error, IoContext, Result};
 use crate::varint;
 
-/// File kind tag.
-pub const KIND: &str = "edges";
-/// Format version.
-pub const VERSION: u32 = 1;
+/// The edge file kind (forward or transposed).
+pub const EDGES: FileKind = FileKind {
+    tag: "edges",
+    version: 1,
+    what: "edge file: per node its gap-coded neighbour list (forward or transposed)",
+    verify: |path| EdgeFile::open(path)?.verify(),
+    dump: dump_edges,
+};
+
+/// Writes an edge file as TSV: `node neighbour`, one arc a line.
+fn dump_edges(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
+    let f = EdgeFile::open(path)?;
+    writeln!(out, "# node\tneighbour").at("stdout")?;
+    for list in f.lists() {
+        let (node, dsts) = list?;
+        for d in dsts {
+            writeln!(out, "{node}\t{d}").at("stdout")?;
+        }
+    }
+    Ok(())
+}
 const BLOCK_BYTES: usize = 64 << 10;
 const MAX_LIST_CHUNK: usize = 8192;
 const ZSTD_LEVEL: i32 = 6;
@@ -98,7 +115,7 @@ impl EdgeWriter {
     pub fn create(path: impl AsRef<Path>, direction: Direction, nodes: u64) -> Result<EdgeWriter> {
         let params = json!({"direction": direction.name(), "nodes": nodes});
         Ok(EdgeWriter {
-            w: ContainerWriter::create(path, KIND, VERSION, &params)?,
+            w: ContainerWriter::create(path, EDGES.tag, EDGES.version, &params)?,
             block: Vec::with_capacity(BLOCK_BYTES + 1024),
             block_first: 0,
             block_arcs: 0,
@@ -243,7 +260,7 @@ pub struct EdgeFile {
 impl EdgeFile {
     /// Opens and checks an edge file.
     pub fn open(path: impl AsRef<Path>) -> Result<EdgeFile> {
-        let c = Container::open_kind(path, KIND, VERSION)?;
+        let c = EDGES.open(path)?;
         let direction = match c.params()["direction"].as_str() {
             Some("forward") => Direction::Forward,
             Some("transposed") => Direction::Transposed,
@@ -527,6 +544,27 @@ impl Iterator for ListIter<'_> {
     fn next(&mut self) -> Option<Self::Item> {
         self.next_list().transpose()
     }
+}
+
+/// Writes the sorted, deduplicated arcs of `sorted` into a new edge file at
+/// `path`, advancing `task` as it goes.
+pub fn write_sorted(
+    mut sorted: crate::sort::Sorted<(u64, u64)>,
+    path: &Path,
+    direction: Direction,
+    nodes: u64,
+    task: &dyn crate::progress::Task,
+) -> Result<EdgeFileStats> {
+    let mut w = EdgeWriter::create(path, direction, nodes)?;
+    let mut n = 0u64;
+    while let Some((a, b)) = sorted.next_record()? {
+        w.push(a, b)?;
+        n += 1;
+        if n.is_multiple_of(65536) {
+            task.set_position(n);
+        }
+    }
+    w.finish()
 }
 
 #[cfg(test)]

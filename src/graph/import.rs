@@ -41,27 +41,20 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::cc;
-use super::edges::{Direction, EdgeFile, EdgeWriter};
+use super::edges::{Direction, EdgeFile};
 use super::names::{read_named_arcs, NameKey, NameOrder, NamedArc, RecentNames};
-use super::snap::{read_arcs, ReadReport, Skip, KEEP_SKIPS};
+use super::snap::read_arcs;
 use crate::docs::{Doc, DocTable, DocWriter};
 use crate::error::{Error, IoContext, Result};
-use crate::job::{Begin, Figures, Job, Settings, StageRecord};
+use crate::input::{ReadReport, Skip, KEEP_SKIPS};
+use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::Unit;
-use crate::publish::write_atomic;
-use crate::sort::{Combine, ExternalSorter, Record, SortConfig, Sorted};
+use crate::sort::{Combine, ExternalSorter, Record, Sorted};
 
-/// Name of the stage in the job manifest.
-pub const STAGE: &str = "import-graph";
-/// The doc table.
-pub const DOCS_FILE: &str = "docs.wm";
-/// The forward edge file.
-pub const EDGES_FILE: &str = "edges.wm";
-/// The transposed edge file.
-pub const TRANSPOSED_FILE: &str = "edges-t.wm";
+/// The stage's name, for progress labels.
+const STAGE: &str = "import-graph";
 
 /// Edge-list formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,10 +101,8 @@ struct ReadCheckpoint {
     skipped: u64,
     first_skips: Vec<String>,
     /// cc: docs written from the vertices file.
-    #[serde(default)]
     nodes: u64,
     /// cc: docIDs given to ids without a vertex line.
-    #[serde(default)]
     unnamed_nodes: u64,
 }
 
@@ -128,106 +119,162 @@ impl ReadCheckpoint {
             unnamed_nodes: 0,
         }
     }
+}
 
-    fn save(&self, path: &Path) -> Result<()> {
-        write_atomic(
-            path,
-            &serde_json::to_vec(self).map_err(|e| Error::internal(e.to_string()))?,
-        )
+/// An input file as the stage records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputFile {
+    /// Absolute path.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+}
+
+/// The parameters `import-graph` records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportParams {
+    /// `snap`, `tsv` or `cc`.
+    pub format: String,
+    /// The input files, in order.
+    pub inputs: Vec<InputFile>,
+    /// Whether self-loops were kept.
+    pub keep_self_loops: bool,
+    /// tsv: the order of the names (`bytes` or `host`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+}
+
+/// What `import-graph` measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportFigures {
+    /// Nodes (docs).
+    pub nodes: u64,
+    /// Distinct arcs kept.
+    pub arcs: u64,
+    /// Nodes counted as crawled (all of them, for edge lists).
+    pub crawled: u64,
+    /// Nodes without out-arcs.
+    pub dangling: u64,
+    /// Arcs from a node to itself, dropped.
+    pub self_loops: u64,
+    /// Repeated arcs, dropped.
+    pub duplicate_arcs: u64,
+    /// Arcs read.
+    pub input_arcs: u64,
+    /// Bytes of input read (compressed size for gzip).
+    pub input_bytes: u64,
+    /// Lines read.
+    pub input_lines: u64,
+    /// Lines or streams skipped as bad input.
+    pub skipped: u64,
+    /// The first skips, with file and line.
+    pub first_skips: Vec<String>,
+    /// Largest out-degree.
+    pub max_out_degree: u64,
+    /// Largest in-degree.
+    pub max_in_degree: u64,
+    /// Bytes of the forward edge file.
+    pub edges_bytes: u64,
+    /// Bytes of the transposed edge file.
+    pub transposed_bytes: u64,
+    /// Bits per arc of the forward edge file.
+    pub bits_per_arc: f64,
+    /// cc: vertex ids without a vertex line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unnamed_nodes: Option<u64>,
+}
+
+/// The `import-graph` stage.
+pub struct ImportGraph {
+    /// What to import.
+    pub opts: ImportOptions,
+}
+
+impl Stage for ImportGraph {
+    type Params = ImportParams;
+    type Figures = ImportFigures;
+
+    fn id(&self) -> StageId {
+        StageId::ImportGraph
     }
-}
 
-/// How the stage went.
-#[derive(Debug)]
-pub enum ImportOutcome {
-    /// The job already had this import with these parameters.
-    AlreadyDone(StageRecord),
-    /// The stage ran (possibly resuming) and finished.
-    Done {
-        /// The manifest record.
-        record: StageRecord,
-        /// Whether it resumed an interrupted attempt.
-        resumed: bool,
-        /// Skipped input, first few.
-        skips: Vec<String>,
-    },
-}
-
-fn input_params(opts: &ImportOptions) -> Result<serde_json::Value> {
-    let mut inputs = Vec::new();
-    for p in &opts.inputs {
-        let meta = std::fs::metadata(p).at(p)?;
-        if !meta.is_file() {
-            return Err(Error::usage_at(
-                p,
-                "not a file: import-graph reads edge-list files",
-            ));
+    fn params(&self) -> Result<ImportParams> {
+        let opts = &self.opts;
+        if opts.inputs.is_empty() {
+            return Err(Error::usage("import-graph needs at least one input file"));
         }
-        let abs = std::fs::canonicalize(p).at(p)?;
-        inputs.push(json!({"path": abs.to_string_lossy(), "bytes": meta.len()}));
+        if opts.format == GraphFormat::Cc {
+            let Some((vertices, edges)) = opts.inputs.split_first().filter(|(_, e)| !e.is_empty())
+            else {
+                return Err(Error::usage(
+                    "--format cc needs the vertices file first, then at least one edges file",
+                ));
+            };
+            cc::check_roles(vertices, edges)?;
+        }
+        let mut inputs = Vec::new();
+        for p in &opts.inputs {
+            let meta = std::fs::metadata(p).at(p)?;
+            if !meta.is_file() {
+                return Err(Error::usage_at(
+                    p,
+                    "not a file: import-graph reads edge-list files",
+                ));
+            }
+            let abs = std::fs::canonicalize(p).at(p)?;
+            inputs.push(InputFile {
+                path: abs.to_string_lossy().into_owned(),
+                bytes: meta.len(),
+            });
+        }
+        Ok(ImportParams {
+            format: opts.format.name().into(),
+            inputs,
+            keep_self_loops: opts.keep_self_loops,
+            order: match opts.format {
+                GraphFormat::Tsv(order) => Some(order.name().into()),
+                _ => None,
+            },
+        })
     }
-    let mut params = json!({
-        "format": opts.format.name(),
-        "inputs": inputs,
-        "keep_self_loops": opts.keep_self_loops,
-    });
-    if let GraphFormat::Tsv(order) = opts.format {
-        params["order"] = json!(order.name());
-    }
-    Ok(params)
-}
 
-fn sort_cfg(tmp: &Path, name: &str, budget: u64, s: &Settings) -> SortConfig {
-    s.sort_config(tmp, STAGE, name, budget)
+    fn inputs(&self) -> Vec<JobFile> {
+        Vec::new()
+    }
+
+    fn outputs(&self) -> Vec<JobFile> {
+        vec![JobFile::Docs, JobFile::Edges, JobFile::EdgesT]
+    }
+
+    fn records(f: &ImportFigures) -> u64 {
+        f.arcs
+    }
+
+    fn run(&self, cx: &mut StageContext) -> Result<ImportFigures> {
+        run_import(&self.opts, cx)
+    }
 }
 
 /// Runs (or resumes, or skips) the import into `job`.
-pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result<ImportOutcome> {
-    if opts.inputs.is_empty() {
-        return Err(Error::usage("import-graph needs at least one input file"));
-    }
-    if opts.format == GraphFormat::Cc {
-        let Some((vertices, edges)) = opts.inputs.split_first().filter(|(_, e)| !e.is_empty())
-        else {
-            return Err(Error::usage(
-                "--format cc needs the vertices file first, then at least one edges file",
-            ));
-        };
-        cc::check_roles(vertices, edges)?;
-    }
-    let params = input_params(opts)?;
-    let outputs = [DOCS_FILE, EDGES_FILE, TRANSPOSED_FILE];
-    let resumed = match job.begin(STAGE, params, &[], &outputs, s.force)? {
-        Begin::Skip(rec) => return Ok(ImportOutcome::AlreadyDone(rec)),
-        Begin::Run { resumed } => resumed,
-    };
-    if resumed {
-        s.reporter.note(&format!(
-            "{STAGE}: resuming an interrupted run from its checkpoints in {}",
-            job.tmp_dir(STAGE).display()
-        ));
-    }
-    let tmp = job.tmp_dir(STAGE);
-    let docs_path = job.path(DOCS_FILE);
+pub fn import_graph(
+    job: &mut Job,
+    opts: &ImportOptions,
+    s: &Settings,
+) -> Result<Outcome<ImportFigures>> {
+    job.run(&ImportGraph { opts: opts.clone() }, s)
+}
 
-    let mut fwd = ExternalSorter::<(u64, u64)>::new(
-        sort_cfg(&tmp, "forward", s.share(0.4), s),
-        Combine::Dedup,
-    )?;
-    let mut rev = ExternalSorter::<(u64, u64)>::new(
-        sort_cfg(&tmp, "transposed", s.share(0.4), s),
-        Combine::Dedup,
-    )?;
-    let read_ckpt_path = tmp.join("read.json");
+fn run_import(opts: &ImportOptions, cx: &StageContext) -> Result<ImportFigures> {
+    let docs_path = cx.output(JobFile::Docs)?;
+    let mut fwd = cx.sorter::<(u64, u64)>("forward", 0.4, Combine::Dedup)?;
+    let mut rev = cx.sorter::<(u64, u64)>("transposed", 0.4, Combine::Dedup)?;
 
     if !(fwd.input_complete() && rev.input_complete()) {
         let steps = Steps {
-            job_dir: job.dir(),
-            tmp: &tmp,
+            cx,
             docs_path: &docs_path,
-            read_ckpt_path: &read_ckpt_path,
-            s,
         };
+        let s = cx.settings();
         match opts.format {
             GraphFormat::Snap => steps.number_by_sort::<u64>(
                 &mut fwd,
@@ -249,14 +296,13 @@ pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result
     let doc_table = DocTable::open(&docs_path)?;
     let n = doc_table.len();
     let crawled = doc_table.crawled();
-    let fwd_stats = write_edges(fwd, &job.path(EDGES_FILE), Direction::Forward, n, STAGE, s)?;
+    let fwd_stats = write_edges(fwd, &cx.output(JobFile::Edges)?, Direction::Forward, n, cx)?;
     let rev_stats = write_edges(
         rev,
-        &job.path(TRANSPOSED_FILE),
+        &cx.output(JobFile::EdgesT)?,
         Direction::Transposed,
         n,
-        STAGE,
-        s,
+        cx,
     )?;
     if fwd_stats.arcs != rev_stats.arcs {
         return Err(Error::internal(format!(
@@ -265,48 +311,40 @@ pub fn import_graph(job: &mut Job, opts: &ImportOptions, s: &Settings) -> Result
         )));
     }
 
-    let ckpt = read_checkpoint(&read_ckpt_path)?;
+    let ckpt: ReadCheckpoint = cx
+        .checkpoint(READ_CHECKPOINT)?
+        .ok_or_else(|| Error::internal("the import's read checkpoint is missing"))?;
     let arcs = fwd_stats.arcs;
     let kept_input = ckpt.input_arcs - ckpt.self_loops;
-    let mut figures = Figures {
-        records: arcs,
-        ..Figures::default()
-    };
-    let mut extra = json!({
-        "nodes": n,
-        "arcs": arcs,
-        "crawled": crawled,
-        "dangling": n - fwd_stats.lists,
-        "self_loops": ckpt.self_loops,
-        "duplicate_arcs": kept_input.saturating_sub(arcs),
-        "input_arcs": ckpt.input_arcs,
-        "input_bytes": ckpt.input_bytes,
-        "input_lines": ckpt.lines,
-        "skipped": ckpt.skipped,
-        "max_out_degree": fwd_stats.max_degree,
-        "max_in_degree": rev_stats.max_degree,
-        "edges_bytes": fwd_stats.bytes,
-        "transposed_bytes": rev_stats.bytes,
-        "bits_per_arc": if arcs > 0 { fwd_stats.bytes as f64 * 8.0 / arcs as f64 } else { 0.0 },
-    });
-    if opts.format == GraphFormat::Cc {
-        extra["unnamed_nodes"] = json!(ckpt.unnamed_nodes);
-    }
-    if let serde_json::Value::Object(map) = extra {
-        figures.extra = map;
-    }
-    let record = job.finish(STAGE, &outputs, figures)?;
-    Ok(ImportOutcome::Done {
-        record,
-        resumed,
-        skips: ckpt.first_skips,
+    Ok(ImportFigures {
+        nodes: n,
+        arcs,
+        crawled,
+        dangling: n - fwd_stats.lists,
+        self_loops: ckpt.self_loops,
+        duplicate_arcs: kept_input.saturating_sub(arcs),
+        input_arcs: ckpt.input_arcs,
+        input_bytes: ckpt.input_bytes,
+        input_lines: ckpt.lines,
+        skipped: ckpt.skipped,
+        first_skips: ckpt.first_skips,
+        max_out_degree: fwd_stats.max_degree,
+        max_in_degree: rev_stats.max_degree,
+        edges_bytes: fwd_stats.bytes,
+        transposed_bytes: rev_stats.bytes,
+        bits_per_arc: if arcs > 0 {
+            fwd_stats.bytes as f64 * 8.0 / arcs as f64
+        } else {
+            0.0
+        },
+        unnamed_nodes: (opts.format == GraphFormat::Cc).then_some(ckpt.unnamed_nodes),
     })
 }
 
-fn read_checkpoint(path: &Path) -> Result<ReadCheckpoint> {
-    let bytes = std::fs::read(path).at(path)?;
-    serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(path, "checkpoint", 0, e.to_string()))
-}
+/// Checkpoint of step 1: what reading the input counted.
+const READ_CHECKPOINT: &str = "read";
+/// cc: checkpoint of the vertices file read.
+const VERTICES_CHECKPOINT: &str = "vertices";
 
 /// Progress of reading the input files.
 struct Reading {
@@ -538,11 +576,8 @@ fn named_doc(order: NameOrder, key: &[u8]) -> Result<Doc> {
 
 /// What the numbering steps share.
 struct Steps<'a> {
-    job_dir: &'a Path,
-    tmp: &'a Path,
+    cx: &'a StageContext,
     docs_path: &'a Path,
-    read_ckpt_path: &'a Path,
-    s: &'a Settings,
 }
 
 impl Steps<'_> {
@@ -555,40 +590,36 @@ impl Steps<'_> {
         read: impl FnOnce(&mut ExternalSorter<K::Arc>, &mut ExternalSorter<K>) -> Result<ReadCheckpoint>,
         doc: impl Fn(&K) -> Result<Doc>,
     ) -> Result<()> {
-        let (tmp, s) = (self.tmp, self.s);
-        let node_cfg = sort_cfg(tmp, "node-ids", s.share(0.3), s).persist(true);
-        let mut by_dst = ExternalSorter::<(K, u64)>::new(
-            sort_cfg(tmp, "by-dst", s.share(0.7), s),
-            Combine::Dedup,
-        )?;
+        let (cx, s) = (self.cx, self.cx.settings());
+        let node_cfg = cx.sort_config("node-ids", 0.3).persist(true);
+        let mut by_dst = cx.sorter::<(K, u64)>("by-dst", 0.7, Combine::Dedup)?;
         if !(by_dst.input_complete() && self.docs_path.exists()) {
             // Steps 1 and 2.
-            let mut by_src = ExternalSorter::<K::Arc>::new(
-                sort_cfg(tmp, "by-src", s.share(0.6), s),
-                Combine::Dedup,
-            )?;
+            let mut by_src = cx.sorter::<K::Arc>("by-src", 0.6, Combine::Dedup)?;
             let mut nodes = ExternalSorter::<K>::new(node_cfg.clone(), Combine::Dedup)?;
-            let have_read =
-                by_src.input_complete() && nodes.input_complete() && self.read_ckpt_path.exists();
+            let have_read = by_src.input_complete()
+                && nodes.input_complete()
+                && cx.checkpoint::<ReadCheckpoint>(READ_CHECKPOINT)?.is_some();
             if !have_read {
-                read(&mut by_src, &mut nodes)?.save(self.read_ckpt_path)?;
+                cx.save_checkpoint(READ_CHECKPOINT, &read(&mut by_src, &mut nodes)?)?;
             }
             by_src.set_merge_budget(s.share(0.1));
             nodes.set_merge_budget(s.share(0.05));
             let by_src = by_src.finish()?;
             let nodes = nodes.finish()?;
             join_sources(by_src, nodes, self.docs_path, &mut by_dst, &doc, s)?;
-            crate::sort::remove_sort_dir(&tmp.join("by-src"))?;
+            crate::sort::remove_sort_dir(&cx.tmp().join("by-src"))?;
         }
         // Step 3.
-        let arcs = read_checkpoint(self.read_ckpt_path)?;
+        let arcs: ReadCheckpoint = cx
+            .checkpoint(READ_CHECKPOINT)?
+            .ok_or_else(|| Error::internal("the import's read checkpoint is missing"))?;
         by_dst.set_merge_budget(s.share(0.1));
         let by_dst = by_dst.finish()?;
         let mut nodes = ExternalSorter::<K>::new(node_cfg, Combine::Dedup)?;
         nodes.set_merge_budget(s.share(0.05));
         if !nodes.input_complete() {
-            return Err(Error::job(
-                self.job_dir,
+            return Err(Error::internal(
                 "the sorted node ids of this import are missing; re-run with --force",
             ));
         }
@@ -604,17 +635,17 @@ impl Steps<'_> {
         fwd: &mut ExternalSorter<(u64, u64)>,
         rev: &mut ExternalSorter<(u64, u64)>,
     ) -> Result<()> {
-        let s = self.s;
+        let (cx, s) = (self.cx, self.cx.settings());
         let Some((vertices, edges)) = opts.inputs.split_first() else {
             return Err(Error::usage("--format cc needs a vertices file"));
         };
-        let vertices_ckpt = self.tmp.join("vertices.json");
-        let mut ckpt = if self.docs_path.exists() && vertices_ckpt.exists() {
-            read_checkpoint(&vertices_ckpt)?
-        } else {
-            let c = write_vertices(vertices, self.docs_path, s)?;
-            c.save(&vertices_ckpt)?;
-            c
+        let mut ckpt = match cx.checkpoint::<ReadCheckpoint>(VERTICES_CHECKPOINT)? {
+            Some(c) if self.docs_path.exists() => c,
+            _ => {
+                let c = write_vertices(vertices, self.docs_path, s)?;
+                cx.save_checkpoint(VERTICES_CHECKPOINT, &c)?;
+                c
+            }
         };
         let nodes = ckpt.nodes;
         let mut progress = Reading::new(s, edges, "edges");
@@ -639,7 +670,7 @@ impl Steps<'_> {
         let mut first_skips = std::mem::take(&mut ckpt.first_skips);
         first_skips.extend(report.first_skips.iter().map(Skip::to_string));
         first_skips.truncate(KEEP_SKIPS);
-        ReadCheckpoint {
+        let read = ReadCheckpoint {
             lines: ckpt.lines + report.lines,
             input_arcs: report.arcs,
             input_bytes: ckpt.input_bytes + report.bytes,
@@ -648,8 +679,8 @@ impl Steps<'_> {
             first_skips,
             nodes,
             unnamed_nodes: ckpt.unnamed_nodes,
-        }
-        .save(self.read_ckpt_path)
+        };
+        cx.save_checkpoint(READ_CHECKPOINT, &read)
     }
 }
 
@@ -752,34 +783,23 @@ fn join_destinations<K: Record>(
     Ok(())
 }
 
-/// Step 4: a sorted arc stream into an edge file (`stage` labels the progress).
+/// Step 4: a sorted arc stream into an edge file (kept if an interrupted
+/// attempt of the stage already wrote it).
 pub(crate) fn write_edges(
     sorter: ExternalSorter<(u64, u64)>,
     path: &Path,
     direction: Direction,
     nodes: u64,
-    stage: &str,
-    s: &Settings,
+    cx: &StageContext,
 ) -> Result<super::EdgeFileStats> {
     if let Ok(existing) = EdgeFile::open(path) {
-        // Published by an interrupted attempt of this same stage.
         drop(sorter);
         return Ok(existing.stats().clone());
     }
-    let mut sorted = sorter.finish()?;
-    let task = s.reporter.task(
-        &format!("{stage}: writing {} edges", direction.name()),
+    let task = cx.task(
+        &format!("writing {} edges", direction.name()),
         None,
         Unit::Records,
     );
-    let mut w = EdgeWriter::create(path, direction, nodes)?;
-    let mut n = 0u64;
-    while let Some((a, b)) = sorted.next_record()? {
-        w.push(a, b)?;
-        n += 1;
-        if n.is_multiple_of(65536) {
-            task.set_position(n);
-        }
-    }
-    w.finish()
+    super::edges::write_sorted(sorter.finish()?, path, direction, nodes, task.as_ref())
 }

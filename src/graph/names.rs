@@ -12,7 +12,7 @@
 //! Files are plain or gzip, detected by content. A line with no TAB, with an
 //! empty name or with bytes that are not UTF-8 is skipped and reported as
 //! `FILE: line N: reason` (a failure under `--strict`), like every text format
-//! of `import-graph` (see [`super::snap`]).
+//! of `import-graph` (see [`crate::input::lines`]).
 //!
 //! # Order
 //!
@@ -49,9 +49,9 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
-use super::snap::{for_each_line, shown, LineVerdict, ReadReport};
 use crate::error::Result;
 use crate::ingest::url;
+use crate::input::{for_each_line, shown, LineVerdict, ReadReport};
 use crate::sort::record::{encode_bounded_bytes, encoded_bytes_len};
 use crate::sort::Record;
 use crate::varint;

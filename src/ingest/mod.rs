@@ -43,25 +43,13 @@ use serde_json::json;
 use crate::error::{Error, IoContext, Result};
 use crate::ingest::html::Extractor;
 use crate::ingest::page::{Fetched, PageOut};
-use crate::ingest::pagefile::{PageFile, PageFileWriter};
-use crate::job::{Begin, Figures, Job, Settings, StageRecord};
+use crate::ingest::pagefile::PageFileWriter;
+use crate::input::KEEP_SKIPS;
+use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::{Task, Unit as ProgressUnit};
-
-/// Stage name in the job manifest.
-pub const STAGE: &str = "ingest";
-/// The page list.
-pub const PAGES_FILE: &str = "pages.wm";
-/// The token streams.
-pub const TEXT_FILE: &str = "text.wm";
-/// The repository: page bodies.
-pub const REPO_FILE: &str = "repository.wm";
-/// The raw links.
-pub const LINKS_FILE: &str = "links.wm";
 
 /// File name extensions read as HTML in directory inputs.
 const HTML_EXTENSIONS: [&str; 4] = ["html", "htm", "xhtml", "shtml"];
-/// Skips kept verbatim for the report (the rest are counted).
-const KEEP_SKIPS: usize = 20;
 /// Raw bytes of a page-file block.
 const BLOCK_BYTES: usize = 256 << 10;
 
@@ -134,21 +122,6 @@ impl Default for IngestOptions {
     }
 }
 
-/// How ingest ended.
-pub enum IngestOutcome {
-    /// It ran (or resumed) and finished.
-    Done {
-        /// The manifest record.
-        record: StageRecord,
-        /// Whether an interrupted run was resumed.
-        resumed: bool,
-        /// The first skips, for the report.
-        skips: Vec<String>,
-    },
-    /// It had finished before with the same parameters.
-    AlreadyDone(StageRecord),
-}
-
 /// What was counted in a segment (and, summed, in the whole ingest).
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Counts {
@@ -216,23 +189,116 @@ enum Work {
     },
 }
 
-fn input_params(opts: &IngestOptions) -> Result<serde_json::Value> {
-    let mut inputs = Vec::new();
-    for i in &opts.inputs {
-        inputs.push(match i {
-            InputSpec::Warc(p) => {
-                let meta = std::fs::metadata(p).at(p)?;
-                let abs = std::fs::canonicalize(p).at(p)?;
-                json!({"warc": abs.to_string_lossy(), "bytes": meta.len()})
-            }
-            InputSpec::Dir { dir, base } => json!({"dir": dir.to_string_lossy(), "base": base}),
-        });
+/// An input as the stage records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum InputParam {
+    /// A WARC file: its absolute path and size.
+    Warc {
+        /// Absolute path.
+        warc: String,
+        /// Size in bytes.
+        bytes: u64,
+    },
+    /// A directory and its base URL.
+    Dir {
+        /// Absolute path.
+        dir: String,
+        /// Base URL.
+        base: String,
+    },
+}
+
+/// The parameters `ingest` records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IngestParams {
+    /// The inputs, in order.
+    pub inputs: Vec<InputParam>,
+    /// Records per segment.
+    pub segment_records: u64,
+    /// Largest WARC record read.
+    pub max_record_bytes: u64,
+}
+
+/// What `ingest` measured: the sum of its segments' counts, the input size,
+/// and the first skips with their file and offset.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IngestFigures {
+    /// What was counted.
+    #[serde(flatten)]
+    pub counts: Counts,
+    /// Bytes of input (WARC files and HTML files).
+    pub input_bytes: u64,
+    /// The first skipped records or files, each with where it was.
+    pub first_skips: Vec<String>,
+}
+
+/// The `ingest` stage.
+pub struct Ingest {
+    /// What to ingest.
+    pub opts: IngestOptions,
+}
+
+impl Stage for Ingest {
+    type Params = IngestParams;
+    type Figures = IngestFigures;
+
+    fn id(&self) -> StageId {
+        StageId::Ingest
     }
-    Ok(json!({
-        "inputs": inputs,
-        "segment_records": opts.segment_records,
-        "max_record_bytes": opts.max_record_bytes,
-    }))
+
+    fn params(&self) -> Result<IngestParams> {
+        let opts = &self.opts;
+        if opts.inputs.is_empty() {
+            return Err(Error::usage("ingest needs at least one input"));
+        }
+        if opts.segment_records == 0 {
+            return Err(Error::usage("segment size must be at least 1 record"));
+        }
+        let mut inputs = Vec::new();
+        for i in &opts.inputs {
+            inputs.push(match i {
+                InputSpec::Warc(p) => {
+                    let meta = std::fs::metadata(p).at(p)?;
+                    let abs = std::fs::canonicalize(p).at(p)?;
+                    InputParam::Warc {
+                        warc: abs.to_string_lossy().into_owned(),
+                        bytes: meta.len(),
+                    }
+                }
+                InputSpec::Dir { dir, base } => InputParam::Dir {
+                    dir: dir.to_string_lossy().into_owned(),
+                    base: base.clone(),
+                },
+            });
+        }
+        Ok(IngestParams {
+            inputs,
+            segment_records: opts.segment_records,
+            max_record_bytes: opts.max_record_bytes,
+        })
+    }
+
+    fn inputs(&self) -> Vec<JobFile> {
+        Vec::new()
+    }
+
+    fn outputs(&self) -> Vec<JobFile> {
+        vec![
+            JobFile::Pages,
+            JobFile::Text,
+            JobFile::Repository,
+            JobFile::Links,
+        ]
+    }
+
+    fn records(f: &IngestFigures) -> u64 {
+        f.counts.pages
+    }
+
+    fn run(&self, cx: &mut StageContext) -> Result<IngestFigures> {
+        run_ingest(&self.opts, cx)
+    }
 }
 
 /// Lists a directory's files recursively, as paths relative to `dir` in byte
@@ -295,26 +361,13 @@ fn file_url(base: &::url::Url, rel: &Path) -> Option<String> {
 }
 
 /// Runs (or resumes, or skips) the ingest of `opts.inputs` into `job`.
-pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<IngestOutcome> {
-    if opts.inputs.is_empty() {
-        return Err(Error::usage("ingest needs at least one input"));
-    }
-    if opts.segment_records == 0 {
-        return Err(Error::usage("segment size must be at least 1 record"));
-    }
-    let params = input_params(opts)?;
-    let outputs = [PAGES_FILE, TEXT_FILE, REPO_FILE, LINKS_FILE];
-    let resumed = match job.begin(STAGE, params, &[], &outputs, s.force)? {
-        Begin::Skip(rec) => return Ok(IngestOutcome::AlreadyDone(rec)),
-        Begin::Run { resumed } => resumed,
-    };
-    if resumed {
-        s.reporter.note(&format!(
-            "{STAGE}: resuming an interrupted run from its checkpoints in {}",
-            job.tmp_dir(STAGE).display()
-        ));
-    }
-    let seg_dir = job.tmp_dir(STAGE).join("segments");
+pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<Outcome<IngestFigures>> {
+    job.run(&Ingest { opts: opts.clone() }, s)
+}
+
+fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> {
+    let s = cx.settings();
+    let seg_dir = cx.tmp().join("segments");
     std::fs::create_dir_all(&seg_dir).at(&seg_dir)?;
 
     // The units, in input order.
@@ -343,11 +396,7 @@ pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<Inges
             }
         }
     }
-    let task = s.reporter.task(
-        &format!("{STAGE}: reading"),
-        Some(total_bytes),
-        ProgressUnit::Bytes,
-    );
+    let task = cx.task("reading", Some(total_bytes), ProgressUnit::Bytes);
     let progress = Progress {
         task,
         done: AtomicU64::new(0),
@@ -406,37 +455,26 @@ pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<Inges
         base += meta.counts.pages;
     }
     for (file, kind) in [
-        (LINKS_FILE, records::LINKS_KIND),
-        (TEXT_FILE, records::TEXT_KIND),
-        (REPO_FILE, records::REPO_KIND),
-        (PAGES_FILE, records::PAGES_KIND),
+        (JobFile::Links, &records::LINKS),
+        (JobFile::Text, &records::TEXT),
+        (JobFile::Repository, &records::REPO),
+        (JobFile::Pages, &records::PAGES),
     ] {
         let kind_parts: Vec<(PathBuf, u64)> = parts
             .iter()
-            .map(|(p, b)| (segment_file(p, kind), *b))
+            .map(|(p, b)| (segment_file(p, kind.tag), *b))
             .collect();
         pagefile::concat(
             &kind_parts,
             kind,
-            &job.path(file),
+            &cx.output(file)?,
             &json!({ "pages": base }),
         )?;
     }
-    let mut figures = Figures {
-        records: counts.pages,
-        ..Figures::default()
-    };
-    if let serde_json::Value::Object(mut map) =
-        serde_json::to_value(&counts).map_err(|e| Error::internal(e.to_string()))?
-    {
-        map.insert("input_bytes".into(), json!(total_bytes));
-        figures.extra = map;
-    }
-    let record = job.finish(STAGE, &outputs, figures)?;
-    Ok(IngestOutcome::Done {
-        record,
-        resumed,
-        skips,
+    Ok(IngestFigures {
+        counts,
+        input_bytes: total_bytes,
+        first_skips: skips,
     })
 }
 
@@ -469,9 +507,7 @@ fn segment_path(dir: &Path, unit: usize, seg: u64) -> PathBuf {
 }
 
 fn segment_meta(pages: &Path) -> Result<SegmentMeta> {
-    let c = crate::container::Container::open_kind(pages, records::PAGES_KIND, pagefile::VERSION)?;
-    serde_json::from_value(c.meta().clone())
-        .map_err(|e| Error::corrupt(pages, "footer metadata", c.footer_offset(), e.to_string()))
+    records::PAGES.open(pages)?.meta_as()
 }
 
 fn first_skip(segs: &[PathBuf]) -> Result<Option<String>> {
@@ -496,17 +532,17 @@ struct Segment {
 
 impl Segment {
     fn create(path: PathBuf) -> Result<Segment> {
-        let mk = |kind: &str, level: i32| {
+        let mk = |kind: &crate::container::FileKind, level: i32| {
             let mut w =
-                PageFileWriter::create(segment_file(&path, kind), kind, BLOCK_BYTES, level)?;
+                PageFileWriter::create(segment_file(&path, kind.tag), kind, BLOCK_BYTES, level)?;
             w.set_durable(false);
             Ok::<_, Error>(w)
         };
         Ok(Segment {
-            links: mk(records::LINKS_KIND, 3)?,
-            text: mk(records::TEXT_KIND, 3)?,
-            repo: mk(records::REPO_KIND, 3)?,
-            pages: mk(records::PAGES_KIND, 3)?,
+            links: mk(&records::LINKS, 3)?,
+            text: mk(&records::TEXT, 3)?,
+            repo: mk(&records::REPO, 3)?,
+            pages: mk(&records::PAGES, 3)?,
             path,
             counts: Counts::default(),
             skips: Vec::new(),
@@ -857,9 +893,4 @@ fn warc_item(
         location: if redirect { location } else { None },
         place,
     })
-}
-
-/// Opens the page list of a job (after ingest).
-pub fn open_pages(job: &Job) -> Result<PageFile> {
-    PageFile::open(job.path(PAGES_FILE), records::PAGES_KIND)
 }

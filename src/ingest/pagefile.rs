@@ -15,12 +15,9 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::container::{BlockCodec, Container, ContainerWriter};
+use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use crate::error::{Error, Result};
 use crate::varint;
-
-/// Version shared by the page-file kinds.
-pub const VERSION: u32 = 1;
 
 /// Writes a page file.
 pub struct PageFileWriter {
@@ -37,12 +34,23 @@ impl PageFileWriter {
     /// Starts a page file of `kind`.
     pub fn create(
         path: impl AsRef<Path>,
-        kind: &str,
+        kind: &FileKind,
+        block_bytes: usize,
+        level: i32,
+    ) -> Result<PageFileWriter> {
+        Self::with_params(path, kind, &json!({}), block_bytes, level)
+    }
+
+    /// Starts a page file of `kind` with header parameters `params`.
+    pub fn with_params(
+        path: impl AsRef<Path>,
+        kind: &FileKind,
+        params: &serde_json::Value,
         block_bytes: usize,
         level: i32,
     ) -> Result<PageFileWriter> {
         Ok(PageFileWriter {
-            w: ContainerWriter::create(path, kind, VERSION, &json!({}))?,
+            w: ContainerWriter::create(path, kind.tag, kind.version, params)?,
             codec: BlockCodec::Zstd(level),
             block_bytes,
             block: Vec::with_capacity(block_bytes + 1024),
@@ -120,8 +128,8 @@ fn block_key(c: &Container, i: usize) -> Result<u64> {
 
 impl PageFile {
     /// Opens a page file of `kind`.
-    pub fn open(path: impl AsRef<Path>, kind: &str) -> Result<PageFile> {
-        let c = Container::open_kind(path, kind, VERSION)?;
+    pub fn open(path: impl AsRef<Path>, kind: &FileKind) -> Result<PageFile> {
+        let c = kind.open(path)?;
         for i in 0..c.blocks().len() {
             block_key(&c, i)?;
         }
@@ -199,14 +207,14 @@ impl PageFile {
 /// Returns the size of `out`.
 pub fn concat(
     parts: &[(std::path::PathBuf, u64)],
-    kind: &str,
+    kind: &FileKind,
     out: &Path,
     meta: &serde_json::Value,
 ) -> Result<u64> {
-    let mut w = ContainerWriter::create(out, kind, VERSION, &json!({}))?;
+    let mut w = ContainerWriter::create(out, kind.tag, kind.version, &json!({}))?;
     let mut next = 0u64;
     for (path, base) in parts {
-        let c = Container::open_kind(path, kind, VERSION)?;
+        let c = kind.open(path)?;
         for i in 0..c.blocks().len() {
             let key = block_key(&c, i)?.checked_add(*base).ok_or_else(|| {
                 Error::internal(format!("{}: page numbers overflow", path.display()))
@@ -246,7 +254,7 @@ mod tests {
     use super::*;
 
     fn write(path: &Path, pages: &[(u64, &[u8])], block: usize) {
-        let mut w = PageFileWriter::create(path, "text", block, 1).unwrap();
+        let mut w = PageFileWriter::create(path, &crate::ingest::records::TEXT, block, 1).unwrap();
         for (p, payload) in pages {
             let mut rec = Vec::new();
             varint::put_bytes(&mut rec, payload);
@@ -256,7 +264,7 @@ mod tests {
     }
 
     fn read(path: &Path) -> Vec<(u64, Vec<u8>)> {
-        let f = PageFile::open(path, "text").unwrap();
+        let f = PageFile::open(path, &crate::ingest::records::TEXT).unwrap();
         let mut out = Vec::new();
         f.for_each(|p, input| {
             out.push((p, get_bytes(input, "payload")?.to_vec()));
@@ -275,14 +283,26 @@ mod tests {
         write(&a, &[(0, b"x"), (1, &big), (1, b"y"), (3, &big)], 256);
         write(&b, &[(0, &big), (2, b"z")], 256);
         let out = dir.path().join("all.wm");
-        concat(&[(a.clone(), 0), (b.clone(), 4)], "text", &out, &json!({})).unwrap();
+        concat(
+            &[(a.clone(), 0), (b.clone(), 4)],
+            &crate::ingest::records::TEXT,
+            &out,
+            &json!({}),
+        )
+        .unwrap();
         let mut want = read(&a);
         want.extend(read(&b).into_iter().map(|(p, v)| (p + 4, v)));
         assert_eq!(read(&out), want);
-        let f = PageFile::open(&out, "text").unwrap();
+        let f = PageFile::open(&out, &crate::ingest::records::TEXT).unwrap();
         assert!(f.container().blocks().len() >= 4);
         assert_eq!(f.find_block(6), Some(f.container().blocks().len() - 1));
         // Parts out of order are refused.
-        assert!(concat(&[(b, 4), (a, 0)], "text", &out, &json!({})).is_err());
+        assert!(concat(
+            &[(b, 4), (a, 0)],
+            &crate::ingest::records::TEXT,
+            &out,
+            &json!({})
+        )
+        .is_err());
     }
 }

@@ -2,22 +2,107 @@
 //! `formats/pagefiles.md`). Each kind shares the page-file layout of
 //! [`super::pagefile`]; these are the kind-specific fields after the page delta.
 
-use crate::error::Result;
-use crate::ingest::pagefile::{get_bytes, get_str, get_u64};
+use std::io::Write;
+use std::path::Path;
+
+use crate::container::FileKind;
+use crate::error::{IoContext, Result};
+use crate::ingest::pagefile::{get_bytes, get_str, get_u64, PageFile};
+use crate::tsv::escape;
 use crate::varint;
 
-/// Kind of the page list: one record per page.
-pub const PAGES_KIND: &str = "pages";
-/// Kind of the token streams: one record per page that had HTML.
-pub const TEXT_KIND: &str = "text";
-/// Kind of the repository: one record per page, its body.
-pub const REPO_KIND: &str = "repo";
-/// Kind of the raw links: any number of records per page.
-pub const LINKS_KIND: &str = "links";
-/// Kind of the page → docID map: one record per page.
-pub const PAGEDOC_KIND: &str = "pagedoc";
-/// Kind of the anchors: records keyed by target docID.
-pub const ANCHORS_KIND: &str = "anchors";
+/// A page-file kind: its [`FileKind`] from the payload's record formatter
+/// (which checks a payload and, when asked, formats it as a TSV line) and the
+/// dump's header line.
+macro_rules! page_kind {
+    ($(#[$doc:meta])* $name:ident, $tag:literal, $version:literal, $what:literal, $format:path, $header:literal) => {
+        $(#[$doc])*
+        pub const $name: FileKind = FileKind {
+            tag: $tag,
+            version: $version,
+            what: $what,
+            verify: |path| verify_records(path, &$name, $format),
+            dump: |path, out| dump_records(path, &$name, $header, $format, out),
+        };
+    };
+}
+
+page_kind!(
+    /// The page list: one record per page.
+    PAGES, "pages", 1, "page list: per page its URL, status, size, date and title",
+    format_page, "# page\turl\tstatus\tbytes\tdate\ttitle"
+);
+page_kind!(
+    /// The token streams: one record per page that had HTML.
+    TEXT, "text", 1, "token streams: per page its words and their flag bytes",
+    format_text, "# page\twords\tflags"
+);
+page_kind!(
+    /// The repository: one record per page, its body.
+    REPO, "repo", 1, "repository: per page its content type and body",
+    format_repo, "# page\tcontent_type\tbytes\tbody"
+);
+page_kind!(
+    /// The raw links: any number of records per page.
+    LINKS, "links", 1, "raw links: per page its links (kind, target URL, anchor text)",
+    format_link, "# page\tkind\ttarget\tanchor"
+);
+page_kind!(
+    /// The page → docID map: one record per page.
+    PAGEDOC, "pagedoc", 1, "page map: per page its docID and whether it is the doc's canonical capture",
+    format_pagedoc, "# page\tdocid\tcanonical"
+);
+page_kind!(
+    /// The anchors: records keyed by target docID.
+    ANCHORS, "anchors", 1, "anchors by target docID: source docID, link kind, anchor text",
+    format_anchor, "# target\tsource\tkind\ttext"
+);
+
+/// Decodes (and so checks) one payload of page-file kind `kind`, advancing
+/// `input` past it: how a reader finds where a record of a self-delimiting
+/// kind ends.
+pub fn check_record(kind: &FileKind, key: u64, input: &mut &[u8]) -> Result<()> {
+    let format: FormatRecord = match kind.tag {
+        "pages" => format_page,
+        "text" => format_text,
+        "repo" => format_repo,
+        "links" => format_link,
+        "pagedoc" => format_pagedoc,
+        "anchors" => format_anchor,
+        other => {
+            return Err(crate::Error::internal(format!(
+                "{other} is not a page-file kind"
+            )))
+        }
+    };
+    format(key, input, None)
+}
+
+/// A record formatter: decodes (and so checks) one payload of key `key`;
+/// with `line`, formats the record as a TSV line without the newline.
+type FormatRecord = fn(u64, &mut &[u8], Option<&mut String>) -> Result<()>;
+
+fn verify_records(path: &Path, kind: &FileKind, format: FormatRecord) -> Result<()> {
+    let f = PageFile::open(path, kind)?;
+    f.container().verify(|_, _, _| Ok(()))?;
+    f.for_each(|key, input| format(key, input, None))
+}
+
+fn dump_records(
+    path: &Path,
+    kind: &FileKind,
+    header: &str,
+    format: FormatRecord,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let f = PageFile::open(path, kind)?;
+    writeln!(out, "{header}").at("stdout")?;
+    let mut line = String::new();
+    f.for_each(|key, input| {
+        format(key, input, Some(&mut line))?;
+        writeln!(out, "{line}").at("stdout")
+    })
+}
 
 /// A page as listed in `pages.wm`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -179,106 +264,75 @@ pub fn decode_anchor<'a>(input: &mut &'a [u8]) -> Result<(u64, LinkKind, &'a str
     Ok((src, kind, get_str(input, "anchor text")?))
 }
 
-/// The page-file kinds.
-pub const KINDS: [&str; 6] = [
-    PAGES_KIND,
-    TEXT_KIND,
-    REPO_KIND,
-    LINKS_KIND,
-    PAGEDOC_KIND,
-    ANCHORS_KIND,
-];
-
-/// The TSV header of a kind's record dump.
-pub fn dump_header(kind: &str) -> &'static str {
-    match kind {
-        PAGES_KIND => "# page\turl\tstatus\tbytes\tdate\ttitle",
-        TEXT_KIND => "# page\twords\tflags",
-        REPO_KIND => "# page\tcontent_type\tbytes\tbody",
-        LINKS_KIND => "# page\tkind\ttarget\tanchor",
-        PAGEDOC_KIND => "# page\tdocid\tcanonical",
-        ANCHORS_KIND => "# target\tsource\tkind\ttext",
-        _ => "#",
+fn format_page(key: u64, input: &mut &[u8], line: Option<&mut String>) -> Result<()> {
+    let p = PageRec::decode(input)?;
+    if let Some(l) = line {
+        *l = format!(
+            "{key}\t{}\t{}\t{}\t{}\t{}",
+            escape(&p.url),
+            p.status,
+            p.bytes,
+            escape(&p.date),
+            escape(&p.title)
+        );
     }
+    Ok(())
 }
 
-/// Decodes one payload of `kind` (checking it) and, when `line` is given,
-/// formats the record as a TSV line (without the newline).
-pub fn format_record(
-    kind: &str,
-    key: u64,
-    input: &mut &[u8],
-    line: Option<&mut String>,
-) -> Result<()> {
-    use crate::tsv::escape;
+fn format_text(key: u64, input: &mut &[u8], line: Option<&mut String>) -> Result<()> {
     use std::fmt::Write;
-    let s = match kind {
-        PAGES_KIND => {
-            let p = PageRec::decode(input)?;
-            line.is_some().then(|| {
-                format!(
-                    "{key}\t{}\t{}\t{}\t{}\t{}",
-                    escape(&p.url),
-                    p.status,
-                    p.bytes,
-                    escape(&p.date),
-                    escape(&p.title)
-                )
-            })
+    let (words, flags) = decode_text(input)?;
+    if let Some(l) = line {
+        let mut f = String::with_capacity(flags.len() * 3);
+        for (i, b) in flags.iter().enumerate() {
+            if i > 0 {
+                f.push(' ');
+            }
+            let _ = write!(f, "{b:02x}");
         }
-        TEXT_KIND => {
-            let (words, flags) = decode_text(input)?;
-            line.is_some().then(|| {
-                let mut f = String::with_capacity(flags.len() * 3);
-                for (i, b) in flags.iter().enumerate() {
-                    if i > 0 {
-                        f.push(' ');
-                    }
-                    let _ = write!(f, "{b:02x}");
-                }
-                format!("{key}\t{}\t{f}", escape(words))
-            })
-        }
-        REPO_KIND => {
-            let (ct, body) = decode_repo(input)?;
-            line.is_some().then(|| {
-                format!(
-                    "{key}\t{}\t{}\t{}",
-                    escape(ct),
-                    body.len(),
-                    escape(&String::from_utf8_lossy(body))
-                )
-            })
-        }
-        LINKS_KIND => {
-            let (k, target, anchor) = decode_link(input)?;
-            line.is_some().then(|| {
-                format!(
-                    "{key}\t{}\t{}\t{}",
-                    k.name(),
-                    escape(target),
-                    escape(anchor)
-                )
-            })
-        }
-        PAGEDOC_KIND => {
-            let (doc, canonical) = decode_pagedoc(input)?;
-            line.is_some()
-                .then(|| format!("{key}\t{doc}\t{}", u8::from(canonical)))
-        }
-        ANCHORS_KIND => {
-            let (src, k, text) = decode_anchor(input)?;
-            line.is_some()
-                .then(|| format!("{key}\t{src}\t{}\t{}", k.name(), escape(text)))
-        }
-        other => {
-            return Err(crate::Error::record(format!(
-                "not a page-file kind: {other:?}"
-            )))
-        }
-    };
-    if let (Some(l), Some(s)) = (line, s) {
-        *l = s;
+        *l = format!("{key}\t{}\t{f}", escape(words));
+    }
+    Ok(())
+}
+
+fn format_repo(key: u64, input: &mut &[u8], line: Option<&mut String>) -> Result<()> {
+    let (ct, body) = decode_repo(input)?;
+    if let Some(l) = line {
+        *l = format!(
+            "{key}\t{}\t{}\t{}",
+            escape(ct),
+            body.len(),
+            escape(&String::from_utf8_lossy(body))
+        );
+    }
+    Ok(())
+}
+
+fn format_link(key: u64, input: &mut &[u8], line: Option<&mut String>) -> Result<()> {
+    let (k, target, anchor) = decode_link(input)?;
+    if let Some(l) = line {
+        *l = format!(
+            "{key}\t{}\t{}\t{}",
+            k.name(),
+            escape(target),
+            escape(anchor)
+        );
+    }
+    Ok(())
+}
+
+fn format_pagedoc(key: u64, input: &mut &[u8], line: Option<&mut String>) -> Result<()> {
+    let (doc, canonical) = decode_pagedoc(input)?;
+    if let Some(l) = line {
+        *l = format!("{key}\t{doc}\t{}", u8::from(canonical));
+    }
+    Ok(())
+}
+
+fn format_anchor(key: u64, input: &mut &[u8], line: Option<&mut String>) -> Result<()> {
+    let (src, k, text) = decode_anchor(input)?;
+    if let Some(l) = line {
+        *l = format!("{key}\t{src}\t{}\t{}", k.name(), escape(text));
     }
     Ok(())
 }

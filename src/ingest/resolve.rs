@@ -26,29 +26,21 @@
 
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::docs::{Doc, DocWriter};
 use crate::error::{Error, Result};
-use crate::graph::import::{write_edges, DOCS_FILE, EDGES_FILE, TRANSPOSED_FILE};
+use crate::graph::import::write_edges;
 use crate::graph::Direction;
 use crate::ingest::pagefile::{PageFile, PageFileWriter};
 use crate::ingest::records::{self, PageRec};
 use crate::ingest::url;
 use crate::ingest::urltable::UrlTableWriter;
-use crate::job::{Begin, Figures, Job, Settings, StageRecord};
+use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::Unit;
-use crate::sort::{Combine, ExternalSorter, SortConfig, Sorted};
+use crate::sort::{Combine, ExternalSorter, Sorted};
 use crate::varint;
-
-/// Stage name in the job manifest.
-pub const STAGE: &str = "resolve";
-/// The URL table: fingerprint → docID.
-pub const URLS_FILE: &str = "urls.wm";
-/// The page → docID map.
-pub const PAGEDOC_FILE: &str = "pagedoc.wm";
-/// The anchors: (target docID, source docID, kind, text).
-pub const ANCHORS_FILE: &str = "anchors.wm";
 
 /// Step 1's records: (sort key, page or `u64::MAX` for a link, payload).
 type UrlRec = (Vec<u8>, u64, Vec<u8>);
@@ -59,113 +51,137 @@ type AnchorRec = (u64, u64, Vec<u8>);
 
 const LINK_TAG: u64 = u64::MAX;
 
-/// How resolve ended.
-pub enum ResolveOutcome {
-    /// It ran (or resumed) and finished.
-    Done {
-        /// The manifest record.
-        record: StageRecord,
-        /// Whether an interrupted run was resumed.
-        resumed: bool,
-    },
-    /// It had finished before with the same parameters.
-    AlreadyDone(StageRecord),
+/// `resolve` has no parameters of its own: what it computes depends only on
+/// its inputs, whose checksums the manifest records.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolveParams {}
+
+/// What `resolve` measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResolveFigures {
+    /// Docs: distinct URLs, crawled or only linked to.
+    pub nodes: u64,
+    /// Docs with a crawled page.
+    pub crawled: u64,
+    /// Distinct hosts.
+    pub hosts: u64,
+    /// Pages ingested.
+    pub pages: u64,
+    /// Further captures of a URL already crawled.
+    pub duplicate_captures: u64,
+    /// Raw links.
+    pub links: u64,
+    /// Distinct arcs.
+    pub arcs: u64,
+    /// Links from a doc to itself, dropped.
+    pub self_loops: u64,
+    /// Docs without out-arcs.
+    pub dangling: u64,
+    /// Anchors with text.
+    pub anchors: u64,
+    /// Bytes of the forward edge file.
+    pub edges_bytes: u64,
+    /// Bytes of the transposed edge file.
+    pub transposed_bytes: u64,
+    /// Bits per arc of the forward edge file.
+    pub bits_per_arc: f64,
+    /// Largest out-degree.
+    pub max_out_degree: u64,
+    /// Largest in-degree.
+    pub max_in_degree: u64,
 }
 
-fn sort_cfg(tmp: &Path, name: &str, budget: u64, s: &Settings) -> SortConfig {
-    s.sort_config(tmp, STAGE, name, budget)
+/// The `resolve` stage: the URL resolver.
+pub struct Resolve;
+
+impl Stage for Resolve {
+    type Params = ResolveParams;
+    type Figures = ResolveFigures;
+
+    fn id(&self) -> StageId {
+        StageId::Resolve
+    }
+
+    fn params(&self) -> Result<ResolveParams> {
+        Ok(ResolveParams {})
+    }
+
+    fn inputs(&self) -> Vec<JobFile> {
+        vec![JobFile::Pages, JobFile::Links]
+    }
+
+    fn outputs(&self) -> Vec<JobFile> {
+        vec![
+            JobFile::Docs,
+            JobFile::Urls,
+            JobFile::PageDoc,
+            JobFile::Edges,
+            JobFile::EdgesT,
+            JobFile::Anchors,
+        ]
+    }
+
+    fn records(f: &ResolveFigures) -> u64 {
+        f.nodes
+    }
+
+    fn run(&self, cx: &mut StageContext) -> Result<ResolveFigures> {
+        run_resolve(cx)
+    }
 }
 
 /// Runs (or resumes, or skips) the resolver over `job`'s ingested pages.
-pub fn resolve(job: &mut Job, s: &Settings) -> Result<ResolveOutcome> {
-    let ingest = job.finished_stage(super::STAGE)?;
-    let pages_path = job.path(super::PAGES_FILE);
-    let links_path = job.path(super::LINKS_FILE);
-    let params = json!({
-        "pages": ingest.outputs.iter().find(|o| o.path == super::PAGES_FILE).map(|o| o.checksum.clone()),
-        "links": ingest.outputs.iter().find(|o| o.path == super::LINKS_FILE).map(|o| o.checksum.clone()),
-    });
-    let outputs = [
-        DOCS_FILE,
-        URLS_FILE,
-        PAGEDOC_FILE,
-        EDGES_FILE,
-        TRANSPOSED_FILE,
-        ANCHORS_FILE,
-    ];
-    let resumed = match job.begin(STAGE, params, &[super::STAGE], &outputs, s.force)? {
-        Begin::Skip(rec) => return Ok(ResolveOutcome::AlreadyDone(rec)),
-        Begin::Run { resumed } => resumed,
-    };
-    if resumed {
-        s.reporter.note(&format!(
-            "{STAGE}: resuming an interrupted run from its checkpoints in {}",
-            job.tmp_dir(STAGE).display()
-        ));
-    }
-    let tmp = job.tmp_dir(STAGE);
-    let pages = PageFile::open(&pages_path, records::PAGES_KIND)?;
-    let links = PageFile::open(&links_path, records::LINKS_KIND)?;
+pub fn resolve(job: &mut Job, s: &Settings) -> Result<Outcome<ResolveFigures>> {
+    job.run(&Resolve, s)
+}
 
-    let mut fwd = ExternalSorter::<(u64, u64)>::new(
-        sort_cfg(&tmp, "forward", s.share(0.25), s),
-        Combine::Dedup,
-    )?;
-    let mut rev = ExternalSorter::<(u64, u64)>::new(
-        sort_cfg(&tmp, "transposed", s.share(0.25), s),
-        Combine::Dedup,
-    )?;
-    let mut anchors = ExternalSorter::<AnchorRec>::new(
-        sort_cfg(&tmp, "anchors", s.share(0.2), s),
-        Combine::Dedup,
-    )?;
-    let mut counts = Counts::load(&tmp)?;
+fn run_resolve(cx: &StageContext) -> Result<ResolveFigures> {
+    let s = cx.settings();
+    let pages = PageFile::open(cx.input(JobFile::Pages)?, &records::PAGES)?;
+    let links = PageFile::open(cx.input(JobFile::Links)?, &records::LINKS)?;
+    let docs_path = cx.output(JobFile::Docs)?;
+    let pagedoc_path = cx.output(JobFile::PageDoc)?;
+    let urls_path = cx.output(JobFile::Urls)?;
+    let anchors_path = cx.output(JobFile::Anchors)?;
+
+    let mut fwd = cx.sorter::<(u64, u64)>("forward", 0.25, Combine::Dedup)?;
+    let mut rev = cx.sorter::<(u64, u64)>("transposed", 0.25, Combine::Dedup)?;
+    let mut anchors = cx.sorter::<AnchorRec>("anchors", 0.2, Combine::Dedup)?;
+    let mut counts: Counts = cx.checkpoint(COUNTS)?.unwrap_or_default();
     if !(fwd.input_complete() && rev.input_complete() && anchors.input_complete()) {
-        let mut url_sort = ExternalSorter::<(u64, u64)>::new(
-            sort_cfg(&tmp, "url-table", s.share(0.15), s),
-            Combine::None,
-        )?;
-        let mut page_sort = ExternalSorter::<(u64, u64)>::new(
-            sort_cfg(&tmp, "page-map", s.share(0.1), s),
-            Combine::None,
-        )?;
-        let mut link_sort = ExternalSorter::<LinkRec>::new(
-            sort_cfg(&tmp, "links", s.share(0.35), s),
-            Combine::Dedup,
-        )?;
+        let mut url_sort = cx.sorter::<(u64, u64)>("url-table", 0.15, Combine::None)?;
+        let mut page_sort = cx.sorter::<(u64, u64)>("page-map", 0.1, Combine::None)?;
+        let mut link_sort = cx.sorter::<LinkRec>("links", 0.35, Combine::Dedup)?;
         let step2_done = url_sort.input_complete()
             && page_sort.input_complete()
             && link_sort.input_complete()
-            && job.path(DOCS_FILE).exists();
+            && docs_path.exists();
         if !step2_done {
-            let mut urls = ExternalSorter::<UrlRec>::new(
-                sort_cfg(&tmp, "urls", s.share(0.5), s),
-                Combine::Dedup,
-            )?;
+            let mut urls = cx.sorter::<UrlRec>("urls", 0.5, Combine::Dedup)?;
             if !urls.input_complete() {
-                collect_urls(&pages, &links, &mut urls, s)?;
+                collect_urls(&pages, &links, &mut urls, cx)?;
             }
             urls.set_merge_budget(s.share(0.1));
             let urls = urls.finish()?;
             counts = number_urls(
                 urls,
-                &job.path(DOCS_FILE),
+                &docs_path,
                 &mut url_sort,
                 &mut page_sort,
                 &mut link_sort,
-                s,
+                cx,
             )?;
-            counts.save(&tmp)?;
+            cx.save_checkpoint(COUNTS, &counts)?;
         }
         // Publish the page map and the URL table first, so that their sorts'
         // memory is free before the link join fills the arc sorts.
         page_sort.set_merge_budget(s.share(0.05));
         let page_sorted = page_sort.finish()?;
-        write_pagedoc(page_sorted, &job.path(PAGEDOC_FILE), pages.records())?;
-        if !job.path(URLS_FILE).exists() {
+        write_pagedoc(page_sorted, &pagedoc_path, pages.records())?;
+        if !urls_path.exists() {
             url_sort.set_merge_budget(s.share(0.05));
             let mut sorted = url_sort.finish()?;
-            let mut w = UrlTableWriter::create(job.path(URLS_FILE))?;
+            let mut w = UrlTableWriter::create(&urls_path)?;
             while let Some((fp, doc)) = sorted.next_record()? {
                 w.push(fp, doc)?;
             }
@@ -177,66 +193,59 @@ pub fn resolve(job: &mut Job, s: &Settings) -> Result<ResolveOutcome> {
         let link_sorted = link_sort.finish()?;
         let arcs = join_sources(
             link_sorted,
-            &job.path(PAGEDOC_FILE),
+            &pagedoc_path,
             &mut fwd,
             &mut rev,
             &mut anchors,
-            s,
+            cx,
         )?;
         counts.self_loops = arcs.self_loops;
-        counts.save(&tmp)?;
+        cx.save_checkpoint(COUNTS, &counts)?;
     }
     let nodes = counts.docs;
     let f = write_edges(
         fwd,
-        &job.path(EDGES_FILE),
+        &cx.output(JobFile::Edges)?,
         Direction::Forward,
         nodes,
-        STAGE,
-        s,
+        cx,
     )?;
     let r = write_edges(
         rev,
-        &job.path(TRANSPOSED_FILE),
+        &cx.output(JobFile::EdgesT)?,
         Direction::Transposed,
         nodes,
-        STAGE,
-        s,
+        cx,
     )?;
-    if !job.path(ANCHORS_FILE).exists() {
-        write_anchors(anchors, &job.path(ANCHORS_FILE))?;
+    if !anchors_path.exists() {
+        write_anchors(anchors, &anchors_path)?;
     }
-    let anchor_file = PageFile::open(job.path(ANCHORS_FILE), records::ANCHORS_KIND)?;
-    let mut figures = Figures {
-        records: nodes,
-        ..Figures::default()
-    };
-    let extra = json!({
-        "nodes": nodes,
-        "crawled": counts.crawled,
-        "hosts": counts.hosts,
-        "pages": pages.records(),
-        "duplicate_captures": counts.duplicate_captures,
-        "links": links.records(),
-        "arcs": f.arcs,
-        "self_loops": counts.self_loops,
-        "dangling": nodes - f.lists,
-        "anchors": anchor_file.records(),
-        "edges_bytes": f.bytes,
-        "transposed_bytes": r.bytes,
-        "bits_per_arc": if f.arcs > 0 { f.bytes as f64 * 8.0 / f.arcs as f64 } else { 0.0 },
-        "max_out_degree": f.max_degree,
-        "max_in_degree": r.max_degree,
-    });
-    if let serde_json::Value::Object(map) = extra {
-        figures.extra = map;
-    }
-    let record = job.finish(STAGE, &outputs, figures)?;
-    Ok(ResolveOutcome::Done { record, resumed })
+    let anchor_file = PageFile::open(&anchors_path, &records::ANCHORS)?;
+    Ok(ResolveFigures {
+        nodes,
+        crawled: counts.crawled,
+        hosts: counts.hosts,
+        pages: pages.records(),
+        duplicate_captures: counts.duplicate_captures,
+        links: links.records(),
+        arcs: f.arcs,
+        self_loops: counts.self_loops,
+        dangling: nodes - f.lists,
+        anchors: anchor_file.records(),
+        edges_bytes: f.bytes,
+        transposed_bytes: r.bytes,
+        bits_per_arc: if f.arcs > 0 {
+            f.bytes as f64 * 8.0 / f.arcs as f64
+        } else {
+            0.0
+        },
+        max_out_degree: f.max_degree,
+        max_in_degree: r.max_degree,
+    })
 }
 
-/// What the numbering found, kept across a resume.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+/// What the numbering found, kept across a resume (checkpoint [`COUNTS`]).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Counts {
     docs: u64,
     crawled: u64,
@@ -245,37 +254,18 @@ struct Counts {
     self_loops: u64,
 }
 
-const COUNTS_FILE: &str = "counts.json";
-
-impl Counts {
-    fn load(tmp: &Path) -> Result<Counts> {
-        let p = tmp.join(COUNTS_FILE);
-        match std::fs::read(&p) {
-            Ok(b) => serde_json::from_slice(&b)
-                .map_err(|e| Error::corrupt(&p, "checkpoint", 0, e.to_string())),
-            Err(_) => Ok(Counts::default()),
-        }
-    }
-
-    fn save(&self, tmp: &Path) -> Result<()> {
-        let bytes = serde_json::to_vec(self).map_err(|e| Error::internal(e.to_string()))?;
-        crate::publish::write_atomic(tmp.join(COUNTS_FILE), &bytes)
-    }
-}
+/// The checkpoint of the numbering's counts.
+const COUNTS: &str = "counts";
 
 /// Step 1: every page URL and link target into the URL sort.
 fn collect_urls(
     pages: &PageFile,
     links: &PageFile,
     urls: &mut ExternalSorter<UrlRec>,
-    s: &Settings,
+    cx: &StageContext,
 ) -> Result<()> {
     let total = pages.records() + links.records();
-    let task = s.reporter.task(
-        &format!("{STAGE}: collecting URLs"),
-        Some(total),
-        Unit::Records,
-    );
+    let task = cx.task("collecting URLs", Some(total), Unit::Records);
     let mut n = 0u64;
     pages.for_each(|page, input| {
         let p = PageRec::decode(input)?;
@@ -321,12 +311,10 @@ fn number_urls(
     url_sort: &mut ExternalSorter<(u64, u64)>,
     page_sort: &mut ExternalSorter<(u64, u64)>,
     link_sort: &mut ExternalSorter<LinkRec>,
-    s: &Settings,
+    cx: &StageContext,
 ) -> Result<Counts> {
-    let task = s
-        .reporter
-        .task(&format!("{STAGE}: numbering URLs"), None, Unit::Records);
-    let mut docs = DocWriter::create(docs_path, STAGE)?;
+    let task = cx.task("numbering URLs", None, Unit::Records);
+    let mut docs = DocWriter::create(docs_path, &StageId::Resolve.name())?;
     let mut c = Counts::default();
     let mut current: Option<(Vec<u8>, Doc)> = None;
     let mut host: Option<Vec<u8>> = None;
@@ -397,10 +385,10 @@ fn number_urls(
 
 /// Step 3a: the page map, in page order.
 fn write_pagedoc(mut sorted: Sorted<(u64, u64)>, path: &Path, pages: u64) -> Result<()> {
-    if PageFile::open(path, records::PAGEDOC_KIND).is_ok() {
+    if PageFile::open(path, &records::PAGEDOC).is_ok() {
         return Ok(());
     }
-    let mut w = PageFileWriter::create(path, records::PAGEDOC_KIND, 64 << 10, 3)?;
+    let mut w = PageFileWriter::create(path, &records::PAGEDOC, 64 << 10, 3)?;
     let mut expect = 0u64;
     let mut payload = Vec::new();
     while let Some((page, v)) = sorted.next_record()? {
@@ -434,14 +422,10 @@ fn join_sources(
     fwd: &mut ExternalSorter<(u64, u64)>,
     rev: &mut ExternalSorter<(u64, u64)>,
     anchors: &mut ExternalSorter<AnchorRec>,
-    s: &Settings,
+    cx: &StageContext,
 ) -> Result<JoinCounts> {
-    let task = s.reporter.task(
-        &format!("{STAGE}: joining link sources"),
-        None,
-        Unit::Records,
-    );
-    let map = PageFile::open(pagedoc_path, records::PAGEDOC_KIND)?;
+    let task = cx.task("joining link sources", None, Unit::Records);
+    let map = PageFile::open(pagedoc_path, &records::PAGEDOC)?;
     let mut block = 0usize;
     let mut decoded: std::collections::VecDeque<(u64, u64)> = Default::default();
     let mut buf = (Vec::new(), Vec::new());
@@ -486,7 +470,7 @@ fn join_sources(
 /// Step 4: the anchor file, keyed by target docID.
 fn write_anchors(sorter: ExternalSorter<AnchorRec>, path: &Path) -> Result<()> {
     let mut sorted = sorter.finish()?;
-    let mut w = PageFileWriter::create(path, records::ANCHORS_KIND, 64 << 10, 3)?;
+    let mut w = PageFileWriter::create(path, &records::ANCHORS, 64 << 10, 3)?;
     let mut payload = Vec::new();
     let mut n = 0u64;
     while let Some((dst, src, rest)) = sorted.next_record()? {

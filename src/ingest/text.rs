@@ -1,27 +1,25 @@
 //! Reading the token streams of a job's pages with their docIDs: the input of
 //! the near-duplicate stage and of `webmill export text`.
 
-use std::sync::Arc;
+use std::path::Path;
 
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
-use crate::graph::import::DOCS_FILE;
 use crate::ingest::pagefile::PageFile;
 use crate::ingest::records;
-use crate::ingest::resolve::PAGEDOC_FILE;
-use crate::job::{Job, Settings};
 use crate::sort::{Combine, ExternalSorter, SortConfig};
 
 /// Calls `f(page, docID, words)` for every page with a token stream, in page
 /// order, skipping second captures of a URL (only the doc's own page counts).
-/// Walks `text.wm` and the page map side by side: no lookups.
+/// Walks the token streams (`text`, a `text.wm`) and the page map
+/// (`pagedoc`, a `pagedoc.wm`) side by side: no lookups.
 pub fn for_each_page_text(
-    job: &Job,
+    text: &Path,
+    pagedoc: &Path,
     mut f: impl FnMut(u64, u64, &str) -> Result<()>,
 ) -> Result<()> {
-    crate::graph::graph_stage(job)?;
-    let text = PageFile::open(job.path(super::TEXT_FILE), records::TEXT_KIND)?;
-    let map = PageFile::open(job.path(PAGEDOC_FILE), records::PAGEDOC_KIND)?;
+    let text = PageFile::open(text, &records::TEXT)?;
+    let map = PageFile::open(pagedoc, &records::PAGEDOC)?;
     let mut blocks = 0..map.container().blocks().len();
     let mut pending: std::collections::VecDeque<(u64, u64, bool)> = Default::default();
     let mut buf = (Vec::new(), Vec::new());
@@ -62,23 +60,23 @@ pub fn for_each_page_text(
 }
 
 /// Calls `f(docID, url, words)` for every doc with a token stream, in docID
-/// order: the page-ordered streams are sorted by docID externally (within
-/// `s.mem`) and walked beside the doc table.
+/// order: the page-ordered streams are sorted by docID externally (by the
+/// sort `cfg`, whose directory is removed at the end) and walked beside the
+/// doc table `docs`.
 pub fn for_each_doc_text(
-    job: &Job,
-    s: &Settings,
+    text: &Path,
+    pagedoc: &Path,
+    docs: &Path,
+    cfg: SortConfig,
     mut f: impl FnMut(u64, &str, &str) -> Result<()>,
 ) -> Result<()> {
-    let tmp = job.tmp_dir("export-text");
-    let cfg = SortConfig::new(tmp.join("by-doc"), s.mem)
-        .label("export text: sorting by docID")
-        .reporter(Arc::clone(&s.reporter));
+    let tmp = cfg.dir.clone();
     let mut sorter = ExternalSorter::<(u64, Vec<u8>)>::new(cfg, Combine::None)?;
-    for_each_page_text(job, |_, doc, words| {
+    for_each_page_text(text, pagedoc, |_, doc, words| {
         sorter.push((doc, words.as_bytes().to_vec()))
     })?;
     let mut sorted = sorter.finish()?;
-    let docs = DocTable::open(job.path(DOCS_FILE))?;
+    let docs = DocTable::open(docs)?;
     let mut iter = docs.iter();
     while let Some((doc, words)) = sorted.next_record()? {
         let url = loop {

@@ -12,13 +12,25 @@ use std::path::Path;
 
 use serde_json::json;
 
-use crate::container::{BlockCodec, Container, ContainerWriter};
-use crate::error::{Error, Result};
+use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
+use crate::error::{Error, IoContext, Result};
 
-/// File kind tag.
-pub const KIND: &str = "urls";
-/// Format version.
-pub const VERSION: u32 = 1;
+/// The URL table kind.
+pub const URLS: FileKind = FileKind {
+    tag: "urls",
+    version: 1,
+    what: "URL table: (URL fingerprint, docID) pairs sorted by fingerprint",
+    verify: |path| {
+        let t = UrlTable::open(path)?;
+        t.container().verify(|_, _, _| Ok(()))?;
+        t.verify()
+    },
+    dump: |path, out| {
+        let t = UrlTable::open(path)?;
+        writeln!(out, "# fingerprint\tdocid").at("stdout")?;
+        t.for_each(|fp, doc| writeln!(out, "{fp:016x}\t{doc}").at("stdout"))
+    },
+};
 const PAIRS_PER_BLOCK: usize = 4096;
 
 /// Writes a URL table from pairs in sorted order.
@@ -34,7 +46,7 @@ impl UrlTableWriter {
     /// Starts a URL table.
     pub fn create(path: impl AsRef<Path>) -> Result<UrlTableWriter> {
         Ok(UrlTableWriter {
-            w: ContainerWriter::create(path, KIND, VERSION, &json!({"hash": "xxh3-64"}))?,
+            w: ContainerWriter::create(path, URLS.tag, URLS.version, &json!({"hash": "xxh3-64"}))?,
             block: Vec::with_capacity(PAIRS_PER_BLOCK * 16),
             first: 0,
             pairs: 0,
@@ -101,7 +113,7 @@ fn pair(b: &[u8]) -> (u64, u64) {
 impl UrlTable {
     /// Opens a URL table.
     pub fn open(path: impl AsRef<Path>) -> Result<UrlTable> {
-        let c = Container::open_kind(path, KIND, VERSION)?;
+        let c = URLS.open(path)?;
         for (i, b) in c.blocks().iter().enumerate() {
             if b.key.len() != 8 || b.raw != b.records * 16 {
                 return Err(Error::corrupt(

@@ -1,26 +1,51 @@
-//! Jobs: a directory of published files plus a manifest of finished stages.
+//! Jobs: a directory of published files plus a manifest of its stages, and the
+//! one lifecycle every stage runs through.
 //!
-//! `job.json` records, per stage, its status (`running` or `finished`), the
-//! parameters it ran with, its outputs (relative path, size, record count and the
-//! container's footer checksum) and its figures (records, bytes, seconds, peak
-//! RSS). It is rewritten atomically after every change.
+//! `job.json` ([`manifest`]) records, per stage, what it published — the
+//! parameters it ran with, the checksum of every job file it read, its
+//! outputs with their checksums, its figures — and the attempt under way, if
+//! any. [`Job::run`] decides for a [`Stage`]:
 //!
-//! Re-running a command on a job asks [`Job::begin`] what to do: a finished stage
-//! with the same parameters is skipped; a finished stage with other parameters is
-//! refused unless forced; an unfinished stage resumes from the checkpoints in its
-//! temporary directory (sort runs, completed steps), which a parameter change
-//! (forced) discards. A lock file keeps two processes from working on one job.
+//! - **skip** when it finished with the same parameters and the same inputs
+//!   and its outputs are in place;
+//! - **re-run** when its inputs changed since (a new ingest, a forced
+//!   PageRank): outputs computed from old inputs are never reused;
+//! - **refuse** a change of parameters without `--force`, naming what changed;
+//! - **resume** an interrupted attempt with the same parameters and inputs
+//!   from its checkpoints (sort runs, steps) in its temporary directory.
+//!
+//! A running stage writes its outputs into `JOB/.staging/STAGE/`, beside the
+//! published ones. Publication records the new result in the manifest (the
+//! commit point), then moves the files into the job directory; a crash
+//! between the two is finished by the next [`Job::open`]. So a forced re-run
+//! that fails, is killed, or hits a full disk leaves the previous results
+//! published and valid. When a stage publishes, every stage whose recorded
+//! inputs no longer match the published files is dropped with its outputs
+//! (recursively): what the job publishes is always what a fresh job would
+//! compute from its current inputs.
+//!
+//! A lock file keeps two writing processes apart; read-only views
+//! ([`JobView`]) take no lock, so `stats`, `export` or `verify` work while
+//! another process writes the job, and on a read-only copy.
 
-use std::collections::BTreeMap;
+pub mod files;
+pub mod manifest;
+pub mod stage;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
+pub use files::{JobFile, StageId};
+pub use manifest::{
+    Attempt, Figures, Manifest, Output, Published, StageRecord, MANIFEST, MANIFEST_VERSION,
+};
+pub use stage::{Outcome, Stage, StageContext};
 
 use crate::container::Container;
 use crate::error::{Error, IoContext, Result};
-use crate::publish::write_atomic;
+use crate::publish::{failpoint, sync_dir, write_atomic};
 use crate::resources;
 
 /// How a stage is run: the resources it may use and how it treats the job.
@@ -47,127 +72,23 @@ impl Settings {
         }
     }
 
-    /// A share of the budget.
+    /// A share of the budget, in bytes.
     pub fn share(&self, fraction: f64) -> u64 {
         (self.mem as f64 * fraction) as u64
     }
 
-    /// The configuration of a stage's sort `name`: its runs in `tmp/name`,
-    /// `budget` bytes, progress labelled `stage: name` on this reporter.
-    pub fn sort_config(
-        &self,
-        tmp: &std::path::Path,
-        stage: &str,
-        name: &str,
-        budget: u64,
-    ) -> crate::sort::SortConfig {
-        crate::sort::SortConfig::new(tmp.join(name), budget)
-            .label(format!("{stage}: {name}"))
-            .reporter(std::sync::Arc::clone(&self.reporter))
+    /// The same settings, forced or not.
+    pub fn forced(&self, force: bool) -> Settings {
+        Settings {
+            force,
+            ..self.clone()
+        }
     }
 }
 
-/// Version of the manifest layout.
-pub const MANIFEST_VERSION: u32 = 1;
-/// File name of the manifest inside a job directory.
-pub const MANIFEST: &str = "job.json";
-
-/// Where a stage stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Started, not finished (crashed or still running).
-    Running,
-    /// Finished; its outputs are published.
-    Finished,
-}
-
-/// A published output of a stage.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Output {
-    /// Path relative to the job directory.
-    pub path: String,
-    /// Container kind.
-    pub kind: String,
-    /// File size in bytes.
-    pub bytes: u64,
-    /// Records in the file.
-    pub records: u64,
-    /// The container's footer checksum (crc32c, hex).
-    pub checksum: String,
-}
-
-/// Figures of a finished stage.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Figures {
-    /// Records produced (the stage's main unit: arcs for a graph import).
-    pub records: u64,
-    /// Bytes of all outputs.
-    pub bytes: u64,
-    /// Wall-clock seconds of the run that finished the stage.
-    pub seconds: f64,
-    /// Peak resident set size of that run, in bytes.
-    pub peak_rss: u64,
-    /// Stage-specific figures.
-    #[serde(default)]
-    pub extra: serde_json::Map<String, serde_json::Value>,
-}
-
-/// The manifest's record of one stage.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct StageRecord {
-    /// Running or finished.
-    pub status: Status,
-    /// Parameters that determine the outputs.
-    pub params: serde_json::Value,
-    /// Stages whose outputs this one read.
-    #[serde(default)]
-    pub depends_on: Vec<String>,
-    /// Published outputs (when finished).
-    #[serde(default)]
-    pub outputs: Vec<Output>,
-    /// Figures (when finished).
-    #[serde(default)]
-    pub figures: Figures,
-    /// Unix time the stage was last started.
-    pub started: u64,
-    /// Unix time it finished.
-    #[serde(default)]
-    pub finished: Option<u64>,
-    /// How many times it was started (more than one means it resumed).
-    #[serde(default)]
-    pub attempts: u32,
-}
-
-/// The job manifest.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct Manifest {
-    /// Manifest layout version.
-    pub version: u32,
-    /// Stages by name.
-    pub stages: BTreeMap<String, StageRecord>,
-}
-
-/// What [`Job::begin`] decided.
-#[derive(Debug)]
-pub enum Begin {
-    /// Finished earlier with the same parameters: nothing to do.
-    Skip(StageRecord),
-    /// Run the stage; `resumed` if an earlier attempt left checkpoints.
-    Run {
-        /// Checkpoints of an earlier attempt may be reused.
-        resumed: bool,
-    },
-}
-
-/// An open job directory, locked for this process.
-pub struct Job {
-    dir: PathBuf,
-    tmp_root: PathBuf,
-    manifest: Manifest,
-    _lock: File,
-    started: Option<Instant>,
-}
+/// Name of the directory, inside the job, where running stages build their
+/// outputs.
+pub const STAGING_DIR: &str = ".staging";
 
 fn now() -> u64 {
     SystemTime::now()
@@ -175,70 +96,57 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-impl Job {
-    /// Opens the job at `dir`, creating it if `create` is set.
-    pub fn open(dir: impl AsRef<Path>, create: bool) -> Result<Job> {
-        let dir = dir.as_ref().to_path_buf();
-        if create {
-            fs::create_dir_all(&dir).at(&dir)?;
-        }
-        let manifest_path = dir.join(MANIFEST);
-        if !create && !manifest_path.exists() {
+fn read_manifest(dir: &Path) -> Result<Manifest> {
+    let path = dir.join(MANIFEST);
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::job(
-                &dir,
-                "not a webmill job (no job.json); create one with `webmill import-graph --out DIR …`",
-            ));
+                dir,
+                "not a webmill job (no job.json); make one with `webmill ingest --out DIR …` or `webmill import-graph --out DIR …`",
+            ))
         }
-        let lock_path = dir.join(".lock");
-        let lock = File::create(&lock_path).at(&lock_path)?;
-        if lock.try_lock().is_err() {
-            return Err(Error::job(
-                &dir,
-                "another webmill process is working on this job (it holds .lock)",
-            ));
-        }
-        let manifest = match fs::read(&manifest_path) {
-            Ok(bytes) => {
-                let m: Manifest = serde_json::from_slice(&bytes)
-                    .map_err(|e| Error::corrupt(&manifest_path, "manifest", 0, e.to_string()))?;
-                if m.version != MANIFEST_VERSION {
-                    return Err(Error::Version {
-                        path: manifest_path,
-                        what: "manifest".into(),
-                        expected: MANIFEST_VERSION,
-                        found: m.version,
-                    });
-                }
-                m
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Manifest {
-                version: MANIFEST_VERSION,
-                stages: BTreeMap::new(),
-            },
-            Err(e) => return Err(Error::io(&manifest_path, e)),
-        };
-        let tmp_root = dir.join("tmp");
-        let job = Job {
-            dir,
-            tmp_root,
-            manifest,
-            _lock: lock,
-            started: None,
-        };
-        if create {
-            job.save()?;
-        }
-        Ok(job)
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    #[derive(serde::Deserialize)]
+    struct VersionOnly {
+        version: u32,
     }
+    let v: VersionOnly = serde_json::from_slice(&bytes)
+        .map_err(|e| Error::corrupt(&path, "manifest", 0, e.to_string()))?;
+    if v.version != MANIFEST_VERSION {
+        return Err(Error::Version {
+            path,
+            what: "job manifest".into(),
+            expected: MANIFEST_VERSION,
+            found: v.version,
+        });
+    }
+    serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(&path, "manifest", 0, e.to_string()))
+}
 
-    /// Puts temporary files under `root/<job name>` instead of `JOB/tmp`.
-    pub fn set_tmp_root(&mut self, root: impl AsRef<Path>) {
-        let name = self
-            .dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "job".into());
-        self.tmp_root = root.as_ref().join(format!("webmill-{name}"));
+/// A job opened for reading: its manifest and the paths of its published
+/// files. Takes no lock and writes nothing.
+#[derive(Clone, Debug)]
+pub struct JobView {
+    dir: PathBuf,
+    manifest: Manifest,
+}
+
+impl JobView {
+    /// Reads the job at `dir`.
+    pub fn open(dir: impl AsRef<Path>) -> Result<JobView> {
+        let dir = dir.as_ref().to_path_buf();
+        let manifest = read_manifest(&dir)?;
+        if let Some((name, _)) = manifest.stages.iter().find(|(_, r)| r.moving) {
+            return Err(Error::job(
+                &dir,
+                format!(
+                    "stage {name} is being published by another process (or its publication was interrupted: any webmill command that writes the job finishes it); try again"
+                ),
+            ));
+        }
+        Ok(JobView { dir, manifest })
     }
 
     /// The job directory.
@@ -246,215 +154,601 @@ impl Job {
         &self.dir
     }
 
-    /// A path inside the job directory.
-    pub fn path(&self, rel: &str) -> PathBuf {
-        self.dir.join(rel)
-    }
-
-    /// The temporary directory of `stage` (its checkpoints).
-    pub fn tmp_dir(&self, stage: &str) -> PathBuf {
-        self.tmp_root.join(stage)
-    }
-
     /// The manifest.
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
     }
 
-    /// The record of `stage`, if any.
-    pub fn stage(&self, stage: &str) -> Option<&StageRecord> {
-        self.manifest.stages.get(stage)
+    /// What `stage` published, if it finished.
+    pub fn published(&self, stage: StageId) -> Option<&Published> {
+        self.manifest.published(stage)
     }
 
-    /// The record of a finished stage, or an error telling what to run first.
-    pub fn finished_stage(&self, stage: &str) -> Result<&StageRecord> {
-        match self.stage(stage) {
-            Some(r) if r.status == Status::Finished => Ok(r),
-            Some(_) => Err(Error::job(
-                &self.dir,
-                format!("stage {stage} has not finished; re-run its command to resume it"),
-            )),
-            None => Err(Error::job(
-                &self.dir,
-                format!("stage {stage} has not been run in this job"),
-            )),
+    /// What `stage` published, or an error saying how to run it.
+    pub fn require(&self, stage: StageId) -> Result<&Published> {
+        self.published(stage).ok_or_else(|| {
+            let detail = match self.manifest.record(stage) {
+                Some(r) if r.running.is_some() => format!(
+                    "stage {stage} has not finished; run `{}` again to resume it",
+                    stage.command()
+                ),
+                _ => format!(
+                    "stage {stage} has not run in this job: run `{}`",
+                    stage.command()
+                ),
+            };
+            Error::job(&self.dir, detail)
+        })
+    }
+
+    /// The stage's own figures, as its `Figures` type.
+    pub fn figures<S: Stage>(&self, stage: StageId) -> Result<Option<S::Figures>> {
+        self.published(stage)
+            .map(|p| figures_of::<S>(&self.dir, stage, p))
+            .transpose()
+    }
+
+    /// `true` if a finished stage published `file`.
+    pub fn has(&self, file: JobFile) -> bool {
+        self.manifest.producer_of(file).is_some()
+    }
+
+    /// The path of a published file, or an error naming what makes it.
+    pub fn file(&self, file: JobFile) -> Result<PathBuf> {
+        match self.manifest.producer_of(file) {
+            Some((_, out)) => Ok(self.dir.join(&out.path)),
+            None => Err(Error::job(&self.dir, missing(file))),
         }
     }
 
-    fn save(&self) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(&self.manifest)
-            .map_err(|e| Error::internal(e.to_string()))?;
-        write_atomic(self.dir.join(MANIFEST), &bytes)
+    /// The stage that published the link graph (`resolve` or `import-graph`).
+    pub fn graph_stage(&self) -> Result<StageId> {
+        self.manifest
+            .producer_of(JobFile::Edges)
+            .map(|(s, _)| s)
+            .ok_or_else(|| Error::job(&self.dir, missing(JobFile::Edges)))
     }
+}
 
-    /// Decides whether `stage` runs with `params`; records it as running if so.
-    /// When it starts afresh (not resuming), its checkpoints and any earlier
-    /// `outputs` (paths relative to the job) are removed first.
-    pub fn begin(
-        &mut self,
-        stage: &str,
-        params: serde_json::Value,
-        depends_on: &[&str],
-        outputs: &[&str],
-        force: bool,
-    ) -> Result<Begin> {
-        let mut resumed = false;
-        if let Some(rec) = self.manifest.stages.get(stage) {
-            let same = rec.params == params;
-            match (rec.status, same, force) {
-                (Status::Finished, true, false) => return Ok(Begin::Skip(rec.clone())),
-                (Status::Finished, false, false) => {
-                    return Err(Error::job(
-                        &self.dir,
-                        format!(
-                            "stage {stage} already finished with other parameters ({} before, {} now); pass --force to recompute it",
-                            rec.params, params
-                        ),
-                    ))
+/// Says what to run to get `file`.
+fn missing(file: JobFile) -> String {
+    let cmds: Vec<String> = file
+        .producers()
+        .iter()
+        .map(|s| format!("`{}`", s.command()))
+        .collect();
+    format!(
+        "this job has no {file} yet: run {} first",
+        cmds.join(" or ")
+    )
+}
+
+/// A stage's figures from its record.
+fn figures_of<S: Stage>(dir: &Path, stage: StageId, p: &Published) -> Result<S::Figures> {
+    serde_json::from_value(serde_json::Value::Object(p.figures.extra.clone())).map_err(|e| {
+        Error::corrupt(
+            dir.join(MANIFEST),
+            format!("figures of stage {stage}"),
+            0,
+            e.to_string(),
+        )
+    })
+}
+
+/// What [`Job::begin`] decided.
+pub enum Begun<F> {
+    /// Nothing to do.
+    Skipped(Outcome<F>),
+    /// Run the stage in this context, then [`Job::publish`].
+    Run(StageContext),
+}
+
+/// An open job directory, locked for this process.
+pub struct Job {
+    view: JobView,
+    tmp_root: PathBuf,
+    _lock: File,
+}
+
+impl std::ops::Deref for Job {
+    type Target = JobView;
+    fn deref(&self) -> &JobView {
+        &self.view
+    }
+}
+
+impl Job {
+    /// Opens the job at `dir` for writing, taking its lock. With `create`, a
+    /// missing or empty directory becomes a new job; a non-empty directory
+    /// that is not a job is refused.
+    pub fn open(dir: impl AsRef<Path>, create: bool) -> Result<Job> {
+        let dir = dir.as_ref().to_path_buf();
+        let manifest_path = dir.join(MANIFEST);
+        let fresh = create && !manifest_path.exists();
+        if fresh {
+            if let Ok(mut entries) = fs::read_dir(&dir) {
+                if entries.next().is_some() {
+                    return Err(Error::usage_at(
+                        &dir,
+                        "exists and is not a webmill job (no job.json); choose a new or an empty directory",
+                    ));
                 }
-                (Status::Running, false, false) => {
-                    return Err(Error::job(
-                        &self.dir,
-                        format!(
-                            "stage {stage} was interrupted while running with other parameters ({} before, {} now); pass --force to discard its checkpoints and start over",
-                            rec.params, params
-                        ),
-                    ))
-                }
-                (Status::Running, true, false) => resumed = true,
-                (_, _, true) => {}
             }
+            fs::create_dir_all(&dir).at(&dir)?;
+        } else {
+            read_manifest(&dir)?;
         }
-        if !resumed {
-            crate::sort::remove_sort_dir(&self.tmp_dir(stage))?;
-            for rel in outputs {
-                let p = self.path(rel);
-                match fs::remove_file(&p) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(Error::io(&p, e)),
-                }
-            }
+        let lock_path = dir.join(".lock");
+        let lock = File::create(&lock_path).at(&lock_path)?;
+        if lock.try_lock().is_err() {
+            return Err(Error::job(
+                &dir,
+                "another webmill process is writing this job (it holds .lock); read-only commands (stats, top, export, verify, inspect) still work",
+            ));
         }
-        let attempts = self.manifest.stages.get(stage).map_or(0, |r| r.attempts);
-        self.invalidate_dependents(stage);
-        self.manifest.stages.insert(
-            stage.to_string(),
-            StageRecord {
-                status: Status::Running,
-                params,
-                depends_on: depends_on.iter().map(|s| s.to_string()).collect(),
-                outputs: Vec::new(),
-                figures: Figures::default(),
-                started: now(),
-                finished: None,
-                attempts: if resumed { attempts + 1 } else { 1 },
-            },
-        );
-        self.save()?;
-        resources::reset_peak_rss();
-        self.started = Some(Instant::now());
-        fs::create_dir_all(self.tmp_dir(stage)).at(self.tmp_dir(stage))?;
-        Ok(Begin::Run { resumed })
-    }
-
-    /// Drops the records of stages that read `stage`'s outputs (recursively).
-    fn invalidate_dependents(&mut self, stage: &str) {
-        let dependents: Vec<String> = self
+        let manifest = if fresh {
+            Manifest::new()
+        } else {
+            read_manifest(&dir)?
+        };
+        let mut job = Job {
+            tmp_root: dir.join("tmp"),
+            view: JobView { dir, manifest },
+            _lock: lock,
+        };
+        if fresh {
+            job.save()?;
+        }
+        // Finish publications a crash interrupted.
+        let moving: Vec<String> = job
+            .view
             .manifest
             .stages
             .iter()
-            .filter(|(_, r)| r.depends_on.iter().any(|d| d == stage))
+            .filter(|(_, r)| r.moving)
             .map(|(n, _)| n.clone())
             .collect();
-        for d in dependents {
-            self.manifest.stages.remove(&d);
-            self.invalidate_dependents(&d);
+        for name in moving {
+            job.finish_moving(&name)?;
+        }
+        Ok(job)
+    }
+
+    /// Puts temporary files under `root` instead of `JOB/tmp`, in a directory
+    /// unique to this job (named after the job directory and a hash of its
+    /// canonical path), so that any number of jobs can share `root`. `root`
+    /// must exist.
+    pub fn set_tmp_root(&mut self, root: impl AsRef<Path>) -> Result<()> {
+        let root = root.as_ref();
+        if !root.is_dir() {
+            return Err(Error::usage_at(
+                root,
+                "the --tmp-dir directory does not exist (create it first)",
+            ));
+        }
+        let canonical = fs::canonicalize(&self.view.dir).at(&self.view.dir)?;
+        let name = canonical
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "job".into());
+        let hash = xxhash_rust::xxh3::xxh3_64(canonical.as_os_str().as_encoded_bytes());
+        self.tmp_root = root.join(format!("webmill-{name}-{hash:016x}"));
+        Ok(())
+    }
+
+    /// The temporary directory of `stage`.
+    pub fn tmp_dir(&self, stage: StageId) -> PathBuf {
+        self.tmp_root.join(stage.name())
+    }
+
+    /// The temporary root of this job (for scratch work outside stages).
+    pub fn tmp_root(&self) -> &Path {
+        &self.tmp_root
+    }
+
+    fn staging_dir(&self, stage: StageId) -> PathBuf {
+        self.view.dir.join(STAGING_DIR).join(stage.name())
+    }
+
+    fn save(&self) -> Result<()> {
+        let bytes = serde_json::to_vec_pretty(&self.view.manifest)
+            .map_err(|e| Error::internal(e.to_string()))?;
+        write_atomic(self.view.dir.join(MANIFEST), &bytes)
+    }
+
+    /// Runs (or resumes, or skips) `stage`.
+    pub fn run<S: Stage>(&mut self, stage: &S, settings: &Settings) -> Result<Outcome<S::Figures>> {
+        match self.begin(stage, settings)? {
+            Begun::Skipped(o) => Ok(o),
+            Begun::Run(mut cx) => {
+                let figures = stage.run(&mut cx)?;
+                self.publish(stage, cx, figures)
+            }
         }
     }
 
-    /// Records `stage` as finished with its published `outputs` (paths relative
-    /// to the job) and figures; removes its temporary directory.
-    pub fn finish(
-        &mut self,
-        stage: &str,
-        outputs: &[&str],
-        mut figures: Figures,
-    ) -> Result<StageRecord> {
-        let mut outs = Vec::new();
-        for rel in outputs {
-            let c = Container::open(self.path(rel))?;
-            outs.push(Output {
-                path: rel.to_string(),
-                kind: c.kind().to_string(),
-                bytes: c.size(),
-                records: c.records(),
-                checksum: format!("{:08x}", c.checksum()),
-            });
+    /// Decides what to do with `stage` (see the module docs) and, when it is
+    /// to run, records it as running and returns its context. Stages that
+    /// share work (the near-duplicate algorithms' one sketch pass) begin
+    /// together, run, and publish each.
+    pub fn begin<S: Stage>(&mut self, stage: &S, settings: &Settings) -> Result<Begun<S::Figures>> {
+        let id = stage.id();
+        let params =
+            serde_json::to_value(stage.params()?).map_err(|e| Error::internal(e.to_string()))?;
+        let mut input_paths = BTreeMap::new();
+        let mut input_sums = BTreeMap::new();
+        for file in stage.inputs() {
+            match self.view.manifest.producer_of(file) {
+                Some((_, out)) => {
+                    input_paths.insert(file, self.view.dir.join(&out.path));
+                    input_sums.insert(out.path.clone(), out.checksum.clone());
+                }
+                None => {
+                    return Err(Error::job(
+                        &self.view.dir,
+                        format!("stage {id} reads {file}, but {}", missing(file)),
+                    ))
+                }
+            }
         }
-        figures.bytes = outs.iter().map(|o| o.bytes).sum();
-        figures.seconds = self.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
-        figures.peak_rss = resources::peak_rss().unwrap_or(0);
+        let rec = self.view.manifest.record(id).cloned().unwrap_or_default();
+        let force = settings.force;
+        let resume = !force
+            && rec
+                .running
+                .as_ref()
+                .is_some_and(|a| a.params == params && a.inputs == input_sums);
+        if !resume && !force {
+            if let Some(p) = &rec.published {
+                if p.params != params {
+                    return Err(Error::job(
+                        &self.view.dir,
+                        format!(
+                            "stage {id} already finished with other parameters ({}); pass --force to recompute it (its current results stay published until the new ones are complete)",
+                            manifest::describe_change(&p.params, &params)
+                        ),
+                    ));
+                }
+                let changed: Vec<&String> = input_sums
+                    .iter()
+                    .filter(|(f, c)| p.inputs.get(*f) != Some(c))
+                    .map(|(f, _)| f)
+                    .collect();
+                let lost: Vec<&Output> = p
+                    .outputs
+                    .iter()
+                    .filter(|o| {
+                        fs::metadata(self.view.dir.join(&o.path))
+                            .map_or(true, |m| m.len() != o.bytes)
+                    })
+                    .collect();
+                if changed.is_empty() && lost.is_empty() {
+                    let figures = figures_of::<S>(&self.view.dir, id, p)?;
+                    settings.reporter.note(&format!(
+                        "{id}: already finished with these parameters and inputs; skipped (--force recomputes)"
+                    ));
+                    return Ok(Begun::Skipped(Outcome::Skipped {
+                        figures,
+                        record: p.clone(),
+                    }));
+                }
+                settings.reporter.note(&format!(
+                    "{id}: {}; recomputing",
+                    if changed.is_empty() {
+                        format!(
+                            "its output {} is missing or changed",
+                            lost.iter()
+                                .map(|o| o.path.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    } else {
+                        format!(
+                            "its inputs changed since it ran ({})",
+                            changed
+                                .iter()
+                                .map(|s| s.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        )
+                    }
+                ));
+            } else if let Some(a) = &rec.running {
+                if a.params != params {
+                    return Err(Error::job(
+                        &self.view.dir,
+                        format!(
+                            "stage {id} was interrupted while running with other parameters ({}); pass --force to discard its checkpoints and start over",
+                            manifest::describe_change(&a.params, &params)
+                        ),
+                    ));
+                }
+            }
+        }
+        let tmp = self.tmp_dir(id);
+        let staging = self.staging_dir(id);
+        if !resume {
+            crate::sort::remove_sort_dir(&tmp)?;
+            crate::sort::remove_sort_dir(&staging)?;
+        }
+        let attempts = if resume {
+            rec.running.as_ref().map_or(0, |a| a.attempts) + 1
+        } else {
+            1
+        };
+        let entry = self.view.manifest.stages.entry(id.name()).or_default();
+        entry.running = Some(Attempt {
+            params,
+            inputs: input_sums,
+            started: now(),
+            attempts,
+        });
+        self.save()?;
+        resources::reset_peak_rss();
+        let cx = StageContext::new(
+            id,
+            settings,
+            tmp.clone(),
+            staging,
+            input_paths,
+            stage.outputs().into_iter().collect(),
+            resume,
+        );
+        cx.prepare()?;
+        if resume {
+            settings.reporter.note(&format!(
+                "{id}: resuming an interrupted run from its checkpoints in {}",
+                tmp.display()
+            ));
+        }
+        Ok(Begun::Run(cx))
+    }
+
+    /// Publishes what `stage` wrote in `cx`: records the result (the commit
+    /// point), moves the outputs into the job, drops stages whose inputs
+    /// changed, removes the stage's temporary and staging directories.
+    pub fn publish<S: Stage>(
+        &mut self,
+        stage: &S,
+        cx: StageContext,
+        figures: S::Figures,
+    ) -> Result<Outcome<S::Figures>> {
+        let id = stage.id();
+        let mut outputs = Vec::new();
+        for file in stage.outputs() {
+            outputs.push(describe_output(file, &cx.staging().join(file.name()))?);
+        }
+        let declared: BTreeSet<JobFile> = stage.outputs().into_iter().collect();
+        if &declared != cx.declared_outputs() {
+            return Err(Error::internal(format!(
+                "stage {id} published other outputs than it began with"
+            )));
+        }
+        let extra = match serde_json::to_value(&figures) {
+            Ok(serde_json::Value::Object(m)) => m,
+            Ok(_) => {
+                return Err(Error::internal(format!(
+                    "stage {id}'s figures are not a JSON object"
+                )))
+            }
+            Err(e) => return Err(Error::internal(e.to_string())),
+        };
+        let summary = Figures {
+            records: S::records(&figures),
+            bytes: outputs.iter().map(|o| o.bytes).sum(),
+            seconds: cx.started.elapsed().as_secs_f64(),
+            peak_rss: resources::peak_rss().unwrap_or(0),
+            extra,
+        };
+        failpoint("job.publish")?;
         let rec = self
+            .view
             .manifest
             .stages
-            .get_mut(stage)
-            .ok_or_else(|| Error::job(&self.dir, format!("stage {stage} was not begun")))?;
-        rec.status = Status::Finished;
-        rec.outputs = outs;
-        rec.figures = figures;
-        rec.finished = Some(now());
-        let rec = rec.clone();
+            .get_mut(&id.name())
+            .ok_or_else(|| Error::internal(format!("stage {id} was not begun")))?;
+        let attempt = rec
+            .running
+            .take()
+            .ok_or_else(|| Error::internal(format!("stage {id} was not begun")))?;
+        let published = Published {
+            params: attempt.params,
+            inputs: attempt.inputs,
+            outputs,
+            figures: summary,
+            started: attempt.started,
+            finished: now(),
+            attempts: attempt.attempts,
+        };
+        rec.published = Some(published.clone());
+        rec.moving = true;
         self.save()?;
-        crate::sort::remove_sort_dir(&self.tmp_dir(stage))?;
-        // Remove the temporary root too once nothing else is in it.
+        failpoint("job.commit")?;
+        for d in self.finish_moving(&id.name())? {
+            cx.settings().reporter.note(&format!(
+                "{d}: its results were computed from inputs {id} just replaced; dropped (run it again)"
+            ));
+        }
+        Ok(Outcome::Done {
+            figures,
+            record: published,
+            resumed: cx.resumed(),
+        })
+    }
+
+    /// Second half of a publication (also run by [`Job::open`] after a
+    /// crash): moves the staged outputs of stage `name` into the job, drops
+    /// what they replace, clears the `moving` mark. Returns the stages dropped
+    /// because their inputs changed.
+    fn finish_moving(&mut self, name: &str) -> Result<Vec<String>> {
+        let staging = self.view.dir.join(STAGING_DIR).join(name);
+        let Some(published) = self
+            .view
+            .manifest
+            .stages
+            .get(name)
+            .and_then(|r| r.published.clone())
+        else {
+            return Err(Error::corrupt(
+                self.view.dir.join(MANIFEST),
+                format!("stage {name}"),
+                0,
+                "marked as moving its outputs but has no published result",
+            ));
+        };
+        for o in &published.outputs {
+            let from = staging.join(&o.path);
+            let to = self.view.dir.join(&o.path);
+            if from.exists() {
+                if let Some(dir) = to.parent() {
+                    fs::create_dir_all(dir).at(dir)?;
+                }
+                fs::rename(&from, &to).at(&to)?;
+            } else if !to.exists() {
+                return Err(Error::job(
+                    &self.view.dir,
+                    format!(
+                        "stage {name} was published but its output {} is neither in the job nor in {}; run the stage again with --force",
+                        o.path,
+                        staging.display()
+                    ),
+                ));
+            }
+        }
+        sync_dir(&self.view.dir.join(MANIFEST))?;
+        let mine: BTreeSet<&str> = published.outputs.iter().map(|o| o.path.as_str()).collect();
+        // Other stages whose outputs these files replace are dropped (a graph
+        // from import-graph replaced by one from resolve).
+        let others: Vec<String> = self
+            .view
+            .manifest
+            .stages
+            .iter()
+            .filter(|(n, r)| {
+                n.as_str() != name
+                    && r.published
+                        .as_ref()
+                        .is_some_and(|p| p.outputs.iter().any(|o| mine.contains(o.path.as_str())))
+            })
+            .map(|(n, _)| n.clone())
+            .collect();
+        for other in others {
+            self.unpublish(&other, &mine)?;
+        }
+        // Files this stage published before and no longer does.
+        if let Some(id) = StageId::parse(name) {
+            for f in JobFile::all() {
+                let n = f.name();
+                if f.producers().contains(&id)
+                    && !mine.contains(n.as_str())
+                    && self.view.manifest.producer_of(f).is_none()
+                {
+                    remove_if_exists(&self.view.dir.join(&n))?;
+                }
+            }
+        }
+        let dropped = self.drop_stale()?;
+        if let Some(r) = self.view.manifest.stages.get_mut(name) {
+            r.moving = false;
+        }
+        self.save()?;
+        crate::sort::remove_sort_dir(&staging)?;
+        let _ = fs::remove_dir(self.view.dir.join(STAGING_DIR));
+        if let Some(id) = StageId::parse(name) {
+            crate::sort::remove_sort_dir(&self.tmp_dir(id))?;
+        }
         let _ = fs::remove_dir(&self.tmp_root);
-        Ok(rec)
+        Ok(dropped)
+    }
+
+    /// Drops stage `name`'s published result and deletes its outputs, except
+    /// the files in `keep` (which another stage now owns).
+    fn unpublish(&mut self, name: &str, keep: &BTreeSet<&str>) -> Result<()> {
+        let Some(rec) = self.view.manifest.stages.get_mut(name) else {
+            return Ok(());
+        };
+        let Some(p) = rec.published.take() else {
+            return Ok(());
+        };
+        if rec.running.is_none() {
+            self.view.manifest.stages.remove(name);
+        }
+        for o in &p.outputs {
+            if !keep.contains(o.path.as_str()) {
+                remove_if_exists(&self.view.dir.join(&o.path))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Drops, until none is left, every stage that read a file whose
+    /// published checksum is no longer the one it read.
+    fn drop_stale(&mut self) -> Result<Vec<String>> {
+        let mut dropped = Vec::new();
+        loop {
+            let current = self.view.manifest.current_checksums();
+            let stale = self.view.manifest.stages.iter().find_map(|(n, r)| {
+                let p = r.published.as_ref()?;
+                p.inputs
+                    .iter()
+                    .any(|(f, c)| current.get(f) != Some(c))
+                    .then(|| n.clone())
+            });
+            let Some(name) = stale else {
+                return Ok(dropped);
+            };
+            self.unpublish(&name, &BTreeSet::new())?;
+            dropped.push(name);
+        }
+    }
+}
+
+fn remove_if_exists(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// The manifest entry of an output written at `path`.
+fn describe_output(file: JobFile, path: &Path) -> Result<Output> {
+    match file.kind() {
+        Some(kind) => {
+            let c = kind.open(path).map_err(|e| match e {
+                Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                    Error::internal(format!(
+                        "the stage did not write its declared output {file} ({})",
+                        path.display()
+                    ))
+                }
+                e => e,
+            })?;
+            Ok(output_of(&file.name(), &c))
+        }
+        None => {
+            let bytes = fs::read(path).at(path)?;
+            Ok(Output {
+                path: file.name(),
+                kind: "svg".into(),
+                bytes: bytes.len() as u64,
+                records: 0,
+                checksum: format!("{:08x}", crc32c::crc32c(&bytes)),
+            })
+        }
+    }
+}
+
+/// The manifest entry of a container published as `name`.
+pub fn output_of(name: &str, c: &Container) -> Output {
+    Output {
+        path: name.to_string(),
+        kind: c.kind().to_string(),
+        bytes: c.size(),
+        records: c.records(),
+        checksum: format!("{:08x}", c.checksum()),
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn stage_lifecycle() {
-        let dir = tempfile::tempdir().unwrap();
-        let jd = dir.path().join("job");
-        let mut job = Job::open(&jd, true).unwrap();
-        // A second process cannot open it.
-        assert!(Job::open(&jd, false).is_err());
-        assert!(matches!(
-            job.begin("a", json!({"x": 1}), &[], &[], false).unwrap(),
-            Begin::Run { resumed: false }
-        ));
-        drop(job);
-        // Interrupted: the same parameters resume, other ones are refused.
-        let mut job = Job::open(&jd, false).unwrap();
-        assert!(job.begin("a", json!({"x": 2}), &[], &[], false).is_err());
-        assert!(matches!(
-            job.begin("a", json!({"x": 1}), &[], &[], false).unwrap(),
-            Begin::Run { resumed: true }
-        ));
-        job.finish("a", &[], Figures::default()).unwrap();
-        assert!(matches!(
-            job.begin("a", json!({"x": 1}), &[], &[], false).unwrap(),
-            Begin::Skip(_)
-        ));
-        let err = job
-            .begin("a", json!({"x": 2}), &[], &[], false)
-            .unwrap_err();
-        assert!(err.to_string().contains("--force"), "{err}");
-        // A dependent stage is dropped when its input is recomputed.
-        job.begin("b", json!({}), &["a"], &[], false).unwrap();
-        job.finish("b", &[], Figures::default()).unwrap();
-        assert!(matches!(
-            job.begin("a", json!({"x": 2}), &[], &[], true).unwrap(),
-            Begin::Run { resumed: false }
-        ));
-        assert!(job.stage("b").is_none());
-        drop(job);
-        assert!(Job::open(dir.path().join("nothing"), false).is_err());
-    }
-}
+mod tests;

@@ -24,7 +24,7 @@
 //!
 //! # Part files
 //!
-//! Container kind [`PART_KIND`]; raw blocks (chunks) of whole *runs*. A chunk's
+//! Container kind [`RANKPART`]; raw blocks (chunks) of whole *runs*. A chunk's
 //! key is the source of its first run (big-endian `u64`), its record count the
 //! arcs in it. A run is `gap: u32le, count: u32le` followed by `count`
 //! destinations as `u32le` offsets from the block's first node; `gap` is the
@@ -49,7 +49,7 @@ use super::{
     ChunkedSum, Dangling, Inputs, Iterate, IterationOutcome, NextVector, RankVector, Step,
     VectorWriter,
 };
-use crate::container::{BlockCodec, Container, ContainerWriter};
+use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use crate::error::{Error, IoContext, Result};
 use crate::graph::EdgeFile;
 use crate::job::Settings;
@@ -57,10 +57,6 @@ use crate::mmap::MappedBytes;
 use crate::progress::Unit;
 use crate::publish::write_atomic;
 
-/// File kind tag of a part file.
-pub const PART_KIND: &str = "rankpart";
-/// Format version of part files.
-pub const PART_VERSION: u32 = 1;
 /// Smallest destination block, in nodes.
 const MIN_BLOCK: u64 = 4096;
 /// Largest chunk of a part file, in bytes.
@@ -105,16 +101,14 @@ impl BlockedEngine {
             .collect();
         let marker = dir.join("partitions.json");
         let identity = json!({
-            "format": PART_VERSION, "block": block, "blocks": k,
+            "format": RANKPART.version, "block": block, "blocks": k,
             "nodes": inputs.n, "arcs": inputs.m,
         });
         let ready = std::fs::read(&marker)
             .ok()
             .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
             .is_some_and(|v| v == identity)
-            && parts
-                .iter()
-                .all(|p| Container::open_kind(p, PART_KIND, PART_VERSION).is_ok());
+            && parts.iter().all(|p| RANKPART.open(p).is_ok());
         if !ready {
             let _ = std::fs::remove_file(&marker);
             // Parts of another block size are useless.
@@ -160,8 +154,8 @@ impl PartWriter {
     fn create(path: &Path, block: u64, b: u64, limit: usize) -> Result<PartWriter> {
         let mut w = ContainerWriter::create(
             path,
-            PART_KIND,
-            PART_VERSION,
+            RANKPART.tag,
+            RANKPART.version,
             &json!({"block": b, "first": b * block, "nodes": block}),
         )?;
         // A part is rebuilt from the edge file when damaged.
@@ -317,57 +311,135 @@ impl ContribWindow<'_> {
     }
 }
 
+/// Decodes chunk `i` of part file `part` (its bytes `raw`): calls `f(src,
+/// dsts)` for every run, `dsts` the run's destinations as `u32le` offsets;
+/// sources are checked to lie below `n`.
+fn for_each_run(
+    part: &Container,
+    i: usize,
+    raw: &[u8],
+    n: u64,
+    mut f: impl FnMut(u64, &[u8]) -> Result<()>,
+) -> Result<()> {
+    let entry = &part.blocks()[i];
+    let bad =
+        |detail: String| Error::corrupt(part.path(), format!("chunk {i}"), entry.offset, detail);
+    let mut src = <[u8; 8]>::try_from(entry.key.as_slice())
+        .map(u64::from_be_bytes)
+        .map_err(|_| bad(format!("key is {} bytes, expected 8", entry.key.len())))?;
+    let mut input = raw;
+    let mut arcs = 0u64;
+    while !input.is_empty() {
+        let (head, rest) = input
+            .split_first_chunk::<8>()
+            .ok_or_else(|| bad("a run header is cut short".into()))?;
+        let gap = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as u64;
+        let count = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        src = src
+            .checked_add(gap)
+            .filter(|&s| s < n)
+            .ok_or_else(|| bad(format!("source {src} + {gap} outside the graph")))?;
+        let bytes = count
+            .checked_mul(4)
+            .filter(|&b| b <= rest.len())
+            .ok_or_else(|| bad(format!("run of {count} arcs is cut short")))?;
+        let (dsts, after) = rest.split_at(bytes);
+        f(src, dsts).map_err(|e| match e {
+            Error::Record(d) => bad(d),
+            e => e,
+        })?;
+        arcs += count as u64;
+        input = after;
+    }
+    if arcs != entry.records {
+        return Err(bad(format!(
+            "{arcs} arcs decoded, the index says {}",
+            entry.records
+        )));
+    }
+    Ok(())
+}
+
+/// The header parameters of a part file.
+#[derive(serde::Deserialize)]
+struct PartParams {
+    first: u64,
+    nodes: u64,
+}
+
+/// The part files of blocked PageRank (temporary, in the stage's directory).
+pub const RANKPART: FileKind = FileKind {
+    tag: "rankpart",
+    version: 1,
+    what: "blocked PageRank part: one destination block's arcs in runs by source (temporary)",
+    verify: |path| {
+        let part = RANKPART.open(path)?;
+        let p: PartParams = part.params_as()?;
+        part.verify(|i, _, raw| {
+            for_each_run(&part, i, raw, u64::MAX, |_, dsts| {
+                check_offsets(dsts, p.nodes)
+            })
+        })
+    },
+    dump: |path, out| {
+        let part = RANKPART.open(path)?;
+        let p: PartParams = part.params_as()?;
+        writeln!(out, "# src\tdst").at("stdout")?;
+        for i in 0..part.blocks().len() {
+            let raw = part.read_block(i)?;
+            for_each_run(&part, i, &raw, u64::MAX, |src, dsts| {
+                check_offsets(dsts, p.nodes)?;
+                for d in dsts.chunks_exact(4) {
+                    let d = u32::from_le_bytes([d[0], d[1], d[2], d[3]]) as u64;
+                    writeln!(out, "{src}\t{}", p.first + d).at("stdout")?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(())
+    },
+};
+
+fn check_offsets(dsts: &[u8], nodes: u64) -> Result<()> {
+    for d in dsts.chunks_exact(4) {
+        let d = u32::from_le_bytes([d[0], d[1], d[2], d[3]]) as u64;
+        if d >= nodes {
+            return Err(Error::record(format!(
+                "destination offset {d} outside the block of {nodes} nodes"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Adds every arc of part `path` into `acc` (zeroed first): `acc[d] += c[src]`
 /// in the part's (increasing) source order.
 fn accumulate(path: &Path, n: u64, contrib: &RankVector, acc: &mut [f64]) -> Result<()> {
     acc.iter_mut().for_each(|a| *a = 0.0);
-    let part = Container::open_kind(path, PART_KIND, PART_VERSION)?;
+    let part = RANKPART.open(path)?;
     let mut window = ContribWindow {
         v: contrib,
         map: None,
         index: usize::MAX,
     };
-    for (i, entry) in part.blocks().iter().enumerate() {
-        let bad = |detail: String| Error::corrupt(path, format!("chunk {i}"), entry.offset, detail);
+    for i in 0..part.blocks().len() {
         // Mapped, not read: no copy; at most one chunk mapped at a time.
         let raw = part.map_block(i)?;
-        let mut src = <[u8; 8]>::try_from(entry.key.as_slice())
-            .map(u64::from_be_bytes)
-            .map_err(|_| bad(format!("key is {} bytes, expected 8", entry.key.len())))?;
-        let mut input: &[u8] = &raw;
-        let mut arcs = 0u64;
-        while !input.is_empty() {
-            let (head, rest) = input
-                .split_first_chunk::<8>()
-                .ok_or_else(|| bad("a run header is cut short".into()))?;
-            let gap = u32::from_le_bytes([head[0], head[1], head[2], head[3]]) as u64;
-            let count = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
-            src = src
-                .checked_add(gap)
-                .filter(|&s| s < n)
-                .ok_or_else(|| bad(format!("source {src} + {gap} outside the graph")))?;
-            let bytes = count
-                .checked_mul(4)
-                .filter(|&b| b <= rest.len())
-                .ok_or_else(|| bad(format!("run of {count} arcs is cut short")))?;
-            let (dsts, after) = rest.split_at(bytes);
+        for_each_run(&part, i, &raw, n, |src, dsts| {
             let c = window.get(src)?;
             for d in dsts.chunks_exact(4) {
                 let d = u32::from_le_bytes([d[0], d[1], d[2], d[3]]) as usize;
                 match acc.get_mut(d) {
                     Some(a) => *a += c,
-                    None => return Err(bad(format!("destination offset {d} outside the block"))),
+                    None => {
+                        return Err(Error::record(format!(
+                            "destination offset {d} outside the block"
+                        )))
+                    }
                 }
             }
-            arcs += count as u64;
-            input = after;
-        }
-        if arcs != entry.records {
-            return Err(bad(format!(
-                "{arcs} arcs decoded, the index says {}",
-                entry.records
-            )));
-        }
+            Ok(())
+        })?;
     }
     Ok(())
 }

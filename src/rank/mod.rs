@@ -39,27 +39,22 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::docs::DocTable;
 use crate::error::{Error, IoContext, Result};
-use crate::graph::import::{DOCS_FILE, EDGES_FILE, TRANSPOSED_FILE};
 use crate::graph::EdgeFile;
-use crate::job::{Begin, Figures, Job, Settings, StageRecord};
+use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::Unit;
 pub use vector::{RankVector, VectorReader, VectorWriter};
 
-/// Name of the stage.
-pub const STAGE: &str = "pagerank";
-/// The published rank vector.
-pub const RANKS_FILE: &str = "ranks.wm";
-/// The convergence plot.
-pub const PLOT_FILE: &str = "pagerank-convergence.svg";
 /// Chunk length of [`ChunkedSum`].
 pub const SUM_CHUNK: u64 = 1 << 16;
 
 /// Where dangling nodes' rank goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Dangling {
     /// Spread uniformly over all nodes.
     Uniform,
@@ -68,9 +63,11 @@ pub enum Dangling {
 }
 
 /// How to run the iterations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Mode {
     /// Memory if the vectors fit the budget, else blocked.
+    #[default]
     Auto,
     /// Vectors in RAM.
     Memory,
@@ -356,66 +353,142 @@ pub fn memory_mode_bytes(n: u64, m: u64, personalized: bool) -> (u64, u64) {
     (vectors, csr)
 }
 
-/// How the stage went.
-#[derive(Debug)]
-pub enum PageRankOutcome {
-    /// Finished earlier with the same parameters.
-    AlreadyDone(StageRecord),
-    /// Ran (possibly resumed) and finished.
-    Done {
-        /// The manifest record.
-        record: StageRecord,
-        /// Iteration it resumed after, if it resumed.
-        resumed_from: Option<u32>,
-        /// The mode that ran.
-        mode: Mode,
-    },
+/// The identity of an input file outside the job: its absolute path, size
+/// and checksum, so that a changed file makes the stage run again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileIdentity {
+    /// Absolute path.
+    pub path: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// crc32c of the contents, 8 hex digits.
+    pub crc32c: String,
 }
 
-fn file_identity(p: &Path) -> Result<Value> {
-    let bytes = std::fs::read(p).at(p)?;
-    Ok(json!({
-        "path": std::fs::canonicalize(p).at(p)?.to_string_lossy(),
-        "bytes": bytes.len(),
-        "crc32c": format!("{:08x}", crc32c::crc32c(&bytes)),
-    }))
+impl FileIdentity {
+    /// Reads `p` and describes it.
+    pub fn of(p: &Path) -> Result<FileIdentity> {
+        let bytes = std::fs::read(p).at(p)?;
+        Ok(FileIdentity {
+            path: std::fs::canonicalize(p)
+                .at(p)?
+                .to_string_lossy()
+                .into_owned(),
+            bytes: bytes.len() as u64,
+            crc32c: format!("{:08x}", crc32c::crc32c(&bytes)),
+        })
+    }
+}
+
+/// The parameters PageRank records.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PageRankParams {
+    /// Probability of following a link.
+    pub damping: f64,
+    /// L1 change to stop at.
+    pub tol: f64,
+    /// Iteration cap.
+    pub max_iter: u32,
+    /// The personalization file, if any.
+    pub personalize: Option<FileIdentity>,
+    /// Where dangling mass goes.
+    pub dangling: Dangling,
+}
+
+/// What PageRank measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageRankFigures {
+    /// Iterations computed in all (across resumes).
+    pub iterations: u32,
+    /// The last iteration's L1 change.
+    pub l1: f64,
+    /// Whether the L1 change fell below the tolerance.
+    pub converged: bool,
+    /// The mode that ran the last iterations.
+    pub mode: Mode,
+    /// Nodes.
+    pub nodes: u64,
+    /// Arcs.
+    pub arcs: u64,
+    /// Sum of the published vector.
+    pub sum: f64,
+    /// The iteration an interrupted run resumed after, if it did.
+    pub resumed_from: Option<u32>,
+}
+
+/// The `pagerank` stage.
+pub struct PageRank {
+    /// Its options.
+    pub opts: PageRankOptions,
+}
+
+impl Stage for PageRank {
+    type Params = PageRankParams;
+    type Figures = PageRankFigures;
+
+    fn id(&self) -> StageId {
+        StageId::PageRank
+    }
+
+    fn params(&self) -> Result<PageRankParams> {
+        let o = &self.opts;
+        if !(o.damping >= 0.0 && o.damping < 1.0) {
+            return Err(Error::usage(format!(
+                "--damping must be in [0, 1), got {}",
+                o.damping
+            )));
+        }
+        if o.tol.is_nan() || o.tol <= 0.0 || o.max_iter == 0 {
+            return Err(Error::usage("--tol must be > 0 and --max-iter ≥ 1"));
+        }
+        Ok(PageRankParams {
+            damping: o.damping,
+            tol: o.tol,
+            max_iter: o.max_iter,
+            personalize: o.personalize.as_deref().map(FileIdentity::of).transpose()?,
+            dangling: o.dangling,
+        })
+    }
+
+    fn inputs(&self) -> Vec<JobFile> {
+        vec![JobFile::Edges, JobFile::EdgesT, JobFile::Docs]
+    }
+
+    fn outputs(&self) -> Vec<JobFile> {
+        vec![JobFile::Ranks, JobFile::RankPlot]
+    }
+
+    fn records(f: &PageRankFigures) -> u64 {
+        f.nodes
+    }
+
+    fn run(&self, cx: &mut StageContext) -> Result<PageRankFigures> {
+        run_pagerank(&self.opts, &self.params()?, cx)
+    }
 }
 
 /// Runs (or resumes, or skips) PageRank on `job`.
-pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<PageRankOutcome> {
-    if !(opts.damping >= 0.0 && opts.damping < 1.0) {
-        return Err(Error::usage(format!(
-            "--damping must be in [0, 1), got {}",
-            opts.damping
-        )));
-    }
-    if opts.tol.is_nan() || opts.tol <= 0.0 || opts.max_iter == 0 {
-        return Err(Error::usage("--tol must be > 0 and --max-iter ≥ 1"));
-    }
-    let graph_stage = crate::graph::graph_stage(job)?;
-    let params = json!({
-        "damping": opts.damping,
-        "tol": opts.tol,
-        "max_iter": opts.max_iter,
-        "personalize": opts.personalize.as_deref().map(file_identity).transpose()?,
-        "dangling": match opts.dangling { Dangling::Uniform => "uniform", Dangling::Preference => "preference" },
-    });
-    let resumed = match job.begin(
-        STAGE,
-        params.clone(),
-        &[graph_stage],
-        &[RANKS_FILE],
-        s.force,
-    )? {
-        Begin::Skip(rec) => return Ok(PageRankOutcome::AlreadyDone(rec)),
-        Begin::Run { resumed } => resumed,
-    };
-    let tmp = job.tmp_dir(STAGE);
-    let forward = EdgeFile::open(job.path(EDGES_FILE))?;
+pub fn pagerank(
+    job: &mut Job,
+    opts: &PageRankOptions,
+    s: &Settings,
+) -> Result<Outcome<PageRankFigures>> {
+    job.run(&PageRank { opts: opts.clone() }, s)
+}
+
+fn run_pagerank(
+    opts: &PageRankOptions,
+    params: &PageRankParams,
+    cx: &mut StageContext,
+) -> Result<PageRankFigures> {
+    let tmp = cx.tmp().to_path_buf();
+    let s = cx.settings().clone();
+    let forward_path = cx.input(JobFile::Edges)?.to_path_buf();
+    let forward = EdgeFile::open(&forward_path)?;
     let n = forward.stats().nodes;
     let m = forward.stats().arcs;
     if n == 0 {
-        return Err(Error::job(job.dir(), "the graph has no nodes"));
+        return Err(Error::usage_at(&forward_path, "the graph has no nodes"));
     }
 
     // Static inputs, built once and kept as checkpoints.
@@ -428,7 +501,7 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
         Some(file) => {
             let p = tmp.join("preference.wm");
             if RankVector::open(&p).is_err() {
-                write_preference(file, &job.path(DOCS_FILE), n, &p, s)?;
+                write_preference(file, cx.input(JobFile::Docs)?, n, &p, &s)?;
             }
             Some(p)
         }
@@ -436,8 +509,8 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
     let inputs = Inputs {
         n,
         m,
-        forward: job.path(EDGES_FILE),
-        transposed: job.path(TRANSPOSED_FILE),
+        forward: forward_path,
+        transposed: cx.input(JobFile::EdgesT)?.to_path_buf(),
         degrees,
         preference,
         dangling: opts.dangling,
@@ -451,8 +524,8 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
         m => m,
     };
     if mode == Mode::Memory && vectors > s.mem {
-        s.reporter.note(&format!(
-            "pagerank: warning: memory mode needs {} for its vectors, more than --mem {}",
+        cx.note(&format!(
+            "warning: memory mode needs {} for its vectors, more than --mem {}",
             crate::resources::format_bytes(vectors),
             crate::resources::format_bytes(s.mem)
         ));
@@ -460,7 +533,7 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
 
     // Where to start: the last checkpointed iteration, or v.
     let (mut t, mut history) = match last_checkpoint(&tmp)? {
-        Some((t, history)) if resumed => (t, history),
+        Some((t, history)) if cx.resumed() => (t, history),
         _ => {
             write_start(&inputs, &iteration_path(&tmp, 0))?;
             (0, Vec::new())
@@ -468,10 +541,7 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
     };
     let resumed_from = (t > 0).then_some(t);
     if let Some(t) = resumed_from {
-        s.reporter.note(&format!(
-            "pagerank: resuming after iteration {t} (checkpoint in {})",
-            tmp.display()
-        ));
+        cx.note(&format!("resuming after iteration {t}"));
     }
 
     let mut engine: Box<dyn Iterate> = match mode {
@@ -480,13 +550,13 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
             opts.damping,
             s.mem.saturating_sub(vectors),
         )?),
-        Mode::Blocked => Box::new(blocked::BlockedEngine::new(&inputs, opts.damping, s)?),
-        Mode::SortMerge => Box::new(sortmerge::SortMergeEngine::new(&inputs, opts.damping, s)?),
-        Mode::Auto => unreachable!("auto resolved above"),
+        Mode::Blocked => Box::new(blocked::BlockedEngine::new(&inputs, opts.damping, &s)?),
+        Mode::SortMerge => Box::new(sortmerge::SortMergeEngine::new(&inputs, opts.damping, &s)?),
+        Mode::Auto => return Err(Error::internal("mode auto was not resolved")),
     };
 
-    let task = s.reporter.task(
-        &format!("{STAGE} ({})", mode.name()),
+    let task = cx.task(
+        &format!("iterating ({})", mode.name()),
         Some(opts.max_iter as u64),
         Unit::Steps,
     );
@@ -530,7 +600,8 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
         "sum": sum,
         "history": history,
     });
-    let mut w = VectorWriter::create(job.path(RANKS_FILE), n, params)?;
+    let header = serde_json::to_value(params).map_err(|e| Error::internal(e.to_string()))?;
+    let mut w = VectorWriter::create(cx.output(JobFile::Ranks)?, n, header)?;
     let (mut scratch, mut block) = (Vec::new(), Vec::new());
     for i in 0..last.container().blocks().len() {
         last.read_block(i, &mut scratch, &mut block)?;
@@ -553,22 +624,16 @@ pub fn pagerank(job: &mut Job, opts: &PageRankOptions, s: &Settings) -> Result<P
         &points,
         true,
     );
-    crate::publish::write_atomic(job.path(PLOT_FILE), svg.as_bytes())?;
-    let mut figures = Figures {
-        records: n,
-        ..Figures::default()
-    };
-    if let Value::Object(m) = json!({
-        "iterations": t, "l1": l1, "converged": converged(&history), "mode": mode.name(),
-        "nodes": n, "arcs": m, "sum": sum,
-    }) {
-        figures.extra = m;
-    }
-    let record = job.finish(STAGE, &[RANKS_FILE], figures)?;
-    Ok(PageRankOutcome::Done {
-        record,
-        resumed_from,
+    crate::publish::write_atomic(cx.output(JobFile::RankPlot)?, svg.as_bytes())?;
+    Ok(PageRankFigures {
+        iterations: t,
+        l1,
+        converged: converged(&history),
         mode,
+        nodes: n,
+        arcs: m,
+        sum,
+        resumed_from,
     })
 }
 
@@ -644,7 +709,7 @@ fn write_degrees(forward: &EdgeFile, path: &Path) -> Result<()> {
 /// table. `#` lines are comments. Weights must be finite and ≥ 0, with a
 /// positive total; repeated entries add up.
 fn write_preference(file: &Path, docs: &Path, n: u64, out: &Path, s: &Settings) -> Result<()> {
-    let reader = crate::graph::snap::open_maybe_gzip(file, Arc::new(Default::default()))?;
+    let reader = crate::input::open_maybe_gzip(file, Arc::new(Default::default()))?;
     let mut by_doc: BTreeMap<u64, f64> = BTreeMap::new();
     let mut by_url: BTreeMap<String, (f64, u64)> = BTreeMap::new();
     for (k, line) in reader.split(b'\n').enumerate() {

@@ -17,13 +17,25 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::container::{BlockCodec, Container, ContainerWriter};
-use crate::error::{Error, Result};
+use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
+use crate::error::{Error, IoContext, Result};
 
-/// File kind tag.
-pub const KIND: &str = "ranks";
-/// Format version.
-pub const VERSION: u32 = 1;
+/// The rank vector kind (PageRank, and the stage's scratch vectors).
+pub const RANKS: FileKind = FileKind {
+    tag: "ranks",
+    version: 1,
+    what: "vector of f64 per docID, raw blocks (PageRank)",
+    verify: |path| RankVector::open(path)?.verify(),
+    dump: |path, out| {
+        let v = RankVector::open(path)?;
+        writeln!(out, "# docid\tvalue").at("stdout")?;
+        let mut r = v.reader();
+        for i in 0..v.len() {
+            writeln!(out, "{i}\t{:e}", r.get(i)?).at("stdout")?;
+        }
+        Ok(())
+    },
+};
 /// Values per block (512 KiB).
 pub const BLOCK_VALUES: usize = 1 << 16;
 
@@ -42,7 +54,7 @@ impl VectorWriter {
             m.insert("len".into(), Value::from(len));
         }
         Ok(VectorWriter {
-            w: ContainerWriter::create(path, KIND, VERSION, &params)?,
+            w: ContainerWriter::create(path, RANKS.tag, RANKS.version, &params)?,
             block: Vec::with_capacity(BLOCK_VALUES * 8),
             next: 0,
             len,
@@ -119,7 +131,7 @@ pub struct RankVector {
 impl RankVector {
     /// Opens and checks a vector file.
     pub fn open(path: impl AsRef<Path>) -> Result<RankVector> {
-        let c = Container::open_kind(path, KIND, VERSION)?;
+        let c = RANKS.open(path)?;
         let len = c.params()["len"].as_u64().unwrap_or(u64::MAX);
         if len != c.records() {
             return Err(Error::corrupt(

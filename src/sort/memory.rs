@@ -67,7 +67,7 @@ fn advise_huge_pages(addr: usize, len: usize) {
 /// imported at `--mem 64M` peaked at 115 MB resident without it). The sort is
 /// where those records die, so this is called after each spill of a
 /// [`Record::HAS_HEAP`] buffer. Does nothing on other platforms.
-pub(super) fn release_freed_heap() {
+pub(crate) fn release_freed_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         extern "C" {

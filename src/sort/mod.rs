@@ -45,7 +45,7 @@
 
 pub mod block_radix;
 pub mod loser_tree;
-mod memory;
+pub(crate) mod memory;
 mod merge;
 pub mod record;
 pub mod run;

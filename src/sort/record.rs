@@ -112,7 +112,10 @@ pub trait Record: Ord + Send + Sync + Sized + 'static {
     /// key saturated (a byte string reached the budget), after which a tuple
     /// writes its later fields as [`Record::least`]. Fixed-width records
     /// encode whole and return `false`; a type encoded like a byte string or
-    /// a tuple of them uses [`encode_bounded_bytes`] for each.
+    /// a tuple of them uses [`encode_bounded_bytes`] for each. A sequence of
+    /// `w`-byte elements ordered like a string over them is cut the same way,
+    /// in elements: `min(n, ⌊budget / w⌋)` kept, saturated if
+    /// `n ≥ ⌊budget / w⌋`.
     fn encode_bounded(&self, out: &mut Vec<u8>, budget: &mut usize) -> bool;
     /// The least record of the type (0, the empty string, zero bytes).
     fn least() -> Self;
@@ -143,9 +146,7 @@ pub fn encode_bounded_bytes(bytes: &[u8], out: &mut Vec<u8>, budget: &mut usize)
 /// Bytes of a byte string's encoding (`varint length, bytes`).
 #[inline]
 pub fn encoded_bytes_len(bytes: &[u8]) -> usize {
-    let len = bytes.len();
-    // One varint byte per started 7 bits of the length (at least one).
-    (usize::BITS - (len | 1).leading_zeros()).div_ceil(7) as usize + len
+    crate::varint::len(bytes.len() as u64) + bytes.len()
 }
 
 macro_rules! int_record {
@@ -298,10 +299,63 @@ impl Record for Vec<u8> {
     }
 }
 
+/// Checks of [`Record::encode_bounded`] implementations, for the tests of
+/// record types defined elsewhere.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `t(x)` with a budget of `budget` string bytes, decoded, and the length
+    /// of its encoding.
+    pub fn bounded<T: Record>(x: &T, budget: usize) -> (T, usize) {
+        let mut key = Vec::new();
+        let mut left = budget;
+        x.encode_bounded(&mut key, &mut left);
+        let mut input = key.as_slice();
+        let t = T::decode(&mut input).expect("a bounded key decodes");
+        assert!(input.is_empty(), "bytes left after a bounded key");
+        (t, key.len())
+    }
+
+    /// The facts the merge relies on, over every pair of `xs`: `t(x) ≤ x`,
+    /// `t` idempotent and monotone, and `t(x) < y ⇒ x < y` for every key
+    /// `y`; and a key's encoding is at most `overhead + budget` bytes (the
+    /// fixed fields and varint lengths) and at most the record's.
+    pub fn check_bounded_keys<T: Record + Clone + std::fmt::Debug>(
+        xs: &[T],
+        budget: usize,
+        overhead: usize,
+    ) -> std::result::Result<(), TestCaseError> {
+        let keys: Vec<T> = xs
+            .iter()
+            .map(|x| {
+                let (t, len) = bounded(x, budget);
+                assert!(len <= overhead + budget && len <= x.encoded_len());
+                t
+            })
+            .collect();
+        for (x, tx) in xs.iter().zip(&keys) {
+            prop_assert!(tx <= x, "t({x:?}) = {tx:?} > x");
+            prop_assert_eq!(&bounded(tx, budget).0, tx, "t not idempotent on {:?}", x);
+            for (z, y) in xs.iter().zip(&keys) {
+                if tx < y {
+                    prop_assert!(x < y, "t({x:?}) = {tx:?} < t({z:?}) = {y:?} but x ≥ it");
+                }
+                if x <= z {
+                    prop_assert!(tx <= y, "t not monotone: {x:?} ≤ {z:?}, {tx:?} > {y:?}");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+    use testing::{bounded, check_bounded_keys};
 
     fn roundtrip<T: Record + Clone + std::fmt::Debug>(values: &[T]) {
         let mut buf = Vec::new();
@@ -350,50 +404,6 @@ mod tests {
             if a < b { prop_assert!(a.key_prefix() <= b.key_prefix()); }
             if c < d { prop_assert!(c.key_prefix() <= d.key_prefix()); }
         }
-    }
-
-    /// `t(x)` with a budget of `budget` string bytes, decoded, and the length
-    /// of its encoding.
-    fn bounded<T: Record>(x: &T, budget: usize) -> (T, usize) {
-        let mut key = Vec::new();
-        let mut left = budget;
-        x.encode_bounded(&mut key, &mut left);
-        let mut input = key.as_slice();
-        let t = T::decode(&mut input).expect("a bounded key decodes");
-        assert!(input.is_empty(), "bytes left after a bounded key");
-        (t, key.len())
-    }
-
-    /// The facts the merge relies on, over every pair of `xs`: `t(x) ≤ x`,
-    /// `t` idempotent and monotone, and `t(x) < y ⇒ x < y` for every key
-    /// `y`; and a key's encoding is at most `overhead + budget` bytes (the
-    /// fixed fields and varint lengths) and at most the record's.
-    fn check_bounded_keys<T: Record + Clone + std::fmt::Debug>(
-        xs: &[T],
-        budget: usize,
-        overhead: usize,
-    ) -> std::result::Result<(), TestCaseError> {
-        let keys: Vec<T> = xs
-            .iter()
-            .map(|x| {
-                let (t, len) = bounded(x, budget);
-                assert!(len <= overhead + budget && len <= x.encoded_len());
-                t
-            })
-            .collect();
-        for (x, tx) in xs.iter().zip(&keys) {
-            prop_assert!(tx <= x, "t({x:?}) = {tx:?} > x");
-            prop_assert_eq!(&bounded(tx, budget).0, tx, "t not idempotent on {:?}", x);
-            for (z, y) in xs.iter().zip(&keys) {
-                if tx < y {
-                    prop_assert!(x < y, "t({x:?}) = {tx:?} < t({z:?}) = {y:?} but x ≥ it");
-                }
-                if x <= z {
-                    prop_assert!(tx <= y, "t not monotone: {x:?} ≤ {z:?}, {tx:?} > {y:?}");
-                }
-            }
-        }
-        Ok(())
     }
 
     /// Byte strings over a small alphabet with lengths around `budget`, so

@@ -261,21 +261,51 @@ pub fn write_site(dir: &Path, pages: usize, seed: u64) -> Vec<String> {
     rel
 }
 
-/// The workspace's `webmill-data`-independent corpus root (Debian HTML
-/// packages), or `None` with a printed reason.
+/// The extracted Debian documentation package `package` (see
+/// `../shared/data/README.md`), under `$WEBMILL_CORPUS` or the workspace's
+/// `target/corpus`. A package not there yet is fetched with
+/// `fetch-debian-docs.sh` from the data directory (Debian's package registry
+/// is reachable here and in CI); when that fails, `None` with the reason
+/// printed.
 pub fn corpus_dir(package: &str) -> Option<PathBuf> {
     let root = std::env::var_os("WEBMILL_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/corpus"));
+        .unwrap_or_else(|| workspace_root().join("target/corpus"));
     let dir = root.join(package);
     if dir.is_dir() {
-        Some(dir)
-    } else {
+        return Some(dir);
+    }
+    let skip = |why: String| {
         eprintln!(
-            "SKIPPED: Debian package {package} not found under {} (set WEBMILL_CORPUS; see ../shared/data/README.md)",
+            "SKIPPED: Debian package {package} is not under {} and {why}",
             root.display()
         );
         None
+    };
+    let Some(data) = data_dir() else {
+        return skip("the data directory with fetch-debian-docs.sh is missing".into());
+    };
+    if let Err(e) = std::fs::create_dir_all(&root) {
+        return skip(format!("{} cannot be made: {e}", root.display()));
+    }
+    // One fetch at a time: tests run in parallel, in several processes.
+    let lock = match std::fs::File::create(root.join(".fetch.lock")) {
+        Ok(f) => f,
+        Err(e) => return skip(format!("cannot lock it: {e}")),
+    };
+    let _ = lock.lock();
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let fetched = std::process::Command::new("bash")
+        .arg(data.join("fetch-debian-docs.sh"))
+        .arg(&root)
+        .arg(package)
+        .status();
+    match fetched {
+        Ok(st) if st.success() && dir.is_dir() => Some(dir),
+        Ok(st) => skip(format!("fetch-debian-docs.sh failed ({st})")),
+        Err(e) => skip(format!("fetch-debian-docs.sh could not start: {e}")),
     }
 }
 
@@ -293,8 +323,9 @@ pub fn write_word_pages(dir: &Path, pages: &BTreeMap<String, Vec<String>>) {
     }
 }
 
-/// A new job at `job_dir` with `inputs` (as on the command line) ingested
-/// and resolved under a budget of `mem` bytes.
+/// A new job at `job_dir` with `inputs` (as on the command line) ingested,
+/// resolved and ranked (what near-duplicate detection needs) under a budget
+/// of `mem` bytes.
 pub fn ingested_job(job_dir: &Path, inputs: &[String], mem: u64) -> webmill::job::Job {
     use webmill::ingest::{ingest, resolve::resolve, IngestOptions, InputSpec};
     let mut job = webmill::job::Job::open(job_dir, true).unwrap();
@@ -308,5 +339,19 @@ pub fn ingested_job(job_dir: &Path, inputs: &[String], mem: u64) -> webmill::job
     };
     ingest(&mut job, &opts, &s).unwrap();
     resolve(&mut job, &s).unwrap();
+    webmill::rank::pagerank(&mut job, &webmill::rank::PageRankOptions::default(), &s).unwrap();
     job
+}
+
+/// `f(page, docID, words)` for every page of `job` with a token stream.
+pub fn job_page_texts(
+    job: &webmill::job::JobView,
+    f: impl FnMut(u64, u64, &str) -> webmill::Result<()>,
+) -> webmill::Result<()> {
+    use webmill::job::JobFile;
+    webmill::ingest::text::for_each_page_text(
+        &job.file(JobFile::Text)?,
+        &job.file(JobFile::PageDoc)?,
+        f,
+    )
 }

@@ -63,7 +63,7 @@ impl Global {
         Arc::new(progress::BarReporter::new(self.quiet))
     }
 
-    /// Opens a job, applying `--tmp-dir`.
+    /// Opens a job for writing (taking its lock), applying `--tmp-dir`.
     pub fn open_job(
         &self,
         dir: &std::path::Path,
@@ -71,9 +71,48 @@ impl Global {
     ) -> webmill::Result<webmill::job::Job> {
         let mut job = webmill::job::Job::open(dir, create)?;
         if let Some(t) = &self.tmp_dir {
-            job.set_tmp_root(t);
+            job.set_tmp_root(t)?;
         }
         Ok(job)
+    }
+
+    /// Opens a job for reading: no lock, nothing written.
+    pub fn open_view(&self, dir: &std::path::Path) -> webmill::Result<webmill::job::JobView> {
+        webmill::job::JobView::open(dir)
+    }
+
+    /// A scratch directory for a read-only command's external sort: under
+    /// `--tmp-dir` if given, else in the job's `tmp/`, named after this
+    /// process so that concurrent commands do not collide.
+    pub fn scratch_dir(&self, job: &std::path::Path) -> webmill::Result<PathBuf> {
+        let root = match &self.tmp_dir {
+            Some(t) if !t.is_dir() => {
+                return Err(webmill::Error::usage_at(
+                    t,
+                    "the --tmp-dir directory does not exist (create it first)",
+                ))
+            }
+            Some(t) => t.clone(),
+            None => job.join("tmp"),
+        };
+        let dir = root.join(format!("webmill-scratch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            webmill::Error::usage_at(
+                &dir,
+                format!("cannot make a scratch directory ({e}); give --tmp-dir on a writable disk"),
+            )
+        })?;
+        Ok(dir)
+    }
+
+    /// The settings of a stage command.
+    pub fn settings(&self, force: bool, strict: bool) -> webmill::job::Settings {
+        webmill::job::Settings {
+            mem: self.mem(),
+            reporter: self.reporter(),
+            force,
+            strict,
+        }
     }
 }
 
@@ -82,6 +121,7 @@ enum Command {
     Ingest(cmd::ingest::Args),
     ImportGraph(cmd::import_graph::Args),
     Pagerank(cmd::pagerank::Args),
+    Index(cmd::index::Args),
     Dedup(cmd::dedup::Args),
     DedupEval(cmd::dedup_eval::Args),
     Top(cmd::top::Args),
@@ -128,6 +168,7 @@ fn main() -> ExitCode {
         Command::Ingest(a) => cmd::ingest::run(a, g),
         Command::ImportGraph(a) => cmd::import_graph::run(a, g),
         Command::Pagerank(a) => cmd::pagerank::run(a, g),
+        Command::Index(a) => cmd::index::run(a, g),
         Command::Dedup(a) => cmd::dedup::run(a, g),
         Command::DedupEval(a) => cmd::dedup_eval::run(a, g),
         Command::Top(a) => cmd::top::run(a, g),

@@ -132,7 +132,7 @@ fn import_stats_exports_and_tools() {
     assert!(inspect.contains("records     4"), "{inspect}");
     let inspect_job = stdout_of(&["inspect", job.to_str().unwrap()]);
     assert!(
-        inspect_job.contains("stage import-graph: Finished"),
+        inspect_job.contains("stage import-graph: finished"),
         "{inspect_job}"
     );
     webmill()
@@ -533,7 +533,7 @@ fn tsv_and_cc_imports_resume_after_failpoints() {
                 serde_json::from_slice(&std::fs::read(job.join("job.json")).unwrap()).unwrap();
             if point.starts_with("sort.") {
                 assert_eq!(
-                    manifest["stages"]["import-graph"]["attempts"], 2,
+                    manifest["stages"]["import-graph"]["published"]["attempts"], 2,
                     "{format} {point}"
                 );
             }
@@ -568,7 +568,7 @@ fn pagerank_below_one_vector_stays_within_the_budget() {
             .success();
         let manifest: serde_json::Value =
             serde_json::from_slice(&std::fs::read(job.join("job.json")).unwrap()).unwrap();
-        let rss = manifest["stages"]["pagerank"]["figures"]["peak_rss"]
+        let rss = manifest["stages"]["pagerank"]["published"]["figures"]["peak_rss"]
             .as_u64()
             .unwrap();
         eprintln!("{mode} at --mem {mem}: peak RSS {rss} bytes");

@@ -191,7 +191,7 @@ fn outputs_do_not_depend_on_threads() {
     // input several times the budget.
     let manifest: serde_json::Value =
         serde_json::from_slice(&std::fs::read(two.join("job.json")).unwrap()).unwrap();
-    let input: u64 = manifest["stages"]["ingest"]["figures"]["extra"]["input_bytes"]
+    let input: u64 = manifest["stages"]["ingest"]["published"]["figures"]["extra"]["input_bytes"]
         .as_u64()
         .unwrap();
     assert!(
@@ -199,7 +199,7 @@ fn outputs_do_not_depend_on_threads() {
         "input of {input} bytes is not several times the budget"
     );
     for stage in ["ingest", "resolve"] {
-        let rss = manifest["stages"][stage]["figures"]["peak_rss"]
+        let rss = manifest["stages"][stage]["published"]["figures"]["peak_rss"]
             .as_u64()
             .unwrap();
         assert!(

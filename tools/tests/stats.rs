@@ -363,12 +363,10 @@ fn warc_of_a_site_ingests_like_its_directory() {
 
 #[test]
 fn warc_of_the_postgresql_docs_ingests_like_the_directory() {
-    let corpus =
-        workspace_root().join("../corpus/postgresql-doc-15/usr/share/doc/postgresql-doc-15/html");
-    if !corpus.is_dir() {
-        eprintln!("SKIPPED: {} not found", corpus.display());
+    let Some(pkg) = corpus_dir("postgresql-doc-15") else {
         return;
-    }
+    };
+    let corpus = pkg.join("usr/share/doc/postgresql-doc-15/html");
     let dir = tempfile::tempdir().unwrap();
     let base = "https://www.postgresql.org/docs/15/";
     let warc = dir.path().join("pg.warc.gz");

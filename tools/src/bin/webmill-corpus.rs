@@ -3,9 +3,11 @@
 //! corpus here reaches (10M docs).
 //!
 //! It writes what `webmill dedup` and `webmill export text` read — `text.wm`
-//! (stage `ingest`), `pagedoc.wm` and `docs.wm` (stage `resolve`) — directly
-//! with the library's writers, skipping HTML: no `repository.wm`, links or
-//! anchors. Plus `planted.tsv`, the truth: `copy<TAB>source<TAB>edits`.
+//! (as stage `ingest`), `pagedoc.wm`, `docs.wm` and an edge file without arcs
+//! (as stage `resolve`, so that `webmill pagerank`, which `dedup` needs,
+//! runs) — directly with the library's writers, skipping HTML: no
+//! `repository.wm`, links or anchors. Plus `planted.tsv`, the truth:
+//! `copy<TAB>source<TAB>edits`.
 //!
 //! # The model
 //!
@@ -35,9 +37,10 @@ use clap::Parser;
 use rayon::prelude::*;
 use serde_json::json;
 use webmill::docs::{Doc, DocWriter};
+use webmill::graph::{Direction, EdgeWriter};
 use webmill::ingest::pagefile::PageFileWriter;
-use webmill::ingest::records::{encode_pagedoc, encode_text, PAGEDOC_KIND, TEXT_KIND};
-use webmill::job::{Figures, Job};
+use webmill::ingest::records::{encode_pagedoc, encode_text, PAGEDOC, TEXT};
+use webmill::job::{Begun, Job, JobFile, Settings, Stage, StageContext, StageId};
 
 /// Generate a synthetic ingested job with planted near-duplicate clusters.
 #[derive(Parser, Debug, Clone)]
@@ -195,6 +198,53 @@ impl Model {
     }
 }
 
+/// A synthetic stage: what a real stage would publish, written by this tool.
+struct Synthetic {
+    id: StageId,
+    params: serde_json::Value,
+    outputs: Vec<JobFile>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize, Debug)]
+struct SyntheticFigures {
+    docs: u64,
+}
+
+impl Stage for Synthetic {
+    type Params = serde_json::Value;
+    type Figures = SyntheticFigures;
+    fn id(&self) -> StageId {
+        self.id
+    }
+    fn params(&self) -> webmill::Result<serde_json::Value> {
+        Ok(self.params.clone())
+    }
+    fn inputs(&self) -> Vec<JobFile> {
+        Vec::new()
+    }
+    fn outputs(&self) -> Vec<JobFile> {
+        self.outputs.clone()
+    }
+    fn records(f: &SyntheticFigures) -> u64 {
+        f.docs
+    }
+    fn run(&self, _: &mut StageContext) -> webmill::Result<SyntheticFigures> {
+        Err(webmill::Error::internal(
+            "synthetic stages are written by webmill-corpus",
+        ))
+    }
+}
+
+fn begin(job: &mut Job, stage: &Synthetic, settings: &Settings) -> anyhow::Result<StageContext> {
+    match job.begin(stage, settings)? {
+        Begun::Run(cx) => Ok(cx),
+        Begun::Skipped(_) => anyhow::bail!(
+            "{} already holds this corpus; --force makes it again",
+            job.dir().display()
+        ),
+    }
+}
+
 fn run(args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
     let n = args.docs;
@@ -205,18 +255,29 @@ fn run(args: Args) -> anyhow::Result<()> {
         "vocab": args.vocab, "dup_fraction": args.dup_fraction,
         "max_edits_pct": args.max_edits_pct, "host_docs": args.host_docs, "seed": args.seed,
     });
-    job.begin("ingest", params.clone(), &[], &["text.wm"], args.force)?;
-    job.begin(
-        "resolve",
+    let settings = Settings::new(1 << 30).forced(args.force);
+    let ingest = Synthetic {
+        id: StageId::Ingest,
+        params: params.clone(),
+        outputs: vec![JobFile::Text],
+    };
+    let resolve = Synthetic {
+        id: StageId::Resolve,
         params,
-        &["ingest"],
-        &["pagedoc.wm", "docs.wm"],
-        args.force,
-    )?;
-    let mut text = PageFileWriter::create(job.path("text.wm"), TEXT_KIND, 256 << 10, 3)?;
-    let mut pagedoc = PageFileWriter::create(job.path("pagedoc.wm"), PAGEDOC_KIND, 256 << 10, 3)?;
-    let mut docs = DocWriter::create(job.path("docs.wm"), "webmill-corpus")?;
-    let planted_path = job.path("planted.tsv");
+        outputs: vec![
+            JobFile::PageDoc,
+            JobFile::Docs,
+            JobFile::Edges,
+            JobFile::EdgesT,
+        ],
+    };
+    let ingest_cx = begin(&mut job, &ingest, &settings)?;
+    let resolve_cx = begin(&mut job, &resolve, &settings)?;
+    let mut text = PageFileWriter::create(ingest_cx.output(JobFile::Text)?, &TEXT, 256 << 10, 3)?;
+    let mut pagedoc =
+        PageFileWriter::create(resolve_cx.output(JobFile::PageDoc)?, &PAGEDOC, 256 << 10, 3)?;
+    let mut docs = DocWriter::create(resolve_cx.output(JobFile::Docs)?, "webmill-corpus")?;
+    let planted_path = job.dir().join("planted.tsv");
     let mut planted = BufWriter::new(
         std::fs::File::create(&planted_path).with_context(|| planted_path.display().to_string())?,
     );
@@ -271,24 +332,16 @@ fn run(args: Args) -> anyhow::Result<()> {
     eprintln!();
     planted.flush()?;
     text.finish(&json!({"pages": n}))?;
-    job.finish(
-        "ingest",
-        &["text.wm"],
-        Figures {
-            records: n,
-            ..Figures::default()
-        },
-    )?;
+    job.publish(&ingest, ingest_cx, SyntheticFigures { docs: n })?;
     pagedoc.finish(&json!({"pages": n}))?;
     docs.finish()?;
-    job.finish(
-        "resolve",
-        &["pagedoc.wm", "docs.wm"],
-        Figures {
-            records: n,
-            ..Figures::default()
-        },
-    )?;
+    for (file, direction) in [
+        (JobFile::Edges, Direction::Forward),
+        (JobFile::EdgesT, Direction::Transposed),
+    ] {
+        EdgeWriter::create(resolve_cx.output(file)?, direction, n)?.finish()?;
+    }
+    job.publish(&resolve, resolve_cx, SyntheticFigures { docs: n })?;
     eprintln!(
         "webmill-corpus: {n} docs, {copies} planted copies, {words_total} words ({bytes_total} bytes of text) in {:.1} s",
         started.elapsed().as_secs_f64()

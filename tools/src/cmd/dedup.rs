@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use webmill::dedup::stage::{dedup, Alg, DedupOptions, DedupOutcome, Verify};
-use webmill::job::Settings;
+use webmill::dedup::stage::{dedup, DedupOptions, Verify};
+use webmill::dedup::Alg;
+use webmill::job::{JobFile, Outcome, StageId};
 use webmill::resources::format_bytes;
 
 use super::thousands;
@@ -72,13 +73,8 @@ fn parse_alg(s: &str) -> Result<Alg, String> {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let mut job = g.open_job(&args.job, false)?;
-    let reporter = g.reporter();
-    let settings = Settings {
-        mem: g.mem(),
-        reporter: reporter.clone(),
-        force: args.force,
-        strict: false,
-    };
+    let settings = g.settings(args.force, false);
+    let reporter = settings.reporter.clone();
     let opts = DedupOptions {
         algs: args.algs,
         shingle: args.shingle,
@@ -87,55 +83,42 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         verify: args.verify,
     };
     for (alg, outcome) in dedup(&mut job, &opts, &settings)? {
-        let rec = match outcome {
-            DedupOutcome::AlreadyDone(_) => {
-                reporter.note(&format!(
-                    "{}: already finished with these parameters; skipped (--force recomputes)",
-                    alg.stage()
-                ));
-                continue;
-            }
-            DedupOutcome::Done(rec) => rec,
+        let Outcome::Done {
+            figures: x, record, ..
+        } = outcome
+        else {
+            continue;
         };
-        let f = &rec.figures;
-        let x = |k: &str| f.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+        let f = &record.figures;
         reporter.note(&format!(
             "{}: {} docs sketched, {} candidate pairs from {} groups ({} capped), {} pairs verified by {} ({} same host, {} cross-host), {} clusters holding {} docs in {:.1} s; sketch file {}; peak RSS {} at --mem {}",
-            alg.stage(),
-            thousands(x("docs_sketched")),
-            thousands(x("candidates")),
-            thousands(x("groups")),
-            thousands(x("capped_groups")),
-            thousands(x("pairs")),
-            f.extra
-                .get("verify")
-                .and_then(|v| v.as_str())
+            StageId::Dedup(alg),
+            thousands(x.docs_sketched),
+            thousands(x.candidates),
+            thousands(x.groups),
+            thousands(x.capped_groups),
+            thousands(x.pairs),
+            x.verify
+                .as_deref()
                 .unwrap_or(if alg == Alg::Exact { "fingerprint" } else { "sketch" }),
-            thousands(x("same_host_pairs")),
-            thousands(x("cross_host_pairs")),
-            thousands(x("clusters")),
-            thousands(x("docs_in_clusters")),
+            thousands(x.same_host_pairs),
+            thousands(x.cross_host_pairs),
+            thousands(x.clusters),
+            thousands(x.docs_in_clusters),
             f.seconds,
-            format_bytes(x("sketch_file_bytes")),
+            format_bytes(x.sketch_file_bytes),
             format_bytes(f.peak_rss),
             format_bytes(settings.mem),
         ));
-        let plot = job.path(&alg.plot_file());
-        if plot.exists() {
+        reporter.note(&format!(
+            "  near-duplicates per page (log-log): {}",
+            job.file(JobFile::DedupPlot(alg))?.display()
+        ));
+        for c in x.largest_clusters.iter().take(5) {
             reporter.note(&format!(
-                "  near-duplicates per page (log-log): {}",
-                plot.display()
+                "  cluster {} of {} docs, e.g. {}",
+                c.cluster, c.size, c.example
             ));
-        }
-        if let Some(largest) = f.extra.get("largest_clusters").and_then(|v| v.as_array()) {
-            for c in largest.iter().take(5) {
-                reporter.note(&format!(
-                    "  cluster {} of {} docs, e.g. {}",
-                    c["cluster"],
-                    c["size"],
-                    c["example"].as_str().unwrap_or("")
-                ));
-            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use webmill::dedup::eval::{evaluate, EvalOptions, DEFAULT_SAMPLE};
-use webmill::dedup::stage::Alg;
+use webmill::dedup::Alg;
 
 use crate::Global;
 
@@ -49,7 +49,7 @@ fn parse_alg(s: &str) -> Result<Alg, String> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let job = g.open_job(&args.job, false)?;
+    let job = g.open_view(&args.job)?;
     let opts = EvalOptions {
         alg: args.alg,
         sample: args.sample,

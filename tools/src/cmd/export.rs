@@ -4,9 +4,12 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use webmill::dedup::files::{for_each_cluster_member, for_each_pair};
+use webmill::dedup::Alg;
 use webmill::docs::DocTable;
-use webmill::graph::import::{DOCS_FILE, EDGES_FILE};
 use webmill::graph::EdgeFile;
+use webmill::job::JobFile;
+use webmill::sort::SortConfig;
 use webmill::tsv::escape;
 
 use super::{flush, stdout};
@@ -43,16 +46,14 @@ enum What {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let job = g.open_job(&args.job, false)?;
-    webmill::graph::graph_stage(&job)?;
+    let job = g.open_view(&args.job)?;
     let mut out = stdout();
     match args.what {
         // The doc table's own record dump is exactly the export format.
-        What::Docs => webmill::kinds::dump_file(&job.path(DOCS_FILE), &mut out)?,
+        What::Docs => webmill::kinds::dump_file(&job.file(JobFile::Docs)?, &mut out)?,
         What::Ranks => {
-            job.finished_stage(webmill::rank::STAGE)?;
-            let ranks = webmill::rank::RankVector::open(job.path(webmill::rank::RANKS_FILE))?;
-            let t = DocTable::open(job.path(DOCS_FILE))?;
+            let ranks = webmill::rank::RankVector::open(job.file(JobFile::Ranks)?)?;
+            let t = DocTable::open(job.file(JobFile::Docs)?)?;
             let mut r = ranks.reader();
             writeln!(out, "# docid\turl\trank")?;
             for doc in t.iter() {
@@ -62,37 +63,40 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         }
         What::Text => {
             writeln!(out, "# docid\turl\ttokens")?;
-            let s = webmill::job::Settings {
-                reporter: g.reporter(),
-                ..webmill::job::Settings::new(g.mem())
-            };
-            webmill::ingest::text::for_each_doc_text(&job, &s, |doc, url, words| {
-                writeln!(out, "{doc}\t{}\t{words}", escape(url))
-                    .map_err(|e| webmill::Error::io("stdout", e))
-            })?;
+            let scratch = g.scratch_dir(job.dir())?;
+            let cfg = SortConfig::new(scratch.join("by-doc"), g.mem())
+                .label("export text: sorting by docID")
+                .reporter(g.reporter());
+            let result = webmill::ingest::text::for_each_doc_text(
+                &job.file(JobFile::Text)?,
+                &job.file(JobFile::PageDoc)?,
+                &job.file(JobFile::Docs)?,
+                cfg,
+                |doc, url, words| {
+                    writeln!(out, "{doc}\t{}\t{words}", escape(url))
+                        .map_err(|e| webmill::Error::io("stdout", e))
+                },
+            );
+            let _ = std::fs::remove_dir_all(&scratch);
+            result?;
         }
         What::Pairs => {
-            let alg = webmill::dedup::stage::Alg::parse(&args.alg)?;
-            job.finished_stage(&alg.stage())?;
+            let alg = Alg::parse(&args.alg)?;
             writeln!(out, "# docid_a\tdocid_b\tsimilarity")?;
-            webmill::dedup::stage::for_each_pair(&job.path(&alg.pairs_file()), |a, b, sim| {
+            for_each_pair(&job.file(JobFile::Pairs(alg))?, |a, b, sim| {
                 writeln!(out, "{a}\t{b}\t{sim:.4}").map_err(|e| webmill::Error::io("stdout", e))
             })?;
         }
         What::Clusters => {
-            let alg = webmill::dedup::stage::Alg::parse(&args.alg)?;
-            job.finished_stage(&alg.stage())?;
+            let alg = Alg::parse(&args.alg)?;
             writeln!(out, "# cluster_id\tdocid\tkeep")?;
-            webmill::dedup::stage::for_each_cluster_member(
-                &job.path(&alg.clusters_file()),
-                |c, d, keep| {
-                    writeln!(out, "{c}\t{d}\t{}", u8::from(keep))
-                        .map_err(|e| webmill::Error::io("stdout", e))
-                },
-            )?;
+            for_each_cluster_member(&job.file(JobFile::Clusters(alg))?, |c, d, keep| {
+                writeln!(out, "{c}\t{d}\t{}", u8::from(keep))
+                    .map_err(|e| webmill::Error::io("stdout", e))
+            })?;
         }
         What::Edges => {
-            let f = EdgeFile::open(job.path(EDGES_FILE))?;
+            let f = EdgeFile::open(job.file(JobFile::Edges)?)?;
             writeln!(out, "# src\tdst")?;
             for list in f.lists() {
                 let (src, dsts) = list?;

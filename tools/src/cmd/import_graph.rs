@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use webmill::graph::import::{import_graph, GraphFormat, ImportOptions, ImportOutcome};
+use webmill::graph::import::{import_graph, GraphFormat, ImportOptions};
 use webmill::graph::names::NameOrder;
-use webmill::job::Settings;
+use webmill::job::Outcome;
 use webmill::resources::format_bytes;
 
 use super::thousands;
@@ -100,45 +100,36 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         (_, Some(_)) => anyhow::bail!("--order applies to --format tsv only"),
     };
     let mut job = g.open_job(&args.out, true)?;
-    let reporter = g.reporter();
-    let settings = Settings {
-        mem: g.mem(),
-        reporter: reporter.clone(),
-        force: args.force,
-        strict: args.strict,
-    };
+    let settings = g.settings(args.force, args.strict);
+    let reporter = settings.reporter.clone();
     let opts = ImportOptions {
         format,
         inputs: args.files,
         keep_self_loops: args.keep_self_loops,
     };
-    let (record, resumed) = match import_graph(&mut job, &opts, &settings)? {
-        ImportOutcome::AlreadyDone(_) => {
-            reporter.note(&format!(
-                "import-graph: already finished in {} with these parameters; skipped (--force recomputes)",
-                args.out.display()
-            ));
-            return Ok(ExitCode::SUCCESS);
-        }
-        ImportOutcome::Done {
-            record, resumed, ..
-        } => (record, resumed),
+    let outcome = import_graph(&mut job, &opts, &settings)?;
+    let Outcome::Done {
+        figures: x,
+        record,
+        resumed,
+    } = outcome
+    else {
+        return Ok(ExitCode::SUCCESS);
     };
     let f = &record.figures;
-    let x = |k: &str| f.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
     let secs = f.seconds.max(1e-9);
     reporter.note(&format!(
         "import-graph: {} nodes, {} arcs ({} self-loops dropped, {} duplicate arcs, {} lines skipped) in {:.1} s{}: {:.0} arcs/s; edges {} ({:.2} bits/arc), peak RSS {} at --mem {}",
-        thousands(x("nodes")),
-        thousands(x("arcs")),
-        thousands(x("self_loops")),
-        thousands(x("duplicate_arcs")),
-        thousands(x("skipped")),
+        thousands(x.nodes),
+        thousands(x.arcs),
+        thousands(x.self_loops),
+        thousands(x.duplicate_arcs),
+        thousands(x.skipped),
         f.seconds,
         if resumed { " (resumed)" } else { "" },
-        x("input_arcs") as f64 / secs,
-        format_bytes(x("edges_bytes")),
-        f.extra.get("bits_per_arc").and_then(|v| v.as_f64()).unwrap_or(0.0),
+        x.input_arcs as f64 / secs,
+        format_bytes(x.edges_bytes),
+        x.bits_per_arc,
         format_bytes(f.peak_rss),
         format_bytes(settings.mem),
     ));

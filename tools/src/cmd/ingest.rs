@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use webmill::ingest::resolve::{resolve, ResolveOutcome};
-use webmill::ingest::{ingest, IngestOptions, IngestOutcome, InputSpec};
-use webmill::job::Settings;
+use webmill::ingest::resolve::resolve;
+use webmill::ingest::{ingest, IngestOptions, InputSpec};
+use webmill::job::Outcome;
 use webmill::resources::format_bytes;
 
 use super::thousands;
@@ -66,90 +66,72 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         .map(|a| InputSpec::parse(a, args.base_url.as_deref()))
         .collect::<webmill::Result<Vec<_>>>()?;
     let mut job = g.open_job(&args.out, true)?;
-    let reporter = g.reporter();
-    let settings = Settings {
-        mem: g.mem(),
-        reporter: reporter.clone(),
-        force: args.force,
-        strict: args.strict,
-    };
+    let settings = g.settings(args.force, args.strict);
+    let reporter = settings.reporter.clone();
     let opts = IngestOptions {
         inputs,
         segment_records: args.segment_records,
         max_record_bytes: args.max_record_bytes,
     };
-    match ingest(&mut job, &opts, &settings)? {
-        IngestOutcome::AlreadyDone(_) => reporter.note(&format!(
-            "ingest: already finished in {} with these inputs; skipped (--force recomputes)",
-            args.out.display()
-        )),
-        IngestOutcome::Done {
-            record,
-            resumed,
-            skips,
-        } => {
-            let f = &record.figures;
-            let x = |k: &str| f.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
-            for s in &skips {
-                reporter.note(&format!("skipped: {s}"));
-            }
-            if x("skipped") > skips.len() as u64 {
-                reporter.note(&format!(
-                    "skipped: … and {} more",
-                    x("skipped") - skips.len() as u64
-                ));
-            }
-            let records: u64 = f
-                .extra
-                .get("records")
-                .and_then(|r| r.as_object())
-                .map_or(0, |m| m.values().filter_map(|v| v.as_u64()).sum());
+    if let Outcome::Done {
+        figures: x,
+        record,
+        resumed,
+    } = ingest(&mut job, &opts, &settings)?
+    {
+        let f = &record.figures;
+        let c = &x.counts;
+        for s in &x.first_skips {
+            reporter.note(&format!("skipped: {s}"));
+        }
+        if c.skipped > x.first_skips.len() as u64 {
             reporter.note(&format!(
-                "ingest: {} pages ({} of HTML), {} links from {} WARC records and {} files in {:.1} s{}: {:.1} MB/s; {} not HTML, {} error statuses, {} redirects, {} skipped; peak RSS {}",
-                thousands(x("pages")),
-                format_bytes(x("html_bytes")),
-                thousands(x("links")),
-                thousands(records),
-                thousands(x("files")),
-                f.seconds,
-                if resumed { " (resumed)" } else { "" },
-                x("input_bytes") as f64 / f.seconds.max(1e-9) / 1e6,
-                thousands(x("not_html")),
-                thousands(x("error_status")),
-                thousands(x("redirects")),
-                thousands(x("skipped")),
-                format_bytes(f.peak_rss),
+                "skipped: … and {} more",
+                c.skipped - x.first_skips.len() as u64
             ));
         }
+        let records: u64 = c.records.values().sum();
+        reporter.note(&format!(
+            "ingest: {} pages ({} of HTML), {} links from {} WARC records and {} files in {:.1} s{}: {:.1} MB/s; {} not HTML, {} error statuses, {} redirects, {} skipped; peak RSS {}",
+            thousands(c.pages),
+            format_bytes(c.html_bytes),
+            thousands(c.links),
+            thousands(records),
+            thousands(c.files),
+            f.seconds,
+            if resumed { " (resumed)" } else { "" },
+            x.input_bytes as f64 / f.seconds.max(1e-9) / 1e6,
+            thousands(c.not_html),
+            thousands(c.error_status),
+            thousands(c.redirects),
+            thousands(c.skipped),
+            format_bytes(f.peak_rss),
+        ));
     }
-    let settings = Settings {
-        force: false,
-        ..settings
-    };
-    match resolve(&mut job, &settings)? {
-        ResolveOutcome::AlreadyDone(_) => reporter.note(&format!(
-            "resolve: already finished in {}; skipped",
-            args.out.display()
-        )),
-        ResolveOutcome::Done { record, resumed } => {
-            let f = &record.figures;
-            let x = |k: &str| f.extra.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
-            reporter.note(&format!(
-                "resolve: {} docs ({} crawled) on {} hosts, {} arcs ({} self-loops dropped), {} anchors in {:.1} s{}; edges {} ({:.2} bits/arc), peak RSS {} at --mem {}",
-                thousands(x("nodes")),
-                thousands(x("crawled")),
-                thousands(x("hosts")),
-                thousands(x("arcs")),
-                thousands(x("self_loops")),
-                thousands(x("anchors")),
-                f.seconds,
-                if resumed { " (resumed)" } else { "" },
-                format_bytes(x("edges_bytes")),
-                f.extra.get("bits_per_arc").and_then(|v| v.as_f64()).unwrap_or(0.0),
-                format_bytes(f.peak_rss),
-                format_bytes(settings.mem),
-            ));
-        }
+    // --force applies to ingest; resolve runs again because its inputs changed.
+    let settings = settings.forced(false);
+    if let Outcome::Done {
+        figures: x,
+        record,
+        resumed,
+    } = resolve(&mut job, &settings)?
+    {
+        let f = &record.figures;
+        reporter.note(&format!(
+            "resolve: {} docs ({} crawled) on {} hosts, {} arcs ({} self-loops dropped), {} anchors in {:.1} s{}; edges {} ({:.2} bits/arc), peak RSS {} at --mem {}",
+            thousands(x.nodes),
+            thousands(x.crawled),
+            thousands(x.hosts),
+            thousands(x.arcs),
+            thousands(x.self_loops),
+            thousands(x.anchors),
+            f.seconds,
+            if resumed { " (resumed)" } else { "" },
+            format_bytes(x.edges_bytes),
+            x.bits_per_arc,
+            format_bytes(f.peak_rss),
+            format_bytes(settings.mem),
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use webmill::container::Container;
+use webmill::job::StageId;
 use webmill::resources::format_bytes;
 
 use super::thousands;
@@ -95,26 +96,53 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         inspect_file(&args.target, args.blocks)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let job = g.open_job(&args.target, false)?;
+    let job = g.open_view(&args.target)?;
     println!("job {}", args.target.display());
-    for (name, rec) in &job.manifest().stages {
-        println!(
-            "\nstage {name}: {:?}, {} attempt(s), {:.1} s, peak RSS {}",
-            rec.status,
-            rec.attempts,
-            rec.figures.seconds,
-            format_bytes(rec.figures.peak_rss)
-        );
-        println!("  params  {}", rec.params);
-        if !rec.figures.extra.is_empty() {
+    let mut stages: Vec<(&String, &webmill::job::StageRecord)> =
+        job.manifest().stages.iter().collect();
+    stages.sort_by_key(|(n, _)| StageId::parse(n).map_or(usize::MAX, StageId::order));
+    for (name, rec) in stages {
+        if let Some(a) = &rec.running {
             println!(
-                "  figures {}",
-                serde_json::Value::Object(rec.figures.extra.clone())
+                "\nstage {name}: {} (attempt {}), params {}",
+                if rec.published.is_some() {
+                    "re-running, previous results still published"
+                } else {
+                    "interrupted or running"
+                },
+                a.attempts,
+                a.params
             );
         }
-        for out in &rec.outputs {
+        let Some(p) = &rec.published else { continue };
+        println!(
+            "\nstage {name}: finished, {} attempt(s), {:.1} s, peak RSS {}",
+            p.attempts,
+            p.figures.seconds,
+            format_bytes(p.figures.peak_rss)
+        );
+        println!("  params  {}", p.params);
+        if !p.inputs.is_empty() {
+            let inputs: Vec<String> = p.inputs.iter().map(|(f, c)| format!("{f} {c}")).collect();
+            println!("  inputs  {}", inputs.join(", "));
+        }
+        if !p.figures.extra.is_empty() {
+            println!(
+                "  figures {}",
+                serde_json::Value::Object(p.figures.extra.clone())
+            );
+        }
+        for out in &p.outputs {
             println!();
-            inspect_file(&job.path(&out.path), args.blocks)?;
+            if out.kind == "svg" {
+                println!(
+                    "file        {} (plot, {})",
+                    job.dir().join(&out.path).display(),
+                    format_bytes(out.bytes)
+                );
+            } else {
+                inspect_file(&job.dir().join(&out.path), args.blocks)?;
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

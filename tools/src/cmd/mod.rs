@@ -5,6 +5,7 @@ pub mod dedup_eval;
 pub mod dump;
 pub mod export;
 pub mod import_graph;
+pub mod index;
 pub mod ingest;
 pub mod inspect;
 pub mod pagerank;

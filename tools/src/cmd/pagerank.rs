@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use webmill::job::Settings;
-use webmill::rank::{pagerank, Dangling, Mode, PageRankOptions, PageRankOutcome, PLOT_FILE};
+use webmill::job::{JobFile, Outcome};
+use webmill::rank::{pagerank, Dangling, Mode, PageRankOptions};
 use webmill::resources::format_bytes;
 
 use crate::Global;
@@ -71,13 +71,8 @@ enum ModeArg {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let mut job = g.open_job(&args.job, false)?;
-    let reporter = g.reporter();
-    let settings = Settings {
-        mem: g.mem(),
-        reporter: reporter.clone(),
-        force: args.force,
-        strict: false,
-    };
+    let settings = g.settings(args.force, false);
+    let reporter = settings.reporter.clone();
     let opts = PageRankOptions {
         damping: args.damping,
         tol: args.tol,
@@ -94,33 +89,25 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             ModeArg::SortMerge => Mode::SortMerge,
         },
     };
-    match pagerank(&mut job, &opts, &settings)? {
-        PageRankOutcome::AlreadyDone(_) => reporter.note(&format!(
-            "pagerank: already finished in {} with these parameters; skipped (--force recomputes)",
-            args.job.display()
-        )),
-        PageRankOutcome::Done {
-            record,
-            resumed_from,
-            mode,
-        } => {
-            let f = &record.figures;
-            let iters = f.extra["iterations"].as_u64().unwrap_or(0);
-            let arcs = f.extra["arcs"].as_u64().unwrap_or(0);
-            let done_here = iters - u64::from(resumed_from.unwrap_or(0));
-            reporter.note(&format!(
-                "pagerank: {} after {iters} iterations{} (L1 change {:.3e}), {} mode, {:.1} s: {:.1} ns/arc/iteration; peak RSS {} at --mem {}; plot in {}",
-                if f.extra["converged"].as_bool().unwrap_or(false) { "converged" } else { "stopped at --max-iter" },
-                resumed_from.map_or(String::new(), |t| format!(" (resumed after {t})")),
-                f.extra["l1"].as_f64().unwrap_or(f64::NAN),
-                mode.name(),
-                f.seconds,
-                f.seconds * 1e9 / (arcs.max(1) * done_here.max(1)) as f64,
-                format_bytes(f.peak_rss),
-                format_bytes(settings.mem),
-                args.job.join(PLOT_FILE).display(),
-            ));
-        }
+    if let Outcome::Done {
+        figures: x, record, ..
+    } = pagerank(&mut job, &opts, &settings)?
+    {
+        let f = &record.figures;
+        let iters = u64::from(x.iterations);
+        let done_here = iters - u64::from(x.resumed_from.unwrap_or(0));
+        reporter.note(&format!(
+            "pagerank: {} after {iters} iterations{} (L1 change {:.3e}), {} mode, {:.1} s: {:.1} ns/arc/iteration; peak RSS {} at --mem {}; plot in {}",
+            if x.converged { "converged" } else { "stopped at --max-iter" },
+            x.resumed_from.map_or(String::new(), |t| format!(" (resumed after {t})")),
+            x.l1,
+            x.mode.name(),
+            f.seconds,
+            f.seconds * 1e9 / (x.arcs.max(1) * done_here.max(1)) as f64,
+            format_bytes(f.peak_rss),
+            format_bytes(settings.mem),
+            job.file(JobFile::RankPlot)?.display(),
+        ));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -37,7 +37,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let job = g.open_job(&args.job, false)?;
+    let job = g.open_view(&args.job)?;
     let mut stats = webmill::stats::graph_stats(&job)?;
     if !args.no_degrees {
         let dist = webmill::stats::degree_distributions(&job)?;

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use webmill::docs::DocTable;
-use webmill::graph::import::{DOCS_FILE, EDGES_FILE, TRANSPOSED_FILE};
 use webmill::graph::EdgeFile;
-use webmill::rank::{RankVector, RANKS_FILE, STAGE};
+use webmill::job::JobFile;
+use webmill::rank::RankVector;
 use webmill::tsv::escape;
 
 use crate::Global;
@@ -40,9 +40,8 @@ impl Ord for Entry {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let job = g.open_job(&args.job, false)?;
-    job.finished_stage(STAGE)?;
-    let ranks = RankVector::open(job.path(RANKS_FILE))?;
+    let job = g.open_view(&args.job)?;
+    let ranks = RankVector::open(job.file(JobFile::Ranks)?)?;
     let mut heap = BinaryHeap::with_capacity(args.k + 1);
     let mut r = ranks.reader();
     for i in 0..ranks.len() {
@@ -53,9 +52,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     }
     let mut top = heap.into_sorted_vec();
     top.truncate(args.k);
-    let docs = DocTable::open(job.path(DOCS_FILE))?;
-    let fwd = EdgeFile::open(job.path(EDGES_FILE))?;
-    let rev = EdgeFile::open(job.path(TRANSPOSED_FILE))?;
+    let docs = DocTable::open(job.file(JobFile::Docs)?)?;
+    let fwd = EdgeFile::open(job.file(JobFile::Edges)?)?;
+    let rev = EdgeFile::open(job.file(JobFile::EdgesT)?)?;
     println!("# rank\tdocid\turl\tin_degree\tout_degree");
     for Entry(rank, id) in top {
         let url = docs.get(id)?.map(|d| d.url).unwrap_or_default();

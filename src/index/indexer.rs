@@ -1,0 +1,759 @@
+//! The indexer: documents → hits (Brin & Page §4.1, "the indexer … converts
+//! each document into a set of word occurrences called hits").
+//!
+//! A job's documents are read in two parts, in this order:
+//!
+//! 1. **page texts** (`text.wm`, page order, canonical captures only, their
+//!    docIDs from `pagedoc.wm`): each word at position `i` becomes a plain hit
+//!    with its capitalization and relative font size ([`text_hits`]);
+//! 2. **fancy texts** (`docs.wm` in docID order beside `anchors.wm`, keyed by
+//!    target): the words of each doc's URL (after the scheme) become URL hits,
+//!    of its title title hits, and of the anchor text of every link to it
+//!    anchor hits — also for docs that were never crawled
+//!    ([`fancy_hits`]). URL, title and anchor words are cut into words by the
+//!    extractor's own tokenizer ([`crate::ingest::html::tokenize`]).
+//!
+//! The work comes in units (a block of `text.wm`, a block of `docs.wm` with
+//! its anchors) processed in parallel in windows and consumed in order, so
+//! every output is the same whatever the thread count. Two passes walk it:
+//! [`count_vocabulary`] (hits per word, for the lexicon) and
+//! [`write_forward`] (each document's hits into the forward barrels of their
+//! words).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
+
+use super::forward::{encode_record, ForwardWriter, Part};
+use super::hit::{relative_font, Hit};
+use super::lexicon::{FstBytes, VocabRec, WordPlan};
+use crate::docs::DocTable;
+use crate::error::{Error, Result};
+use crate::ingest::html::{flag, tokenize};
+use crate::ingest::pagefile::PageFile;
+use crate::ingest::records;
+use crate::progress::{SharedReporter, Unit};
+use crate::sort::ExternalSorter;
+
+/// Hits per word (a chunk's or a unit's vocabulary).
+type WordCounts = HashMap<String, u64, Xxh3DefaultBuilder>;
+
+/// The job files the indexer reads.
+#[derive(Clone, Debug)]
+pub struct Sources {
+    /// `text.wm`: token streams by page.
+    pub text: PathBuf,
+    /// `pagedoc.wm`: page → docID.
+    pub pagedoc: PathBuf,
+    /// `docs.wm`: the doc table.
+    pub docs: PathBuf,
+    /// `anchors.wm`: anchors by target docID.
+    pub anchors: PathBuf,
+}
+
+/// The plain hits of a page's token stream, from its flag bytes (one per
+/// word): position = index, capitalization from the flag, font
+/// size relative to the page's most common size (see [`super::hit`]).
+pub fn text_hits(flags: &[u8], out: &mut Vec<Hit>) {
+    let mut histogram = [0u32; 8];
+    for f in flags {
+        histogram[usize::from(flag::size(*f))] += 1;
+    }
+    // The most common size; ties go to the smaller size.
+    let modal = (0..8u8)
+        .max_by_key(|&s| (histogram[usize::from(s)], std::cmp::Reverse(s)))
+        .unwrap_or(flag::NORMAL_SIZE);
+    out.extend(flags.iter().enumerate().map(|(i, &f)| {
+        let font = relative_font(flag::size(f), f & flag::BOLD != 0, modal);
+        Hit::plain(f & flag::CAPITALIZED != 0, font, i as u32)
+    }));
+}
+
+/// Reusable buffers for [`fancy_hits`].
+#[derive(Default)]
+pub struct Tokens {
+    /// Words, space-separated.
+    pub words: String,
+    flags: Vec<u8>,
+    /// One hit per word.
+    pub hits: Vec<Hit>,
+}
+
+/// The fancy hits of a document: the words of its URL (after `scheme://`),
+/// its title, and the anchor texts `(source docID, text)` of the links to it,
+/// into `t.words` (space-separated) and `t.hits`.
+pub fn fancy_hits(url: &str, title: &str, anchors: &[(u64, &str)], t: &mut Tokens) {
+    t.words.clear();
+    t.flags.clear();
+    t.hits.clear();
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    t.add(rest, Hit::url);
+    t.add(title, Hit::title);
+    for &(src, text) in anchors {
+        t.add(text, |cap, j| Hit::anchor(cap, src, j));
+    }
+}
+
+impl Tokens {
+    /// Appends the words of `text` with the hit `hit(capitalized, index)` each.
+    fn add(&mut self, text: &str, hit: impl Fn(bool, u32) -> Hit) {
+        let at = self.flags.len();
+        tokenize(text, &mut self.words, &mut self.flags);
+        self.hits.extend(
+            self.flags[at..]
+                .iter()
+                .enumerate()
+                .map(|(j, &f)| hit(f & flag::CAPITALIZED != 0, j as u32)),
+        );
+    }
+}
+
+/// A unit of work: a block of the text file, or a block of the doc table
+/// with the anchors of its docs.
+enum Work {
+    Text {
+        block: usize,
+        /// docID of each page from `first_page` on (`u64::MAX`: not canonical).
+        first_page: u64,
+        docs: std::sync::Arc<Vec<u64>>,
+    },
+    Fancy {
+        block: usize,
+        /// (target, source, text) of the anchors of the block's docs.
+        anchors: Vec<(u64, u64, String)>,
+    },
+}
+
+/// The open inputs, shared by the workers.
+struct Inputs {
+    text: PageFile,
+    pagedoc: PageFile,
+    docs: DocTable,
+    anchors: PageFile,
+}
+
+impl Inputs {
+    fn open(s: &Sources) -> Result<Inputs> {
+        let docs = DocTable::open(&s.docs)?;
+        if docs.len() > u64::from(u32::MAX) {
+            return Err(Error::usage(format!(
+                "{} docs: the index holds docIDs below 2³²",
+                docs.len()
+            )));
+        }
+        Ok(Inputs {
+            text: PageFile::open(&s.text, &records::TEXT)?,
+            pagedoc: PageFile::open(&s.pagedoc, &records::PAGEDOC)?,
+            docs,
+            anchors: PageFile::open(&s.anchors, &records::ANCHORS)?,
+        })
+    }
+
+    /// Units of work in order, a window at a time, to `f`: at most `window`
+    /// units, and no more than `window_bytes` of decoded input unless one
+    /// unit alone is larger (a unit's memory is a small multiple of its
+    /// input, so this bounds the work in flight by the budget).
+    fn windows(
+        &self,
+        window: usize,
+        window_bytes: u64,
+        mut f: impl FnMut(Vec<Work>) -> Result<()>,
+    ) -> Result<()> {
+        let window_end = |blocks: &[crate::container::BlockEntry], i: usize| {
+            let mut end = i;
+            let mut bytes = 0;
+            while end < blocks.len()
+                && end - i < window
+                && (end == i || bytes + blocks[end].raw <= window_bytes)
+            {
+                bytes += blocks[end].raw;
+                end += 1;
+            }
+            end
+        };
+        let tc = self.text.container();
+        let first_page = |i: usize| -> u64 {
+            tc.blocks()
+                .get(i)
+                .and_then(|b| <[u8; 8]>::try_from(b.key.as_slice()).ok())
+                .map_or(u64::MAX, u64::from_be_bytes)
+        };
+        let mut pagedoc = SeqReader::new(&self.pagedoc);
+        let nblocks = tc.blocks().len();
+        let mut i = 0;
+        while i < nblocks {
+            let end = window_end(tc.blocks(), i);
+            let (p0, p1) = (first_page(i), first_page(end));
+            let mut docs = Vec::new();
+            pagedoc.take_until(p1, |page, input| {
+                if page >= p0 {
+                    let (doc, canonical) = records::decode_pagedoc(input)?;
+                    while docs.len() as u64 + p0 < page {
+                        docs.push(u64::MAX);
+                    }
+                    docs.push(if canonical { doc } else { u64::MAX });
+                } else {
+                    records::decode_pagedoc(input)?;
+                }
+                Ok(())
+            })?;
+            let docs = std::sync::Arc::new(docs);
+            f((i..end)
+                .map(|block| Work::Text {
+                    block,
+                    first_page: p0,
+                    docs: std::sync::Arc::clone(&docs),
+                })
+                .collect())?;
+            i = end;
+        }
+        let dc = self.docs.container();
+        let mut anchors = SeqReader::new(&self.anchors);
+        let nblocks = dc.blocks().len();
+        let mut i = 0;
+        let mut next_doc = 0u64;
+        while i < nblocks {
+            let end = window_end(dc.blocks(), i);
+            let mut units = Vec::with_capacity(end - i);
+            for block in i..end {
+                next_doc += dc.blocks()[block].records;
+                let mut list = Vec::new();
+                anchors.take_until(next_doc, |target, input| {
+                    let (src, _, text) = records::decode_anchor(input)?;
+                    list.push((target, src, text.to_string()));
+                    Ok(())
+                })?;
+                units.push(Work::Fancy {
+                    block,
+                    anchors: list,
+                });
+            }
+            f(units)?;
+            i = end;
+        }
+        Ok(())
+    }
+
+    /// Calls `g(docID, part, words, hits)` for each document of `unit`:
+    /// `words` space-separated, one hit per word.
+    fn visit(
+        &self,
+        unit: &Work,
+        tokens: &mut Tokens,
+        mut g: impl FnMut(u64, Part, &str, &[Hit]) -> Result<()>,
+    ) -> Result<()> {
+        match unit {
+            Work::Text {
+                block,
+                first_page,
+                docs,
+            } => {
+                let mut buf = (Vec::new(), Vec::new());
+                let mut hits = Vec::new();
+                self.text.visit_block(*block, &mut buf, |page, input| {
+                    let (words, flags) = records::decode_text(input)?;
+                    let doc = docs
+                        .get((page - first_page) as usize)
+                        .copied()
+                        .ok_or_else(|| {
+                            Error::record(format!("page {page} has no docID in the page map"))
+                        })?;
+                    if doc != u64::MAX && !flags.is_empty() {
+                        hits.clear();
+                        text_hits(flags, &mut hits);
+                        g(doc, Part::Text, words, &hits)?;
+                    }
+                    Ok(())
+                })
+            }
+            Work::Fancy { block, anchors } => {
+                let c = self.docs.container();
+                let first: u64 = c.blocks()[..*block].iter().map(|b| b.records).sum();
+                let list = self.docs.decode_block(*block, &c.read_block(*block)?)?;
+                let mut a = 0;
+                let mut refs: Vec<(u64, &str)> = Vec::new();
+                for (k, d) in list.iter().enumerate() {
+                    let doc = first + k as u64;
+                    while a < anchors.len() && anchors[a].0 < doc {
+                        a += 1;
+                    }
+                    refs.clear();
+                    while a < anchors.len() && anchors[a].0 == doc {
+                        refs.push((anchors[a].1, &anchors[a].2));
+                        a += 1;
+                    }
+                    fancy_hits(&d.url, &d.title, &refs, tokens);
+                    if !tokens.hits.is_empty() {
+                        g(doc, Part::Fancy, &tokens.words, &tokens.hits)?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Bytes of input a unit stands for (for progress).
+    fn unit_bytes(&self, unit: &Work) -> u64 {
+        match unit {
+            Work::Text { block, .. } => self.text.container().blocks()[*block].raw,
+            Work::Fancy { block, .. } => self.docs.container().blocks()[*block].raw,
+        }
+    }
+
+    fn total_bytes(&self) -> u64 {
+        self.text.container().raw_bytes() + self.docs.container().raw_bytes()
+    }
+}
+
+/// Reads a page file (keyed by page or docID) sequentially, a key range at a time.
+struct SeqReader<'a> {
+    file: &'a PageFile,
+    next_block: usize,
+    raw: (Vec<u8>, Vec<u8>),
+    /// Records of the current block not yet taken: (key, payload offset, length).
+    pending: std::collections::VecDeque<(u64, Vec<u8>)>,
+}
+
+impl<'a> SeqReader<'a> {
+    fn new(file: &'a PageFile) -> SeqReader<'a> {
+        SeqReader {
+            file,
+            next_block: 0,
+            raw: (Vec::new(), Vec::new()),
+            pending: Default::default(),
+        }
+    }
+
+    /// Calls `f(key, payload)` for every record with key < `end` not taken yet.
+    fn take_until(
+        &mut self,
+        end: u64,
+        mut f: impl FnMut(u64, &mut &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        loop {
+            while let Some((key, _)) = self.pending.front() {
+                if *key >= end {
+                    return Ok(());
+                }
+                let (key, payload) = self.pending.pop_front().unwrap_or_default();
+                let mut input = &payload[..];
+                f(key, &mut input)?;
+            }
+            if self.next_block >= self.file.container().blocks().len() {
+                return Ok(());
+            }
+            let pending = &mut self.pending;
+            // Whole records: each payload runs to the next record, so decode
+            // it with the kind's own decoder to find where it ends.
+            let kind = crate::kinds::kind(self.file.container().kind())
+                .ok_or_else(|| Error::internal("a page file of an unknown kind"))?;
+            self.file
+                .visit_block(self.next_block, &mut self.raw, |key, input| {
+                    let before = *input;
+                    records::check_record(kind, key, input)?;
+                    let used = before.len() - input.len();
+                    pending.push_back((key, before[..used].to_vec()));
+                    Ok(())
+                })?;
+            self.next_block += 1;
+        }
+    }
+}
+
+/// The word → wordID lookup of the forward pass: the most frequent words
+/// (the smallest wordIDs) in a hash table, the rest through the transducer.
+pub struct WordIds {
+    hot: HashMap<Box<str>, u32, Xxh3DefaultBuilder>,
+    fst: fst::Map<FstBytes>,
+}
+
+impl WordIds {
+    /// Loads the wordIDs below a bound derived from `budget` bytes (about 64
+    /// bytes a word) into the hash table.
+    pub fn new(fst: fst::Map<FstBytes>, budget: u64) -> WordIds {
+        use fst::Streamer;
+        let hot_words = (budget / 64).min(u64::from(u32::MAX)) as u32;
+        let mut hot = HashMap::with_hasher(Xxh3DefaultBuilder::new());
+        let mut s = fst.stream();
+        while let Some((w, id)) = s.next() {
+            if (id as u32) < hot_words {
+                if let Ok(w) = std::str::from_utf8(w) {
+                    hot.insert(w.into(), id as u32);
+                }
+            }
+        }
+        drop(s);
+        WordIds { hot, fst }
+    }
+
+    /// The wordID of `word`.
+    #[inline]
+    pub fn get(&self, word: &str) -> Option<u32> {
+        match self.hot.get(word) {
+            Some(&id) => Some(id),
+            None => self.fst.get(word).map(|v| v as u32),
+        }
+    }
+}
+
+/// What a pass read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PassStats {
+    /// Documents with text (part 0 records).
+    pub texts: u64,
+    /// Documents with URL, title or anchor words (part 1 records).
+    pub fancy_docs: u64,
+    /// Plain hits.
+    pub plain_hits: u64,
+    /// Fancy hits.
+    pub fancy_hits: u64,
+}
+
+impl PassStats {
+    fn add(&mut self, part: Part, hits: usize) {
+        match part {
+            Part::Text => {
+                self.texts += 1;
+                self.plain_hits += hits as u64;
+            }
+            Part::Fancy => {
+                self.fancy_docs += 1;
+                self.fancy_hits += hits as u64;
+            }
+        }
+    }
+}
+
+fn window_len() -> usize {
+    2 * rayon::current_num_threads().max(1)
+}
+
+/// Pass 1: counts the hits of every word and pushes `(word, hits)` into
+/// `vocabulary` (whose combine adds equal words' counts) a chunk at a time:
+/// a chunk's vocabulary is held in memory until it takes `chunk_budget`
+/// bytes, and the units in flight hold a quarter of that of input.
+pub fn count_vocabulary(
+    sources: &Sources,
+    vocabulary: &mut ExternalSorter<VocabRec>,
+    chunk_budget: u64,
+    reporter: &SharedReporter,
+) -> Result<PassStats> {
+    let window_bytes = chunk_budget / 4;
+    let inputs = Inputs::open(sources)?;
+    let task = reporter.task(
+        "index: counting words",
+        Some(inputs.total_bytes()),
+        Unit::Bytes,
+    );
+    let mut chunk: WordCounts = HashMap::with_hasher(Xxh3DefaultBuilder::new());
+    let mut chunk_bytes = 0u64;
+    let mut stats = PassStats::default();
+    inputs.windows(window_len(), window_bytes, |units| {
+        let outs: Vec<Result<(WordCounts, PassStats, u64)>> = units
+            .par_iter()
+            .map(|u| {
+                let mut counts: WordCounts = HashMap::with_hasher(Xxh3DefaultBuilder::new());
+                let mut st = PassStats::default();
+                let mut tokens = Tokens::default();
+                inputs.visit(u, &mut tokens, |_, part, words, hits| {
+                    st.add(part, hits.len());
+                    for w in words.split(' ') {
+                        match counts.get_mut(w) {
+                            Some(c) => *c += 1,
+                            None => {
+                                counts.insert(w.to_string(), 1);
+                            }
+                        }
+                    }
+                    Ok(())
+                })?;
+                Ok((counts, st, inputs.unit_bytes(u)))
+            })
+            .collect();
+        for out in outs {
+            let (counts, st, bytes) = out?;
+            stats.plain_hits += st.plain_hits;
+            stats.fancy_hits += st.fancy_hits;
+            stats.texts += st.texts;
+            stats.fancy_docs += st.fancy_docs;
+            for (w, c) in counts {
+                match chunk.get_mut(w.as_str()) {
+                    Some(n) => *n += c,
+                    None => {
+                        chunk_bytes += w.len() as u64 + 64;
+                        chunk.insert(w, c);
+                    }
+                }
+            }
+            task.inc(bytes);
+            if chunk_bytes >= chunk_budget {
+                flush_chunk(&mut chunk, vocabulary)?;
+                chunk_bytes = 0;
+                crate::sort::memory::release_freed_heap();
+            }
+        }
+        Ok(())
+    })?;
+    flush_chunk(&mut chunk, vocabulary)?;
+    Ok(stats)
+}
+
+/// Pushes a chunk's vocabulary into the sort, in byte order of the words (so
+/// that what is pushed does not depend on the hash table's layout).
+fn flush_chunk(chunk: &mut WordCounts, vocabulary: &mut ExternalSorter<VocabRec>) -> Result<()> {
+    let mut words: Vec<(String, u64)> = chunk.drain().collect();
+    words.sort_unstable();
+    for (w, c) in words {
+        vocabulary.push((w.into_bytes(), c))?;
+    }
+    Ok(())
+}
+
+/// What the forward pass wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ForwardStats {
+    /// Documents and hits read.
+    pub pass: PassStats,
+    /// Records over all barrels.
+    pub records: u64,
+    /// (word, document, part) entries over all barrels.
+    pub entries: u64,
+    /// Bytes of the barrel files.
+    pub bytes: u64,
+    /// Bytes the records' word headers take here (varint word delta and hit count).
+    pub header_bytes: u64,
+    /// Bytes they would take in the paper's layout (24-bit word offset, 8-bit
+    /// count, escape 255 + two bytes).
+    pub paper_header_bytes: u64,
+}
+
+/// One unit's records for each barrel: bytes, and per record (end, hits).
+struct BarrelBytes {
+    bytes: Vec<u8>,
+    records: Vec<(usize, u64)>,
+}
+
+/// Pass 2: writes every document's hits into the forward barrels
+/// `dir/fwd-BBB.wm` (one per barrel of `plan`), with blocks of about
+/// `block_bytes`; the units in flight hold about a quarter of the blocks'
+/// bytes of input. Returns what it wrote.
+pub fn write_forward(
+    sources: &Sources,
+    ids: &WordIds,
+    plan: &WordPlan,
+    dir: &Path,
+    block_bytes: usize,
+    reporter: &SharedReporter,
+) -> Result<ForwardStats> {
+    // The work in flight gets as much memory as the barrels' block buffers.
+    let window_bytes = (block_bytes * plan.barrels()) as u64 / 4;
+    let inputs = Inputs::open(sources)?;
+    let barrels = plan.barrels();
+    let mut writers = (0..barrels)
+        .map(|b| {
+            ForwardWriter::create(
+                forward_path(dir, b),
+                b as u32,
+                plan.firsts[b],
+                plan.firsts[b + 1],
+                block_bytes,
+            )
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let task = reporter.task(
+        "index: forward barrels",
+        Some(inputs.total_bytes()),
+        Unit::Bytes,
+    );
+    let mut stats = ForwardStats::default();
+    // Each unit's output buffers are reused from window to window: a fresh
+    // set per unit would leave the allocator with freed memory it keeps.
+    let mut pool: Vec<Vec<BarrelBytes>> = Vec::new();
+    inputs.windows(window_len(), window_bytes, |units| {
+        let mut bufs: Vec<Vec<BarrelBytes>> = (0..units.len())
+            .map(|_| {
+                pool.pop().unwrap_or_else(|| {
+                    (0..barrels)
+                        .map(|_| BarrelBytes {
+                            bytes: Vec::new(),
+                            records: Vec::new(),
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        let outs: Vec<Result<(ForwardStats, u64)>> = units
+            .par_iter()
+            .zip(bufs.par_iter_mut())
+            .map(|(u, out)| {
+                let mut st = ForwardStats::default();
+                let mut tokens = Tokens::default();
+                let mut doc_scratch = DocScratch::default();
+                inputs.visit(u, &mut tokens, |doc, part, words, hits| {
+                    st.pass.add(part, hits.len());
+                    doc_scratch.emit(doc, part, words, hits, ids, plan, out, &mut st)
+                })?;
+                Ok((st, inputs.unit_bytes(u)))
+            })
+            .collect();
+        for (out, per_barrel) in outs.into_iter().zip(&mut bufs) {
+            let (st, bytes) = out?;
+            for (w, b) in writers.iter_mut().zip(per_barrel.iter_mut()) {
+                let mut start = 0;
+                for &(end, hits) in &b.records {
+                    w.push(&b.bytes[start..end], hits)?;
+                    start = end;
+                }
+                b.bytes.clear();
+                b.records.clear();
+            }
+            stats.pass.texts += st.pass.texts;
+            stats.pass.fancy_docs += st.pass.fancy_docs;
+            stats.pass.plain_hits += st.pass.plain_hits;
+            stats.pass.fancy_hits += st.pass.fancy_hits;
+            stats.records += st.records;
+            stats.entries += st.entries;
+            stats.header_bytes += st.header_bytes;
+            stats.paper_header_bytes += st.paper_header_bytes;
+            task.inc(bytes);
+        }
+        pool.extend(bufs);
+        Ok(())
+    })?;
+    for w in writers {
+        stats.bytes += w.finish()?;
+    }
+    Ok(stats)
+}
+
+/// The path of forward barrel `b` in `dir`.
+pub fn forward_path(dir: &Path, b: usize) -> PathBuf {
+    dir.join(format!("fwd-{b:03}.wm"))
+}
+
+/// Per-document buffers of the forward pass.
+#[derive(Default)]
+struct DocScratch {
+    keys: Vec<u64>,
+    sorted: Vec<Hit>,
+    entries: Vec<(u32, std::ops::Range<usize>)>,
+}
+
+impl DocScratch {
+    /// Groups one document's hits by wordID and appends a record to each
+    /// barrel that has words of it.
+    #[allow(clippy::too_many_arguments)]
+    fn emit(
+        &mut self,
+        doc: u64,
+        part: Part,
+        words: &str,
+        hits: &[Hit],
+        ids: &WordIds,
+        plan: &WordPlan,
+        out: &mut [BarrelBytes],
+        st: &mut ForwardStats,
+    ) -> Result<()> {
+        self.keys.clear();
+        for (i, w) in words.split(' ').enumerate() {
+            let id = ids.get(w).ok_or_else(|| {
+                Error::internal(format!(
+                    "word {w:?} is missing from the vocabulary counted from the same input"
+                ))
+            })?;
+            self.keys.push(u64::from(id) << 32 | i as u64);
+        }
+        if self.keys.len() != hits.len() {
+            return Err(Error::internal(format!(
+                "{} words, {} hits",
+                self.keys.len(),
+                hits.len()
+            )));
+        }
+        self.keys.sort_unstable();
+        self.sorted.clear();
+        self.entries.clear();
+        for &k in &self.keys {
+            let w = (k >> 32) as u32;
+            let at = self.sorted.len();
+            self.sorted.push(hits[(k & 0xffff_ffff) as usize]);
+            match self.entries.last_mut() {
+                Some((lw, r)) if *lw == w => r.end = at + 1,
+                _ => self.entries.push((w, at..at + 1)),
+            }
+        }
+        let mut e = 0;
+        let mut list: Vec<(u32, &[Hit])> = Vec::new();
+        while e < self.entries.len() {
+            let b = plan.barrel_of(self.entries[e].0);
+            let end = plan.firsts[b + 1];
+            list.clear();
+            while e < self.entries.len() && self.entries[e].0 < end {
+                let (w, r) = &self.entries[e];
+                list.push((*w, &self.sorted[r.clone()]));
+                st.header_bytes += (varint_len(u64::from(*w)) + varint_len(r.len() as u64)) as u64;
+                st.paper_header_bytes += if r.len() < 255 { 4 } else { 6 };
+                e += 1;
+            }
+            st.entries += list.len() as u64;
+            st.records += 1;
+            let bb = &mut out[b];
+            encode_record(&mut bb.bytes, doc, part, plan.firsts[b], &list);
+            let n: usize = list.iter().map(|(_, h)| h.len()).sum();
+            bb.records.push((bb.bytes.len(), n as u64));
+        }
+        Ok(())
+    }
+}
+
+fn varint_len(v: u64) -> usize {
+    (64 - v.max(1).leading_zeros() as usize).div_ceil(7)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_hits_are_relative_to_the_modal_size() {
+        let n = flag::NORMAL_SIZE;
+        let flags = [6 | flag::CAPITALIZED, n, n | flag::BOLD, 0];
+        let mut hits = Vec::new();
+        text_hits(&flags, &mut hits);
+        assert_eq!(
+            hits,
+            [
+                Hit::plain(true, 6, 0),
+                Hit::plain(false, 1, 1),
+                Hit::plain(false, 2, 2),
+                Hit::plain(false, 0, 3)
+            ]
+        );
+        // A page all in <small>: its body is normal.
+        hits.clear();
+        text_hits(&[0, 0], &mut hits);
+        assert_eq!(hits, [Hit::plain(false, 1, 0), Hit::plain(false, 1, 1)]);
+    }
+
+    #[test]
+    fn fancy_hits_of_url_title_and_anchors() {
+        let mut t = Tokens::default();
+        fancy_hits(
+            "https://x.example/Std/vec.html",
+            "Vec in std",
+            &[(7, "the Vec type")],
+            &mut t,
+        );
+        assert_eq!(t.words, "x example std vec html vec in std the vec type");
+        assert_eq!(t.hits[3], Hit::url(false, 3));
+        assert_eq!(t.hits[2], Hit::url(true, 2));
+        assert_eq!(t.hits[5], Hit::title(true, 0));
+        assert_eq!(t.hits[8], Hit::anchor(false, 7, 0));
+        assert_eq!(t.hits[9], Hit::anchor(true, 7, 1));
+        assert_eq!(t.hits.len(), 11);
+        fancy_hits("http://e.org/", "", &[], &mut t);
+        assert_eq!(t.words, "e org");
+    }
+}

@@ -1,0 +1,981 @@
+//! Inverted barrels: the `barrel` container kind (version 1), short and full.
+//!
+//! A barrel holds the doclists of a range of wordIDs (Brin & Page §4.2.7):
+//! per word, the documents that contain it in increasing docID order, each
+//! with its hit list. The *full* barrels hold every document; the *short*
+//! barrels hold, per word, only the documents whose hit list for that word
+//! contains a title or an anchor hit — with their whole hit list, so a
+//! document found in a short barrel is ranked on the same hits as in the full
+//! one. (The searcher scans the short barrels first and falls back to the full
+//! ones when they run out of matches.)
+//!
+//! # Layout
+//!
+//! Container parameters `{"set": "short"|"full", "barrel": b, "first_word":
+//! w₀, "end_word": w₁, "block_bytes": 65536}`: the barrel holds wordIDs
+//! `w₀ ≤ w < w₁`. Footer metadata `{"doclists", "postings", "plain_hits",
+//! "fancy_hits"}`. Every block is raw (so the file can be mapped) and holds
+//! whole postings blocks ([`super::postings`], up to 128 documents of one
+//! doclist each), words in increasing order, each word's documents in
+//! increasing docID order; a doclist may go on in the next block. A block's
+//! payload:
+//!
+//! ```text
+//! 0       u32 m          postings blocks in this block
+//! 4       m × 12 bytes   directory, one entry per postings block:
+//!                          u32 wordID, u32 last docID, u32 end
+//!                        (end: offset in this payload of the byte after the
+//!                        postings block; block j spans [end_{j−1}, end_j), the
+//!                        first starting at 4 + 12m)
+//! 4+12m   the postings blocks
+//! ```
+//!
+//! The container's block key is the big-endian wordID and the big-endian
+//! first docID of the block's first postings block (8 bytes), its record
+//! count the number of documents in it. A writer closes a block once its
+//! payload reaches 64 KiB after a postings block, so a block exceeds that by
+//! at most one postings block, and block boundaries depend on the data alone.
+//!
+//! # Seeking
+//!
+//! Three levels, none of which decodes what it skips: the container's block
+//! index (read at open: one key per 64 KiB) finds the block holding
+//! `(word, docID)` by binary search; the block's directory finds the postings
+//! block by its last docID; the postings block decodes its docIDs (one packed
+//! column). The lexicon points each word at its first postings block
+//! ([`Location`]: block, directory entry) and gives its document count.
+//!
+//! Blocks are checked (crc32c) the first time a reader touches them, so a
+//! search reads and checks only the blocks its doclists live in.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::hit::Hit;
+use super::postings::{decode_block, BlockEncoder, BlockView, DecodedBlock, Posting, BLOCK_DOCS};
+use crate::container::{BlockCodec, Container, ContainerWriter, FileKind, MappedContainer};
+use crate::error::{Error, Result};
+
+/// The `barrel` kind.
+pub const BARREL: FileKind = FileKind {
+    tag: "barrel",
+    version: 1,
+    what: "inverted barrel: per wordID its doclist, docID-sorted postings blocks with skip data",
+    verify: |path| Barrel::open(path)?.verify().map(drop),
+    dump,
+};
+/// A block is closed once its payload reaches this many bytes.
+pub const BLOCK_BYTES: usize = 64 << 10;
+const DIR_ENTRY: usize = 12;
+
+/// Which set of inverted barrels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarrelSet {
+    /// Hit lists with a title or anchor hit.
+    Short,
+    /// All hit lists.
+    Full,
+}
+
+impl BarrelSet {
+    /// Its name in parameters and file names.
+    pub fn name(self) -> &'static str {
+        match self {
+            BarrelSet::Short => "short",
+            BarrelSet::Full => "full",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<BarrelSet> {
+        match s {
+            "short" => Some(BarrelSet::Short),
+            "full" => Some(BarrelSet::Full),
+            _ => None,
+        }
+    }
+}
+
+/// Where a doclist starts: block index and directory entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Location {
+    /// Block of the barrel file.
+    pub block: u32,
+    /// Entry of that block's directory.
+    pub entry: u32,
+}
+
+/// What a finished doclist holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct DoclistStats {
+    /// Documents.
+    pub docs: u32,
+    /// Hits, plain and fancy.
+    pub hits: u64,
+}
+
+/// Totals of a barrel file (its footer metadata).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct BarrelTotals {
+    /// Doclists (words with at least one document).
+    pub doclists: u64,
+    /// Documents summed over doclists.
+    pub postings: u64,
+    /// Plain hits.
+    pub plain_hits: u64,
+    /// Fancy hits.
+    pub fancy_hits: u64,
+}
+
+impl BarrelTotals {
+    fn to_json(self) -> serde_json::Value {
+        json!({
+            "doclists": self.doclists,
+            "postings": self.postings,
+            "plain_hits": self.plain_hits,
+            "fancy_hits": self.fancy_hits,
+        })
+    }
+}
+
+/// Writes one inverted barrel, doclist by doclist.
+pub struct BarrelWriter {
+    w: ContainerWriter,
+    body: Vec<u8>,
+    dir: Vec<[u32; 3]>,
+    block_docs: u64,
+    first_key: [u8; 8],
+    enc: BlockEncoder,
+    word: Option<u32>,
+    last_doc: Option<u32>,
+    doclist: DoclistStats,
+    totals: BarrelTotals,
+    range: (u32, u32),
+}
+
+impl BarrelWriter {
+    /// Starts barrel `barrel` of `set` for wordIDs `first_word..end_word`.
+    pub fn create(
+        path: impl AsRef<Path>,
+        set: BarrelSet,
+        barrel: u32,
+        first_word: u32,
+        end_word: u32,
+    ) -> Result<BarrelWriter> {
+        let params = json!({
+            "set": set.name(), "barrel": barrel, "first_word": first_word,
+            "end_word": end_word, "block_bytes": BLOCK_BYTES,
+        });
+        Ok(BarrelWriter {
+            w: ContainerWriter::create(path, BARREL.tag, BARREL.version, &params)?,
+            body: Vec::with_capacity(BLOCK_BYTES + 4096),
+            dir: Vec::new(),
+            block_docs: 0,
+            first_key: [0; 8],
+            enc: BlockEncoder::new(),
+            word: None,
+            last_doc: None,
+            doclist: DoclistStats::default(),
+            totals: BarrelTotals::default(),
+            range: (first_word, end_word),
+        })
+    }
+
+    /// Starts the doclist of `word` (greater than the previous one) and says
+    /// where it will be. Ends the previous doclist.
+    pub fn begin_word(&mut self, word: u32) -> Result<Location> {
+        if self.word.is_some() {
+            self.end_word()?;
+        }
+        if word < self.range.0 || word >= self.range.1 {
+            return Err(Error::internal(format!(
+                "wordID {word} outside the barrel's range {}..{}",
+                self.range.0, self.range.1
+            )));
+        }
+        self.word = Some(word);
+        self.last_doc = None;
+        Ok(Location {
+            block: self.w.blocks() as u32,
+            entry: self.dir.len() as u32,
+        })
+    }
+
+    /// Adds a document to the current doclist (docIDs increasing).
+    pub fn push(&mut self, doc: u32, plain: &[Hit], fancy: &[Hit]) -> Result<()> {
+        if self.word.is_none() || self.last_doc.is_some_and(|d| d >= doc) {
+            return Err(Error::internal(format!(
+                "barrel writer: doc {doc} out of order after {:?} (word {:?})",
+                self.last_doc, self.word
+            )));
+        }
+        self.last_doc = Some(doc);
+        self.enc.push(doc, plain, fancy);
+        self.doclist.docs += 1;
+        self.doclist.hits += (plain.len() + fancy.len()) as u64;
+        self.totals.plain_hits += plain.len() as u64;
+        self.totals.fancy_hits += fancy.len() as u64;
+        if self.enc.is_full() {
+            self.flush_postings()?;
+        }
+        Ok(())
+    }
+
+    /// Ends the current doclist and returns what it holds.
+    pub fn end_word(&mut self) -> Result<DoclistStats> {
+        self.flush_postings()?;
+        if self.word.take().is_some() && self.doclist.docs > 0 {
+            self.totals.doclists += 1;
+            self.totals.postings += u64::from(self.doclist.docs);
+        }
+        Ok(std::mem::take(&mut self.doclist))
+    }
+
+    fn flush_postings(&mut self) -> Result<()> {
+        let (Some(word), Some(first), Some(last)) =
+            (self.word, self.enc.first_doc(), self.enc.last_doc())
+        else {
+            return Ok(());
+        };
+        if self.dir.is_empty() {
+            self.first_key[..4].copy_from_slice(&word.to_be_bytes());
+            self.first_key[4..].copy_from_slice(&first.to_be_bytes());
+        }
+        self.block_docs += self.enc.len() as u64;
+        self.enc.encode(&mut self.body);
+        self.dir.push([word, last, self.body.len() as u32]);
+        if 4 + DIR_ENTRY * self.dir.len() + self.body.len() >= BLOCK_BYTES {
+            self.flush_block()?;
+        }
+        Ok(())
+    }
+
+    fn flush_block(&mut self) -> Result<()> {
+        if self.dir.is_empty() {
+            return Ok(());
+        }
+        let head = 4 + DIR_ENTRY * self.dir.len();
+        let mut payload = Vec::with_capacity(head + self.body.len());
+        payload.extend_from_slice(&(self.dir.len() as u32).to_le_bytes());
+        for [word, last, end] in &self.dir {
+            payload.extend_from_slice(&word.to_le_bytes());
+            payload.extend_from_slice(&last.to_le_bytes());
+            payload.extend_from_slice(&(head as u32 + end).to_le_bytes());
+        }
+        payload.extend_from_slice(&self.body);
+        self.w
+            .write_block(BlockCodec::Raw, &self.first_key, self.block_docs, &payload)?;
+        self.dir.clear();
+        self.body.clear();
+        self.block_docs = 0;
+        Ok(())
+    }
+
+    /// Publishes the barrel; returns its totals and size in bytes.
+    pub fn finish(mut self) -> Result<(BarrelTotals, u64)> {
+        self.end_word()?;
+        self.flush_block()?;
+        let totals = self.totals;
+        let (_, size) = self.w.finish(&totals.to_json())?;
+        Ok((totals, size))
+    }
+}
+
+/// One directory entry of a block, with its postings block's byte range.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    word: u32,
+    last: u32,
+    start: usize,
+    end: usize,
+}
+
+/// An open inverted barrel.
+pub struct Barrel {
+    m: MappedContainer,
+    set: BarrelSet,
+    barrel: u32,
+    first_word: u32,
+    end_word: u32,
+}
+
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+impl Barrel {
+    /// Opens a barrel file, checking its structure (blocks are checked when
+    /// first read).
+    pub fn open(path: impl AsRef<Path>) -> Result<Barrel> {
+        let c = BARREL.open(path)?;
+        let p = c.params();
+        let bad = |what: &str| {
+            Error::corrupt(
+                c.path(),
+                "header parameters",
+                0,
+                format!("bad or missing {what}"),
+            )
+        };
+        let set = p["set"]
+            .as_str()
+            .and_then(BarrelSet::from_name)
+            .ok_or_else(|| bad("\"set\""))?;
+        let num = |k: &str| {
+            p[k].as_u64()
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| bad(k))
+        };
+        let (barrel, first_word, end_word) = (num("barrel")?, num("first_word")?, num("end_word")?);
+        for (i, b) in c.blocks().iter().enumerate() {
+            if b.key.len() != 8 {
+                return Err(Error::corrupt(
+                    c.path(),
+                    format!("block {i}"),
+                    b.offset,
+                    format!("first key has {} bytes, expected 8", b.key.len()),
+                ));
+            }
+        }
+        Ok(Barrel {
+            m: MappedContainer::new(c)?,
+            set,
+            barrel,
+            first_word,
+            end_word,
+        })
+    }
+
+    /// The container.
+    pub fn container(&self) -> &Container {
+        self.m.container()
+    }
+
+    /// Short or full.
+    pub fn set(&self) -> BarrelSet {
+        self.set
+    }
+
+    /// The barrel's number.
+    pub fn number(&self) -> u32 {
+        self.barrel
+    }
+
+    /// The wordIDs it holds: `first..end`.
+    pub fn words(&self) -> (u32, u32) {
+        (self.first_word, self.end_word)
+    }
+
+    fn corrupt(&self, block: usize, detail: impl Into<String>) -> Error {
+        let c = self.container();
+        Error::corrupt(
+            c.path(),
+            format!("block {block}"),
+            c.blocks()[block].offset,
+            detail,
+        )
+    }
+
+    /// Block `i`'s payload and number of directory entries, checked.
+    fn block(&self, i: usize) -> Result<(&[u8], usize)> {
+        let p = self.m.payload(i)?;
+        if p.len() < 4 {
+            return Err(self.corrupt(i, "block shorter than its entry count"));
+        }
+        let m = le32(p, 0) as usize;
+        if m == 0 || 4 + DIR_ENTRY * m > p.len() {
+            return Err(self.corrupt(
+                i,
+                format!("{m} directory entries in a {}-byte block", p.len()),
+            ));
+        }
+        Ok((p, m))
+    }
+
+    fn entry(&self, i: usize, p: &[u8], m: usize, j: usize) -> Result<Entry> {
+        let at = 4 + DIR_ENTRY * j;
+        let start = if j == 0 {
+            4 + DIR_ENTRY * m
+        } else {
+            le32(p, at - DIR_ENTRY + 8) as usize
+        };
+        let end = le32(p, at + 8) as usize;
+        if start > end || end > p.len() {
+            return Err(self.corrupt(
+                i,
+                format!("entry {j}: postings block {start}..{end} outside the block"),
+            ));
+        }
+        Ok(Entry {
+            word: le32(p, at),
+            last: le32(p, at + 4),
+            start,
+            end,
+        })
+    }
+
+    /// Opens a cursor over `word`'s doclist, which starts at `loc` and holds
+    /// `docs` documents (both from the lexicon).
+    pub fn doclist(&self, word: u32, loc: Location, docs: u32) -> Result<DoclistCursor<'_>> {
+        let mut c = DoclistCursor {
+            barrel: self,
+            word,
+            docs,
+            block: loc.block as usize,
+            entry: loc.entry as usize,
+            view: None,
+            dec: Box::default(),
+            i: 0,
+            started: false,
+            done: docs == 0,
+        };
+        if !c.done {
+            if c.block >= self.container().blocks().len() {
+                return Err(Error::corrupt(
+                    self.container().path(),
+                    "lexicon location",
+                    0,
+                    format!(
+                        "word {word} is said to start in block {}, past the last",
+                        loc.block
+                    ),
+                ));
+            }
+            c.load(c.block, c.entry)?;
+        }
+        Ok(c)
+    }
+
+    /// Calls `f(word, postings)` for every postings block of the file in
+    /// order, checking each (for `verify`, `dump` and tests).
+    pub fn for_each_block(
+        &self,
+        mut f: impl FnMut(usize, u32, Vec<Posting>) -> Result<()>,
+    ) -> Result<()> {
+        let c = self.container();
+        let mut prev: Option<(u32, u32)> = None;
+        for i in 0..c.blocks().len() {
+            let (p, m) = self.block(i)?;
+            let mut docs = 0u64;
+            for j in 0..m {
+                let e = self.entry(i, p, m, j)?;
+                if j + 1 == m && e.end != p.len() {
+                    return Err(self.corrupt(
+                        i,
+                        format!(
+                            "the last postings block ends at {}, the block at {}",
+                            e.end,
+                            p.len()
+                        ),
+                    ));
+                }
+                if e.word < self.first_word || e.word >= self.end_word {
+                    return Err(self.corrupt(
+                        i,
+                        format!(
+                            "entry {j}: wordID {} outside {}..{}",
+                            e.word, self.first_word, self.end_word
+                        ),
+                    ));
+                }
+                let postings = decode_block(&p[e.start..e.end])
+                    .map_err(|d| self.corrupt(i, format!("entry {j} (word {}): {d}", e.word)))?;
+                let (first, last) = (postings[0].0, postings[postings.len() - 1].0);
+                if last != e.last {
+                    return Err(self.corrupt(
+                        i,
+                        format!(
+                            "entry {j}: directory says last docID {}, the postings end at {last}",
+                            e.last
+                        ),
+                    ));
+                }
+                if j + 1 < m && postings.len() != BLOCK_DOCS {
+                    let next = le32(p, 4 + DIR_ENTRY * (j + 1));
+                    if next == e.word {
+                        return Err(self.corrupt(
+                            i,
+                            format!(
+                                "entry {j}: a postings block of {} docs inside a doclist",
+                                postings.len()
+                            ),
+                        ));
+                    }
+                }
+                if prev.is_some_and(|(w, d)| (w, d) >= (e.word, first)) {
+                    return Err(self.corrupt(
+                        i,
+                        format!(
+                            "entry {j}: (word {}, doc {first}) does not follow {prev:?}",
+                            e.word
+                        ),
+                    ));
+                }
+                if j == 0 {
+                    let key = &c.blocks()[i].key;
+                    if key[..4] != e.word.to_be_bytes() || key[4..] != first.to_be_bytes() {
+                        return Err(self.corrupt(i, "block key is not the first (word, docID)"));
+                    }
+                }
+                if self.set == BarrelSet::Short
+                    && postings
+                        .iter()
+                        .any(|(_, _, fancy)| !fancy.iter().any(|h| h.is_title_or_anchor()))
+                {
+                    return Err(self.corrupt(
+                        i,
+                        format!("entry {j}: a short-barrel posting without title or anchor hits"),
+                    ));
+                }
+                prev = Some((e.word, last));
+                docs += postings.len() as u64;
+                f(i, e.word, postings)?;
+            }
+            if docs != c.blocks()[i].records {
+                return Err(self.corrupt(
+                    i,
+                    format!("{docs} documents, the index says {}", c.blocks()[i].records),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks every byte (container checksums and padding) and every record:
+    /// directories, postings blocks, order, totals.
+    pub fn verify(&self) -> Result<BarrelTotals> {
+        self.container().verify(|_, _, _| Ok(()))?;
+        let mut t = BarrelTotals::default();
+        let mut last_word = None;
+        self.for_each_block(|_, word, postings| {
+            if last_word != Some(word) {
+                t.doclists += 1;
+                last_word = Some(word);
+            }
+            t.postings += postings.len() as u64;
+            for (_, plain, fancy) in &postings {
+                t.plain_hits += plain.len() as u64;
+                t.fancy_hits += fancy.len() as u64;
+            }
+            Ok(())
+        })?;
+        let c = self.container();
+        if c.meta() != &t.to_json() {
+            return Err(Error::corrupt(
+                c.path(),
+                "footer metadata",
+                c.footer_offset(),
+                format!(
+                    "metadata says {}, the blocks hold {}",
+                    c.meta(),
+                    t.to_json()
+                ),
+            ));
+        }
+        Ok(t)
+    }
+}
+
+/// Writes `path`'s doclists as TSV: one line per posting with its decoded
+/// hits (see [`Hit`]'s display). When a `lexicon.wm` lies beside the barrel,
+/// its words are shown too.
+pub fn dump(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
+    use crate::error::IoContext;
+    let b = Barrel::open(path)?;
+    let (first, end) = b.words();
+    let mut words = std::collections::HashMap::new();
+    if let Some(lex) = path
+        .parent()
+        .map(|d| d.join("lexicon.wm"))
+        .and_then(|p| super::Lexicon::open(p).ok())
+    {
+        lex.for_each_word(|w, id| {
+            if (first..end).contains(&id) {
+                words.insert(id, w.to_string());
+            }
+            Ok(())
+        })?;
+    }
+    writeln!(out, "# wordid\tword\tdocid\thits").at("stdout")?;
+    let mut line = String::new();
+    b.for_each_block(|_, word, postings| {
+        let name = words.get(&word).map_or("", String::as_str);
+        for (doc, plain, fancy) in postings {
+            line.clear();
+            for (k, h) in plain.iter().chain(&fancy).enumerate() {
+                if k > 0 {
+                    line.push(' ');
+                }
+                line.push_str(&h.to_string());
+            }
+            writeln!(out, "{word}\t{}\t{doc}\t{line}", crate::tsv::escape(name)).at("stdout")?;
+        }
+        Ok(())
+    })
+}
+
+/// A cursor over one doclist: `next`, `seek` and the current document's hits.
+pub struct DoclistCursor<'a> {
+    barrel: &'a Barrel,
+    word: u32,
+    docs: u32,
+    block: usize,
+    entry: usize,
+    view: Option<BlockView<'a>>,
+    dec: Box<DecodedBlock>,
+    i: usize,
+    started: bool,
+    done: bool,
+}
+
+impl<'a> DoclistCursor<'a> {
+    /// Documents in the doclist.
+    pub fn len(&self) -> u32 {
+        self.docs
+    }
+
+    /// `true` for an empty doclist.
+    pub fn is_empty(&self) -> bool {
+        self.docs == 0
+    }
+
+    /// Loads the postings block at (block, entry), which must be this word's.
+    fn load(&mut self, block: usize, entry: usize) -> Result<()> {
+        let b = self.barrel;
+        let (p, m) = b.block(block)?;
+        if entry >= m {
+            return Err(b.corrupt(block, format!("entry {entry} asked of a block of {m}")));
+        }
+        let e = b.entry(block, p, m, entry)?;
+        if e.word != self.word {
+            return Err(b.corrupt(
+                block,
+                format!(
+                    "entry {entry} holds word {}, expected {}",
+                    e.word, self.word
+                ),
+            ));
+        }
+        let view = BlockView::parse(&p[e.start..e.end])
+            .map_err(|d| b.corrupt(block, format!("entry {entry}: {d}")))?;
+        self.dec
+            .load(&view)
+            .map_err(|d| b.corrupt(block, format!("entry {entry}: {d}")))?;
+        self.view = Some(view);
+        self.block = block;
+        self.entry = entry;
+        self.i = 0;
+        Ok(())
+    }
+
+    /// The location of the postings block after the current one, if it is
+    /// still this word's.
+    fn next_location(&self) -> Result<Option<(usize, usize)>> {
+        let b = self.barrel;
+        let (p, m) = b.block(self.block)?;
+        let (block, entry) = if self.entry + 1 < m {
+            (self.block, self.entry + 1)
+        } else if self.block + 1 < b.container().blocks().len() {
+            (self.block + 1, 0)
+        } else {
+            return Ok(None);
+        };
+        let word = if block == self.block {
+            le32(p, 4 + DIR_ENTRY * entry)
+        } else {
+            let (q, _) = b.block(block)?;
+            le32(q, 4)
+        };
+        Ok((word == self.word).then_some((block, entry)))
+    }
+
+    fn advance_block(&mut self) -> Result<bool> {
+        match self.next_location()? {
+            Some((block, entry)) => {
+                self.load(block, entry)?;
+                Ok(true)
+            }
+            None => {
+                self.done = true;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Moves to the next document; `None` at the end. (Not an `Iterator`:
+    /// reading a block can fail, and a cursor is also moved by `seek`.)
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<u32>> {
+        if self.done {
+            return Ok(None);
+        }
+        if !self.started {
+            self.started = true;
+        } else {
+            self.i += 1;
+            if self.i >= self.dec.n && !self.advance_block()? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.dec.docs[self.i]))
+    }
+
+    /// Moves to the first document ≥ `target` at or after the current one;
+    /// `None` when there is none. Skips postings blocks (and whole barrel
+    /// blocks) by their last docIDs without decoding them.
+    pub fn seek(&mut self, target: u32) -> Result<Option<u32>> {
+        if self.done {
+            return Ok(None);
+        }
+        if self.started && self.dec.docs[self.i] >= target {
+            return Ok(Some(self.dec.docs[self.i]));
+        }
+        self.started = true;
+        if self.dec.docs[self.dec.n - 1] < target && !self.skip_to(target)? {
+            self.done = true;
+            return Ok(None);
+        }
+        let docs = &self.dec.docs[self.i..self.dec.n];
+        self.i += docs.partition_point(|&d| d < target);
+        Ok(Some(self.dec.docs[self.i]))
+    }
+
+    /// Loads the postings block of this word holding the first docID ≥
+    /// `target` (beyond the current one); `false` if there is none.
+    fn skip_to(&mut self, target: u32) -> Result<bool> {
+        let b = self.barrel;
+        let wanted = (self.word, target);
+        // In the current block's directory.
+        let (p, m) = b.block(self.block)?;
+        let found = self.search_dir(self.block, p, m, self.entry + 1, wanted)?;
+        if let Some(j) = found {
+            self.load(self.block, j)?;
+            return Ok(true);
+        }
+        if le32(p, 4 + DIR_ENTRY * (m - 1)) != self.word {
+            return Ok(false);
+        }
+        // Through the container's block index.
+        let mut key = [0u8; 8];
+        key[..4].copy_from_slice(&self.word.to_be_bytes());
+        key[4..].copy_from_slice(&target.to_be_bytes());
+        let nblocks = b.container().blocks().len();
+        let i = b
+            .container()
+            .find_block(&key)
+            .unwrap_or(0)
+            .max(self.block + 1);
+        if i >= nblocks {
+            return Ok(false);
+        }
+        let (q, mq) = b.block(i)?;
+        if let Some(j) = self.search_dir(i, q, mq, 0, wanted)? {
+            self.load(i, j)?;
+            return Ok(true);
+        }
+        if le32(q, 4 + DIR_ENTRY * (mq - 1)) != self.word || i + 1 >= nblocks {
+            return Ok(false);
+        }
+        let (r, _) = b.block(i + 1)?;
+        if le32(r, 4) != self.word {
+            return Ok(false);
+        }
+        self.load(i + 1, 0)?;
+        Ok(true)
+    }
+
+    /// The first directory entry ≥ `from` of block `i` whose (word, last
+    /// docID) ≥ `wanted`, if it is this word's.
+    fn search_dir(
+        &self,
+        i: usize,
+        p: &[u8],
+        m: usize,
+        from: usize,
+        wanted: (u32, u32),
+    ) -> Result<Option<usize>> {
+        let key = |j: usize| (le32(p, 4 + DIR_ENTRY * j), le32(p, 8 + DIR_ENTRY * j));
+        let (mut lo, mut hi) = (from.min(m), m);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if key(mid) < wanted {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo < m && key(lo).0 == self.word {
+            let _ = i;
+            Ok(Some(lo))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// The current docID (after a `next` or `seek` that returned one).
+    pub fn doc(&self) -> u32 {
+        self.dec.docs[self.i]
+    }
+
+    /// The current document's hit counts: (plain, fancy).
+    pub fn hit_counts(&self) -> (u32, u32) {
+        (self.dec.np[self.i], self.dec.nf[self.i])
+    }
+
+    /// Appends the current document's hits to `out` (plain hits in position
+    /// order, then fancy hits).
+    pub fn hits(&mut self, out: &mut Vec<Hit>) -> Result<()> {
+        let view = self
+            .view
+            .ok_or_else(|| Error::internal("cursor without a block"))?;
+        let (block, entry) = (self.block, self.entry);
+        self.dec
+            .hits(&view, self.i, out)
+            .map_err(|d| self.barrel.corrupt(block, format!("entry {entry}: {d}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::hit::FancyType;
+    use proptest::prelude::*;
+
+    type Doclists = Vec<(u32, Vec<Posting>)>;
+
+    fn doclists() -> impl Strategy<Value = Doclists> {
+        proptest::collection::vec(
+            (
+                1u32..20,
+                proptest::collection::vec((1u32..40, 0usize..6, 0usize..3), 1..400),
+            ),
+            1..12,
+        )
+        .prop_map(|words| {
+            let mut word = 0;
+            words
+                .into_iter()
+                .map(|(wgap, docs)| {
+                    word += wgap;
+                    let mut doc = 0;
+                    let postings = docs
+                        .into_iter()
+                        .map(|(gap, np, nf)| {
+                            doc += gap;
+                            let plain = (0..np)
+                                .map(|k| Hit::plain(k % 2 == 0, 1 + (k % 3) as u8, (k * 7) as u32))
+                                .collect();
+                            let fancy = (0..nf)
+                                .map(|k| {
+                                    if k == 0 {
+                                        Hit::anchor(false, doc as u64, 1)
+                                    } else {
+                                        Hit::fancy(true, FancyType::Url, k as u32)
+                                    }
+                                })
+                                .collect();
+                            (doc, plain, fancy)
+                        })
+                        .collect();
+                    (word, postings)
+                })
+                .collect()
+        })
+    }
+
+    fn write(path: &Path, lists: &Doclists) -> Vec<Location> {
+        let mut w = BarrelWriter::create(path, BarrelSet::Full, 3, 0, 1000).unwrap();
+        let mut locs = Vec::new();
+        for (word, postings) in lists {
+            locs.push(w.begin_word(*word).unwrap());
+            for (d, p, f) in postings {
+                w.push(*d, p, f).unwrap();
+            }
+        }
+        w.finish().unwrap();
+        locs
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn doclists_roundtrip_and_seek(lists in doclists(), targets in proptest::collection::vec(0u32..20_000, 1..30)) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("b.wm");
+            let locs = write(&path, &lists);
+            let b = Barrel::open(&path).unwrap();
+            let totals = b.verify().unwrap();
+            prop_assert_eq!(totals.doclists, lists.len() as u64);
+            // The blocks hold the doclists in order.
+            let mut got: Doclists = Vec::new();
+            b.for_each_block(|_, w, ps| {
+                match got.last_mut() {
+                    Some((lw, v)) if *lw == w => v.extend(ps),
+                    _ => got.push((w, ps)),
+                }
+                Ok(())
+            }).unwrap();
+            prop_assert_eq!(&got, &lists);
+            let mut sorted_targets = targets.clone();
+            sorted_targets.sort_unstable();
+            for ((word, postings), loc) in lists.iter().zip(&locs) {
+                // next() walks every document with its hits.
+                let mut c = b.doclist(*word, *loc, postings.len() as u32).unwrap();
+                let mut hits = Vec::new();
+                for (d, p, f) in postings {
+                    prop_assert_eq!(c.next().unwrap(), Some(*d));
+                    hits.clear();
+                    c.hits(&mut hits).unwrap();
+                    prop_assert_eq!(&hits[..p.len()], &p[..]);
+                    prop_assert_eq!(&hits[p.len()..], &f[..]);
+                }
+                prop_assert_eq!(c.next().unwrap(), None);
+                // seek() agrees with a linear scan, for increasing targets.
+                let mut c = b.doclist(*word, *loc, postings.len() as u32).unwrap();
+                let mut at = 0;
+                for &t in &sorted_targets {
+                    let want = postings[at..].iter().map(|p| p.0).find(|&d| d >= t);
+                    let got = c.seek(t).unwrap();
+                    prop_assert_eq!(got, want, "seek {}", t);
+                    match want {
+                        Some(d) => {
+                            at = postings.iter().position(|p| p.0 == d).unwrap();
+                            hits.clear();
+                            c.hits(&mut hits).unwrap();
+                            prop_assert_eq!(hits.len(), postings[at].1.len() + postings[at].2.len());
+                        }
+                        None => break,
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn corrupt_block_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.wm");
+        let lists: Doclists = vec![(
+            5,
+            (1..2000)
+                .map(|d| (d * 3, vec![Hit::plain(false, 1, d % 50)], vec![]))
+                .collect(),
+        )];
+        let locs = write(&path, &lists);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let c = Container::open(&path).unwrap();
+        assert!(!c.blocks().is_empty());
+        let at = c.blocks()[0].offset as usize + 24 + 100;
+        bytes[at] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+        let b = Barrel::open(&path).unwrap();
+        let err = b.verify().unwrap_err().to_string();
+        assert!(err.contains("b.wm") && err.contains("block 0"), "{err}");
+        let cur = b
+            .doclist(5, locs[0], 1999)
+            .err()
+            .expect("a corrupt block is refused")
+            .to_string();
+        assert!(cur.contains("block 0"), "{cur}");
+    }
+}

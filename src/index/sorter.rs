@@ -1,0 +1,449 @@
+//! The sorter: a forward barrel re-sorted by (wordID, docID) into a short and
+//! a full inverted barrel (Brin & Page §4.4, "Sorting").
+//!
+//! The paper's sorter cut a barrel that did not fit in memory into *baskets*
+//! by wordID and docID, sorted each in memory and wrote them out. Here every
+//! (word, document, part) entry of the forward barrel goes through the
+//! external sort ([`crate::sort`]): its in-memory buffers, sized by the
+//! budget, are the baskets, and its merge streams the entries back in
+//! (wordID, docID, part) order. A document's part-0 entry (plain hits) and
+//! part-1 entry (fancy hits) meet there and become one posting: plain hits,
+//! then fancy hits. Every posting goes to the full barrel; a posting whose
+//! fancy hits include a title or anchor hit goes to the short barrel too.
+//!
+//! One barrel is one sort, so barrels are independent: the stage sorts them
+//! in parallel when the budget allows, resumes a barrel from the sort runs it
+//! already wrote, and skips barrels whose files are published. The output
+//! depends only on the forward barrel (the sort's order is total), not on the
+//! budget, the threads or interruptions.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::json;
+
+use super::forward::{ForwardBarrel, Part};
+use super::hit::Hit;
+use super::inverted::{BarrelSet, BarrelTotals, BarrelWriter, Location};
+use super::lexicon::TermInfo;
+use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
+use crate::error::{Error, Result};
+use crate::progress::SharedReporter;
+use crate::sort::{Combine, ExternalSorter, Record, SortConfig};
+use crate::varint;
+
+/// Hits kept inline in a [`SortEntry`] (most hit lists are short).
+const INLINE_HITS: usize = 7;
+
+/// A hit list, inline when short.
+#[derive(Clone, Debug)]
+enum HitList {
+    Inline(u8, [u16; INLINE_HITS]),
+    Heap(Box<[u16]>),
+}
+
+impl HitList {
+    fn from_le_bytes(b: &[u8]) -> HitList {
+        let n = b.len() / 2;
+        let get = |i: usize| u16::from_le_bytes([b[2 * i], b[2 * i + 1]]);
+        if n <= INLINE_HITS {
+            let mut a = [0u16; INLINE_HITS];
+            for (i, v) in a.iter_mut().enumerate().take(n) {
+                *v = get(i);
+            }
+            HitList::Inline(n as u8, a)
+        } else {
+            HitList::Heap((0..n).map(get).collect())
+        }
+    }
+
+    fn as_slice(&self) -> &[u16] {
+        match self {
+            HitList::Inline(n, a) => &a[..*n as usize],
+            HitList::Heap(b) => b,
+        }
+    }
+}
+
+/// One (word, document, part) entry of a forward barrel on its way through
+/// the sort.
+#[derive(Clone, Debug)]
+pub struct SortEntry {
+    /// wordID · 2³² + docID.
+    key: u64,
+    part: u8,
+    hits: HitList,
+}
+
+impl SortEntry {
+    /// Appends the entry's encoding with `hits` as its hit list.
+    fn encode_with_hits(&self, out: &mut Vec<u8>, hits: &[u16]) {
+        out.extend_from_slice(&self.key.to_le_bytes());
+        out.push(self.part);
+        varint::put(out, hits.len() as u64);
+        for v in hits {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    /// The wordID.
+    pub fn word(&self) -> u32 {
+        (self.key >> 32) as u32
+    }
+    /// The docID.
+    pub fn doc(&self) -> u32 {
+        self.key as u32
+    }
+}
+
+impl PartialEq for SortEntry {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for SortEntry {}
+impl PartialOrd for SortEntry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for SortEntry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.key, self.part, self.hits.as_slice()).cmp(&(o.key, o.part, o.hits.as_slice()))
+    }
+}
+
+impl Record for SortEntry {
+    const HAS_HEAP: bool = true;
+    const PREFIX_SORT: bool = true;
+    const KEY_PREFIX: bool = true;
+    fn key_prefix(&self) -> u64 {
+        self.key
+    }
+    fn type_name() -> String {
+        "index-entry".into()
+    }
+    fn heap_bytes(&self) -> usize {
+        match &self.hits {
+            HitList::Inline(..) => 0,
+            HitList::Heap(b) => 2 * b.len(),
+        }
+    }
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_with_hits(out, self.hits.as_slice());
+    }
+    fn encoded_len(&self) -> usize {
+        let n = self.hits.as_slice().len();
+        9 + varint::len(n as u64) + 2 * n
+    }
+    /// The hit list is cut like a byte string, in hits (see
+    /// [`Record::encode_bounded`]); key and part are whole.
+    fn encode_bounded(&self, out: &mut Vec<u8>, budget: &mut usize) -> bool {
+        let hits = self.hits.as_slice();
+        let cut = *budget / 2;
+        let kept = hits.len().min(cut);
+        self.encode_with_hits(out, &hits[..kept]);
+        *budget -= 2 * kept;
+        hits.len() >= cut
+    }
+    fn least() -> Self {
+        SortEntry {
+            key: 0,
+            part: 0,
+            hits: HitList::Inline(0, [0; INLINE_HITS]),
+        }
+    }
+    fn decode(input: &mut &[u8]) -> Option<Self> {
+        let (k, rest) = input.split_first_chunk::<8>()?;
+        let (&part, mut rest) = rest.split_first()?;
+        let n = varint::get(&mut rest)? as usize;
+        let len = n.checked_mul(2).filter(|&l| l <= rest.len())?;
+        let (h, rest) = rest.split_at(len);
+        *input = rest;
+        Some(SortEntry {
+            key: u64::from_le_bytes(*k),
+            part,
+            hits: HitList::from_le_bytes(h),
+        })
+    }
+}
+
+/// What sorting one barrel made.
+#[derive(Clone, Debug, Default)]
+pub struct SortedBarrel {
+    /// The lexicon entries of the barrel's wordIDs, in order, encoded.
+    pub entries: Vec<u8>,
+    /// Totals of the full barrel.
+    pub full: BarrelTotals,
+    /// Totals of the short barrel.
+    pub short: BarrelTotals,
+    /// Sizes in bytes of the full and short barrel files.
+    pub bytes: (u64, u64),
+    /// Sort runs written.
+    pub runs: usize,
+}
+
+/// Sorts forward barrel `forward` (wordIDs `first..end`) into `full` and
+/// `short`, with its sort runs in `sort_dir` (resumed if any are there) and
+/// `budget` bytes.
+pub fn sort_barrel(
+    forward: &Path,
+    sort_dir: &Path,
+    budget: u64,
+    reporter: &SharedReporter,
+    full: &Path,
+    short: &Path,
+) -> Result<SortedBarrel> {
+    let fwd = ForwardBarrel::open(forward)?;
+    let p = fwd.container().params();
+    let num = |k: &str| {
+        p[k].as_u64()
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(0)
+    };
+    let (barrel, first, end) = (num("barrel"), num("first_word"), num("end_word"));
+    let cfg = SortConfig::new(sort_dir, budget)
+        .label(format!("index: sorting barrel {barrel}"))
+        .reporter(Arc::clone(reporter));
+    let mut sorter = ExternalSorter::<SortEntry>::new(cfg, Combine::None)?;
+    if !sorter.input_complete() {
+        fwd.for_each(0, |doc, part, word, hits| {
+            let doc = u32::try_from(doc)
+                .map_err(|_| Error::record(format!("docID {doc} over 32 bits")))?;
+            sorter.push(SortEntry {
+                key: u64::from(word) << 32 | u64::from(doc),
+                part: part as u8,
+                hits: HitList::from_le_bytes(hits),
+            })
+        })?;
+    }
+    let mut sorted = sorter.finish()?;
+    let runs = sorted.stats().runs;
+    let mut fw = BarrelWriter::create(full, BarrelSet::Full, barrel, first, end)?;
+    let mut sw = BarrelWriter::create(short, BarrelSet::Short, barrel, first, end)?;
+    let mut entries = Vec::with_capacity(32 * (end - first) as usize);
+    let mut next_word = first;
+    let mut current: Option<(u32, TermInfo)> = None;
+    let (mut plain, mut fancy): (Vec<Hit>, Vec<Hit>) = (Vec::new(), Vec::new());
+    let mut pending: Option<SortEntry> = sorted.next_record()?;
+    while let Some(e) = pending.take() {
+        let (word, doc) = (e.word(), e.doc());
+        // Gather the document's parts (at most one of each).
+        plain.clear();
+        fancy.clear();
+        let mut take = |e: &SortEntry| {
+            let hits = e.hits.as_slice().iter().map(|&v| Hit(v));
+            if e.part == Part::Text as u8 {
+                plain.extend(hits)
+            } else {
+                fancy.extend(hits)
+            }
+        };
+        take(&e);
+        loop {
+            match sorted.next_record()? {
+                Some(n) if n.key == e.key => take(&n),
+                other => {
+                    pending = other;
+                    break;
+                }
+            }
+        }
+        if current.as_ref().is_none_or(|(w, _)| *w != word) {
+            if let Some((w, t)) = current.take() {
+                finish_word(&mut entries, w, t, &mut fw, &mut sw)?;
+            }
+            if word != next_word {
+                return Err(Error::internal(format!(
+                    "barrel {barrel}: wordID {word} follows {}; every wordID of {first}..{end} has hits",
+                    next_word.wrapping_sub(1)
+                )));
+            }
+            next_word += 1;
+            let loc = fw.begin_word(word)?;
+            current = Some((
+                word,
+                TermInfo {
+                    full: loc,
+                    ..TermInfo::default()
+                },
+            ));
+        }
+        let (_, t) = current
+            .as_mut()
+            .ok_or_else(|| Error::internal("no current word"))?;
+        fw.push(doc, &plain, &fancy)?;
+        t.docs += 1;
+        t.hits += (plain.len() + fancy.len()) as u64;
+        if fancy.iter().any(|h| h.is_title_or_anchor()) {
+            if t.short_docs == 0 {
+                t.short = sw.begin_word(word)?;
+            }
+            sw.push(doc, &plain, &fancy)?;
+            t.short_docs += 1;
+        }
+    }
+    if let Some((w, t)) = current.take() {
+        finish_word(&mut entries, w, t, &mut fw, &mut sw)?;
+    }
+    if next_word != end {
+        return Err(Error::internal(format!(
+            "barrel {barrel}: wordIDs {next_word}..{end} have no hits"
+        )));
+    }
+    drop(sorted);
+    // Short first: a barrel counts as done when its full file is there.
+    let (short_totals, short_bytes) = sw.finish()?;
+    let (full_totals, full_bytes) = fw.finish()?;
+    Ok(SortedBarrel {
+        entries,
+        full: full_totals,
+        short: short_totals,
+        bytes: (full_bytes, short_bytes),
+        runs,
+    })
+}
+
+fn finish_word(
+    entries: &mut Vec<u8>,
+    word: u32,
+    t: TermInfo,
+    fw: &mut BarrelWriter,
+    sw: &mut BarrelWriter,
+) -> Result<()> {
+    let stats = fw.end_word()?;
+    if t.short_docs > 0 {
+        sw.end_word()?;
+    }
+    debug_assert_eq!(stats.docs, t.docs, "word {word}");
+    t.encode(entries);
+    Ok(())
+}
+
+/// Kind of the per-barrel lexicon parts the stage keeps in its temporary
+/// directory until the lexicon is written: raw blocks of 32-byte entries
+/// (the lexicon's layout), parameters `{"barrel", "first_word", "end_word"}`.
+pub const LEXPART: FileKind = FileKind {
+    tag: "lexpart",
+    version: 1,
+    what: "one barrel's lexicon entries, 32 bytes per word (temporary)",
+    verify: |path| {
+        let c = LEXPART.open(path)?;
+        c.verify(|i, e, raw| check_part_block(&c, i, e.records, raw))
+    },
+    dump: |path, out| {
+        use crate::error::IoContext;
+        let c = LEXPART.open(path)?;
+        let first = c.params()["first_word"].as_u64().unwrap_or(0);
+        writeln!(
+            out,
+            "# word_id\tdocs\tshort_docs\thits\tfull_block\tfull_entry\tshort_block\tshort_entry"
+        )
+        .at("stdout")?;
+        let mut word = first;
+        for i in 0..c.blocks().len() {
+            let raw = c.read_block(i)?;
+            check_part_block(&c, i, c.blocks()[i].records, &raw)?;
+            for e in raw.chunks_exact(32) {
+                let t = super::lexicon::TermInfo::decode(e);
+                writeln!(
+                    out,
+                    "{word}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                    t.docs,
+                    t.short_docs,
+                    t.hits,
+                    t.full.block,
+                    t.full.entry,
+                    t.short.block,
+                    t.short.entry
+                )
+                .at("stdout")?;
+                word += 1;
+            }
+        }
+        Ok(())
+    },
+};
+
+/// A part block holds whole 32-byte entries, as many as the index says.
+fn check_part_block(c: &Container, i: usize, records: u64, raw: &[u8]) -> Result<()> {
+    if !raw.len().is_multiple_of(32) || (raw.len() / 32) as u64 != records {
+        return Err(crate::Error::corrupt(
+            c.path(),
+            format!("block {i}"),
+            c.blocks()[i].offset,
+            format!("{} bytes for {records} entries of 32 bytes", raw.len()),
+        ));
+    }
+    Ok(())
+}
+
+/// Writes a barrel's lexicon entries as a temporary part file.
+pub fn write_part(path: &Path, barrel: u32, first: u32, end: u32, entries: &[u8]) -> Result<()> {
+    let params = json!({"barrel": barrel, "first_word": first, "end_word": end});
+    let mut w = ContainerWriter::create(path, LEXPART.tag, LEXPART.version, &params)?;
+    w.set_durable(false);
+    for chunk in entries.chunks(32 * 2048) {
+        w.write_block(BlockCodec::Raw, &[], (chunk.len() / 32) as u64, chunk)?;
+    }
+    w.finish(&json!({}))?;
+    Ok(())
+}
+
+/// Reads a part file back (checking it); `None` if it is missing or damaged.
+pub fn read_part(path: &Path) -> Option<Vec<u8>> {
+    let c = LEXPART.open(path).ok()?;
+    let mut out = Vec::new();
+    for i in 0..c.blocks().len() {
+        out.extend_from_slice(&c.read_block(i).ok()?);
+    }
+    Some(out)
+}
+
+/// The location of a word that has no short doclist.
+pub const NO_LOCATION: Location = Location { block: 0, entry: 0 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn entries_roundtrip(key: u64, part in 0u8..2, hits in proptest::collection::vec(any::<u16>(), 0..20)) {
+            let mut b = Vec::new();
+            for h in &hits { b.extend_from_slice(&h.to_le_bytes()); }
+            let e = SortEntry { key, part, hits: HitList::from_le_bytes(&b) };
+            prop_assert_eq!(e.hits.as_slice(), &hits[..]);
+            let mut out = Vec::new();
+            e.encode(&mut out);
+            let mut input = &out[..];
+            let back = SortEntry::decode(&mut input).unwrap();
+            prop_assert!(input.is_empty());
+            prop_assert_eq!(e.encoded_len(), out.len());
+            prop_assert_eq!(back, e);
+        }
+
+        /// Bounded keys (hit lists cut in hits) keep the order the merge
+        /// relies on, for budgets around the lists' lengths, and the least
+        /// entry is below all.
+        #[test]
+        fn entries_have_bounded_keys(
+            budget in 0usize..24,
+            entries in proptest::collection::vec(
+                (0u64..2, 0u8..2, proptest::collection::vec(0u16..3, 0..12)), 1..24),
+        ) {
+            let entries: Vec<SortEntry> = entries
+                .into_iter()
+                .map(|(key, part, hits)| {
+                    let b: Vec<u8> = hits.iter().flat_map(|h| h.to_le_bytes()).collect();
+                    SortEntry { key, part, hits: HitList::from_le_bytes(&b) }
+                })
+                .collect();
+            crate::sort::record::testing::check_bounded_keys(&entries, budget, 9 + 1)?;
+            for e in &entries {
+                prop_assert!(SortEntry::least() <= *e);
+            }
+        }
+    }
+}

@@ -1,0 +1,470 @@
+//! The `index` stage against naive in-memory indexes of generated sites:
+//! the inverted barrels are the forward barrels re-sorted, the whole index is
+//! the token streams inverted, the short barrels hold exactly the postings
+//! with title or anchor hits, pages never crawled are found by their anchors,
+//! and the files do not depend on threads, budget or interruptions.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::*;
+use proptest::prelude::*;
+use webmill::docs::DocTable;
+use webmill::index::forward::{ForwardBarrel, Part};
+use webmill::index::hit::Hit;
+use webmill::index::indexer::{self, fancy_hits, text_hits, Tokens, WordIds};
+use webmill::index::lexicon::{self, WordPlan};
+use webmill::index::{build, build_index, Barrel, BarrelSet, IndexOptions, Lexicon, Sources};
+use webmill::ingest::pagefile::PageFile;
+use webmill::ingest::records;
+use webmill::job::{Job, Settings};
+use webmill::progress::silent;
+use webmill::sort::{ExternalSorter, SortConfig};
+
+const WORDS: [&str; 12] = [
+    "alpha", "Beta", "gamma", "delta", "Rust", "vec", "string", "iter", "map", "fold", "x1", "café",
+];
+
+/// A site of `pages` pages with titles, headings, bold and small text, long
+/// pages (positions past 4095), links with anchor text between its pages and
+/// to pages outside it (never crawled), and pages without a title.
+fn write_rich_site(dir: &Path, pages: usize, seed: u64) {
+    let mut rng = Rng(seed);
+    for i in 0..pages {
+        let mut html = String::new();
+        if i % 5 != 0 {
+            html += &format!(
+                "<title>{} {} page {i}</title>",
+                WORDS[i % 12],
+                WORDS[(i / 3) % 12]
+            );
+        }
+        html += &format!("<h{}>{}</h{}>", 1 + i % 3, WORDS[(i * 7) % 12], 1 + i % 3);
+        let len = if i % 17 == 3 {
+            4200
+        } else {
+            5 + rng.below(80) as usize
+        };
+        html += "<p>";
+        for k in 0..len {
+            let w = WORDS[rng.below(12) as usize];
+            match rng.below(10) {
+                0 => html += &format!("<b>{w}</b> "),
+                1 => html += &format!("<small>{w}</small> "),
+                2 => html += &format!("<big>{w}{k}</big> "),
+                _ => html += &format!("{w} "),
+            }
+        }
+        html += "</p>";
+        for _ in 0..rng.below(6) {
+            let t = rng.below(pages as u64);
+            let text = format!(
+                "{} {}",
+                WORDS[rng.below(12) as usize],
+                WORDS[rng.below(12) as usize]
+            );
+            if rng.below(4) == 0 {
+                html += &format!(
+                    "<a href=\"http://elsewhere.example/{}\">{text} outside</a> ",
+                    t % 9
+                );
+            } else {
+                html += &format!("<a href=\"/p{t}.html\">{text}</a> ");
+            }
+        }
+        std::fs::write(dir.join(format!("p{i}.html")), html).unwrap();
+    }
+}
+
+fn site_job(root: &Path, pages: usize, seed: u64) -> Job {
+    let site = root.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    write_rich_site(&site, pages, seed);
+    let input = format!("http://site.example/={}", site.display());
+    ingested_job(&root.join("job"), &[input], 32 << 20)
+}
+
+fn sources(job: &Job) -> Sources {
+    Sources {
+        text: job.file(webmill::job::JobFile::Text).unwrap(),
+        pagedoc: job.file(webmill::job::JobFile::PageDoc).unwrap(),
+        docs: job.file(webmill::job::JobFile::Docs).unwrap(),
+        anchors: job.file(webmill::job::JobFile::Anchors).unwrap(),
+    }
+}
+
+/// word → doc → (plain hits, fancy hits).
+type Naive = BTreeMap<String, BTreeMap<u32, (Vec<Hit>, Vec<Hit>)>>;
+
+/// The token streams inverted in memory, read with the ingest readers: page
+/// texts of canonical pages, then every doc's URL, title and anchors.
+fn naive_index(job: &Job) -> Naive {
+    let mut index = Naive::new();
+    let pagedoc = PageFile::open(
+        job.file(webmill::job::JobFile::PageDoc).unwrap(),
+        &records::PAGEDOC,
+    )
+    .unwrap();
+    let mut doc_of = BTreeMap::new();
+    pagedoc
+        .for_each(|page, input| {
+            doc_of.insert(page, records::decode_pagedoc(input)?);
+            Ok(())
+        })
+        .unwrap();
+    let text = PageFile::open(
+        job.file(webmill::job::JobFile::Text).unwrap(),
+        &records::TEXT,
+    )
+    .unwrap();
+    text.for_each(|page, input| {
+        let (words, flags) = records::decode_text(input)?;
+        let (doc, canonical) = doc_of[&page];
+        if canonical && !flags.is_empty() {
+            let mut hits = Vec::new();
+            text_hits(flags, &mut hits);
+            for (w, h) in words.split(' ').zip(hits) {
+                index
+                    .entry(w.to_string())
+                    .or_default()
+                    .entry(doc as u32)
+                    .or_default()
+                    .0
+                    .push(h);
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    let mut anchors: BTreeMap<u64, Vec<(u64, String)>> = BTreeMap::new();
+    PageFile::open(
+        job.file(webmill::job::JobFile::Anchors).unwrap(),
+        &records::ANCHORS,
+    )
+    .unwrap()
+    .for_each(|target, input| {
+        let (src, _, text) = records::decode_anchor(input)?;
+        anchors
+            .entry(target)
+            .or_default()
+            .push((src, text.to_string()));
+        Ok(())
+    })
+    .unwrap();
+    let docs = DocTable::open(job.file(webmill::job::JobFile::Docs).unwrap()).unwrap();
+    let mut t = Tokens::default();
+    for d in docs.iter() {
+        let (id, d) = d.unwrap();
+        let list: Vec<(u64, &str)> = anchors.get(&id).map_or(vec![], |v| {
+            v.iter().map(|(s, x)| (*s, x.as_str())).collect()
+        });
+        fancy_hits(&d.url, &d.title, &list, &mut t);
+        for (w, h) in t.words.split(' ').zip(&t.hits) {
+            index
+                .entry(w.to_string())
+                .or_default()
+                .entry(id as u32)
+                .or_default()
+                .1
+                .push(*h);
+        }
+    }
+    index
+}
+
+/// Reads every doclist of the index through the lexicon and cursors:
+/// word → doc → (plain, fancy), for the full or the short barrels.
+fn read_index(dir: &Path, set: BarrelSet) -> Naive {
+    let lex = Lexicon::open(dir.join("lexicon.wm")).unwrap();
+    let barrels: Vec<Barrel> = (0..lex.barrels())
+        .map(|b| Barrel::open(dir.join(format!("{}-{b:03}.wm", set.name()))).unwrap())
+        .collect();
+    let mut out = Naive::new();
+    let mut words = Vec::new();
+    lex.for_each_word(|w, id| {
+        words.push((w.to_string(), id));
+        Ok(())
+    })
+    .unwrap();
+    for (w, id) in words {
+        let t = lex.entry(id).unwrap();
+        let (loc, docs) = match set {
+            BarrelSet::Full => (t.full, t.docs),
+            BarrelSet::Short => (t.short, t.short_docs),
+        };
+        if docs == 0 {
+            continue;
+        }
+        let mut c = barrels[lex.barrel_of(id)].doclist(id, loc, docs).unwrap();
+        let list = out.entry(w).or_default();
+        let mut hits = Vec::new();
+        while let Some(d) = c.next().unwrap() {
+            hits.clear();
+            c.hits(&mut hits).unwrap();
+            let np = c.hit_counts().0 as usize;
+            list.insert(d, (hits[..np].to_vec(), hits[np..].to_vec()));
+        }
+        assert_eq!(list.len(), docs as usize);
+    }
+    out
+}
+
+fn build_into(job: &Job, out: &Path, tmp: &Path, mem: u64) -> webmill::index::IndexSummary {
+    build(&sources(job), out, tmp, 8, mem, &silent()).unwrap()
+}
+
+/// The index read back through lexicon and cursors is the token streams
+/// inverted; the short barrels hold exactly the postings with a title or
+/// anchor hit; wordIDs go by descending hits.
+#[test]
+fn index_is_the_token_streams_inverted() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = site_job(dir.path(), 240, 7);
+    let out = dir.path().join("index");
+    let summary = build_into(&job, &out, &dir.path().join("tmp"), 8 << 20);
+    let naive = naive_index(&job);
+    let full = read_index(&out, BarrelSet::Full);
+    assert_eq!(full.len(), naive.len(), "words");
+    assert!(
+        full == naive,
+        "the full barrels differ from the naive index"
+    );
+    let short = read_index(&out, BarrelSet::Short);
+    let want_short: Naive = naive
+        .iter()
+        .map(|(w, docs)| {
+            let kept: BTreeMap<_, _> = docs
+                .iter()
+                .filter(|(_, (_, fancy))| fancy.iter().any(|h| h.is_title_or_anchor()))
+                .map(|(d, v)| (*d, v.clone()))
+                .collect();
+            (w.clone(), kept)
+        })
+        .filter(|(_, d)| !d.is_empty())
+        .collect();
+    assert!(
+        short == want_short,
+        "the short barrels are not the title/anchor postings"
+    );
+    // wordIDs by descending hits, ties in byte order.
+    let lex = Lexicon::open(out.join("lexicon.wm")).unwrap();
+    let mut by_hits: Vec<(u64, &String)> = naive
+        .iter()
+        .map(|(w, docs)| {
+            (
+                docs.values().map(|(p, f)| (p.len() + f.len()) as u64).sum(),
+                w,
+            )
+        })
+        .collect();
+    by_hits.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    for (id, (hits, w)) in by_hits.iter().enumerate() {
+        assert_eq!(lex.lookup(w), Some(id as u32), "{w}");
+        let t = lex.entry(id as u32).unwrap();
+        assert_eq!(t.hits, *hits);
+        assert_eq!(t.docs as usize, naive[*w].len());
+    }
+    assert_eq!(lex.lookup("nosuchword"), None);
+    assert_eq!(summary.words as usize, naive.len());
+    assert!(summary.postings.1 > 0 && summary.postings.1 < summary.postings.0);
+    for set in [BarrelSet::Full, BarrelSet::Short] {
+        for b in 0..8 {
+            webmill::kinds::verify_file(&out.join(format!("{}-{b:03}.wm", set.name()))).unwrap();
+        }
+    }
+    webmill::kinds::verify_file(&out.join("lexicon.wm")).unwrap();
+}
+
+/// Pages never crawled are in the index, found by their anchor text (and URL).
+#[test]
+fn uncrawled_pages_are_found_by_their_anchors() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = site_job(dir.path(), 60, 3);
+    let out = dir.path().join("index");
+    build_into(&job, &out, &dir.path().join("tmp"), 8 << 20);
+    let docs = DocTable::open(job.file(webmill::job::JobFile::Docs).unwrap()).unwrap();
+    let uncrawled: Vec<u32> = docs
+        .iter()
+        .filter_map(|d| d.ok())
+        .filter(|(_, d)| !d.crawled && d.url.contains("elsewhere"))
+        .map(|(id, _)| id as u32)
+        .collect();
+    assert!(!uncrawled.is_empty());
+    let lex = Lexicon::open(out.join("lexicon.wm")).unwrap();
+    let id = lex.lookup("outside").expect("the anchor word `outside`");
+    let t = lex.entry(id).unwrap();
+    let barrel = Barrel::open(out.join(format!("short-{:03}.wm", lex.barrel_of(id)))).unwrap();
+    let mut c = barrel.doclist(id, t.short, t.short_docs).unwrap();
+    let mut found = Vec::new();
+    let mut hits = Vec::new();
+    while let Some(d) = c.next().unwrap() {
+        hits.clear();
+        c.hits(&mut hits).unwrap();
+        if uncrawled.contains(&d) {
+            assert!(hits.iter().all(|h| h.is_title_or_anchor() || h.is_fancy()));
+            found.push(d);
+        }
+    }
+    assert_eq!(
+        found, uncrawled,
+        "every uncrawled page is found by `outside`"
+    );
+}
+
+/// Reads a forward barrel into (wordID, docID) → (plain, fancy).
+fn invert_forward(path: &Path) -> BTreeMap<(u32, u32), (Vec<Hit>, Vec<Hit>)> {
+    let mut m: BTreeMap<(u32, u32), (Vec<Hit>, Vec<Hit>)> = BTreeMap::new();
+    ForwardBarrel::open(path)
+        .unwrap()
+        .for_each(0, |doc, part, word, hits| {
+            let e = m.entry((word, doc as u32)).or_default();
+            let list = if part == Part::Text {
+                &mut e.0
+            } else {
+                &mut e.1
+            };
+            assert!(
+                list.is_empty(),
+                "two records of one part for ({word}, {doc})"
+            );
+            list.extend(
+                hits.chunks_exact(2)
+                    .map(|b| Hit(u16::from_le_bytes([b[0], b[1]]))),
+            );
+            Ok(())
+        })
+        .unwrap();
+    m
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(5))]
+    /// Each inverted barrel is its forward barrel re-sorted (a naive
+    /// in-memory inversion), at budgets that make the sort spill or not.
+    #[test]
+    fn inverted_barrels_are_the_forward_barrels_resorted(seed in 0u64..1000, pages in 20usize..120, barrels in 1u32..6, small in any::<bool>()) {
+        let dir = tempfile::tempdir().unwrap();
+        let job = site_job(dir.path(), pages, seed);
+        let src = sources(&job);
+        let tmp = dir.path().join("tmp");
+        let reporter = silent();
+        let mut vocab = ExternalSorter::new(SortConfig::new(tmp.join("vocab"), 4 << 20), lexicon::vocabulary_combine()).unwrap();
+        indexer::count_vocabulary(&src, &mut vocab, 1 << 20, &reporter).unwrap();
+        let plan: WordPlan = lexicon::plan_words(vocab.finish().unwrap(), barrels, &tmp, 4 << 20, &reporter, &tmp.join("t.fst"), &tmp.join("plan.json")).unwrap();
+        let ids = WordIds::new(lexicon::open_fst_file(&tmp.join("t.fst")).unwrap(), 1 << 10);
+        let fwd = tmp.join("fwd");
+        std::fs::create_dir_all(&fwd).unwrap();
+        indexer::write_forward(&src, &ids, &plan, &fwd, 4096, &reporter).unwrap();
+        for b in 0..plan.barrels() {
+            let path = indexer::forward_path(&fwd, b);
+            webmill::kinds::verify_file(&path).unwrap();
+            let want = invert_forward(&path);
+            let (full, short) = (tmp.join(format!("full{b}.wm")), tmp.join(format!("short{b}.wm")));
+            let budget = if small { 64 << 10 } else { 64 << 20 };
+            let sorted = webmill::index::sorter::sort_barrel(&path, &tmp.join(format!("s{b}")), budget, &reporter, &full, &short).unwrap();
+            prop_assert_eq!(sorted.entries.len(), 32 * (plan.firsts[b + 1] - plan.firsts[b]) as usize);
+            for (set, file) in [(BarrelSet::Full, &full), (BarrelSet::Short, &short)] {
+                let barrel = Barrel::open(file).unwrap();
+                barrel.verify().unwrap();
+                let mut got = BTreeMap::new();
+                barrel.for_each_block(|_, word, postings| {
+                    for (doc, p, f) in postings {
+                        got.insert((word, doc), (p, f));
+                    }
+                    Ok(())
+                }).unwrap();
+                let expected: BTreeMap<_, _> = want
+                    .iter()
+                    .filter(|(_, (_, f))| set == BarrelSet::Full || f.iter().any(|h| h.is_title_or_anchor()))
+                    .map(|(k, v)| (*k, v.clone()))
+                    .collect();
+                prop_assert!(got == expected, "barrel {} ({:?}) is not its forward barrel re-sorted", b, set);
+            }
+        }
+    }
+}
+
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p: PathBuf = e.unwrap().path();
+        out.insert(
+            p.file_name().unwrap().to_string_lossy().into_owned(),
+            std::fs::read(&p).unwrap(),
+        );
+    }
+    out
+}
+
+/// One thread or two, a budget that makes the sorts spill or one that spills
+/// none: the same bytes.
+#[test]
+fn same_bytes_whatever_the_threads_and_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = site_job(dir.path(), 150, 11);
+    let run = |name: &str, threads: usize, mem: u64| {
+        let out = dir.path().join(name);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let summary =
+            pool.install(|| build_into(&job, &out, &dir.path().join(format!("tmp-{name}")), mem));
+        (files(&out), summary)
+    };
+    let (a, sa) = run("a", 1, 256 << 20);
+    let (b, sb) = run("b", 2, 256 << 10);
+    assert_eq!(sa.runs, 0);
+    assert!(sb.runs > 0, "the small budget spills sort runs");
+    assert_eq!(a.len(), 17);
+    assert!(
+        a == b,
+        "outputs differ between 1 thread / 256 MiB and 2 threads / 256 KiB"
+    );
+}
+
+/// The stage: runs, skips when finished, and a corrupt barrel or lexicon
+/// makes `verify` name the file and the block.
+#[test]
+fn stage_and_corruption() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut job = site_job(dir.path(), 80, 5);
+    let s = Settings {
+        reporter: Arc::new(webmill::progress::Silent),
+        ..Settings::new(16 << 20)
+    };
+    let opts = IndexOptions { barrels: 4 };
+    assert!(matches!(
+        build_index(&mut job, &opts, &s).unwrap(),
+        webmill::job::Outcome::Done { .. }
+    ));
+    assert!(matches!(
+        build_index(&mut job, &opts, &s).unwrap(),
+        webmill::job::Outcome::Skipped { .. }
+    ));
+    assert!(!job.dir().join("tmp").exists());
+    let rec = job.published(webmill::job::StageId::Index).unwrap();
+    assert_eq!(rec.outputs.len(), 9);
+    for name in ["index/full-001.wm", "index/lexicon.wm"] {
+        let path = job.dir().join(name);
+        let good = std::fs::read(&path).unwrap();
+        let c = webmill::container::Container::open(&path).unwrap();
+        let last = c.blocks().len() - 1;
+        let at = c.blocks()[last].offset as usize + 24 + 5;
+        let mut bad = good.clone();
+        bad[at] ^= 0x40;
+        std::fs::write(&path, &bad).unwrap();
+        let err = webmill::kinds::verify_file(&path)
+            .err()
+            .expect("corruption is detected")
+            .to_string();
+        assert!(
+            err.contains(name) && err.contains(&format!("block {last}")),
+            "{err}"
+        );
+        std::fs::write(&path, &good).unwrap();
+    }
+}
