@@ -25,6 +25,7 @@ pub mod ingest;
 pub mod input;
 pub mod job;
 pub mod kinds;
+pub mod pipeline;
 pub mod plot;
 pub mod rank;
 pub mod stats;

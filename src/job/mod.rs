@@ -30,6 +30,7 @@
 
 pub mod files;
 pub mod manifest;
+pub mod plan;
 pub mod stage;
 
 use std::collections::{BTreeMap, BTreeSet};
