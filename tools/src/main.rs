@@ -3,6 +3,7 @@
 //! `webmill` library. One module per subcommand in `cmd/`.
 
 mod cmd;
+mod job_display;
 mod progress;
 
 use std::path::PathBuf;
@@ -118,6 +119,7 @@ impl Global {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    Run(cmd::run::Args),
     Ingest(cmd::ingest::Args),
     Bowtie(cmd::bowtie::Args),
     Overlap(cmd::overlap::Args),
@@ -169,6 +171,7 @@ fn main() -> ExitCode {
     }
     let g = &cli.global;
     let result = match cli.command {
+        Command::Run(a) => cmd::run::run(a, g),
         Command::Ingest(a) => cmd::ingest::run(a, g),
         Command::Bowtie(a) => cmd::bowtie::run(a, g),
         Command::Overlap(a) => cmd::overlap::run(a, g),
