@@ -227,33 +227,33 @@ impl Pipeline {
 /// Runs the near-duplicate stages `group` in one sketch pass (two passes
 /// when `--force` recomputes some of them and not the others).
 fn run_dedup(
-        job: &mut Job,
-        settings: &Settings,
-        group: &[&Dedup],
-        observer: &mut dyn Observer,
-    ) -> Result<()> {
-        let mut forced = Vec::new();
-        let mut kept = Vec::new();
-        for d in group {
-            let changed = settings.force && params_changed(job, *d)?;
-            if changed { &mut forced } else { &mut kept }.push(d.alg);
+    job: &mut Job,
+    settings: &Settings,
+    group: &[&Dedup],
+    observer: &mut dyn Observer,
+) -> Result<()> {
+    let mut forced = Vec::new();
+    let mut kept = Vec::new();
+    for d in group {
+        let changed = settings.force && params_changed(job, *d)?;
+        if changed { &mut forced } else { &mut kept }.push(d.alg);
+    }
+    for (algs, force) in [(kept, false), (forced, true)] {
+        if algs.is_empty() {
+            continue;
         }
-        for (algs, force) in [(kept, false), (forced, true)] {
-            if algs.is_empty() {
-                continue;
-            }
-            let ids: Vec<StageId> = algs.iter().map(|&a| StageId::Dedup(a)).collect();
-            observer.starting(&ids);
-            let opts = DedupOptions {
-                algs,
-                ..group[0].opts.clone()
-            };
-            for (alg, outcome) in dedup(job, &opts, &settings.forced(force))? {
-                let (how, record) = ended(outcome);
-                observer.finished(StageId::Dedup(alg), how, &record);
-            }
+        let ids: Vec<StageId> = algs.iter().map(|&a| StageId::Dedup(a)).collect();
+        observer.starting(&ids);
+        let opts = DedupOptions {
+            algs,
+            ..group[0].opts.clone()
+        };
+        for (alg, outcome) in dedup(job, &opts, &settings.forced(force))? {
+            let (how, record) = ended(outcome);
+            observer.finished(StageId::Dedup(alg), how, &record);
         }
-        Ok(())
+    }
+    Ok(())
 }
 
 /// `true` if `stage` finished in `job` with other parameters than it has now.

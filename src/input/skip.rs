@@ -118,8 +118,14 @@ mod tests {
             &["a.warc.gz: line 1: expected two unsigned node ids, found \"WARC/1.0\"".into()],
         )
         .to_string();
-        assert!(e.starts_with("nothing usable in a.warc.gz: expected edge lines"), "{e}");
-        assert!(e.contains("found 0 of 12 lines usable (first skipped: a.warc.gz: line 1"), "{e}");
+        assert!(
+            e.starts_with("nothing usable in a.warc.gz: expected edge lines"),
+            "{e}"
+        );
+        assert!(
+            e.contains("found 0 of 12 lines usable (first skipped: a.warc.gz: line 1"),
+            "{e}"
+        );
         assert!(e.contains("give it to `webmill ingest`"), "{e}");
     }
 }

@@ -50,8 +50,13 @@ impl JobDisplay {
         let mut lines = Vec::new();
         if !reporter.hidden() {
             let multi = reporter.multi();
-            let h = multi.add(ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden()));
-            h.set_style(style("webmill run {prefix} · elapsed {elapsed_precise} · {msg}"));
+            let h = multi.add(ProgressBar::with_draw_target(
+                None,
+                ProgressDrawTarget::hidden(),
+            ));
+            h.set_style(style(
+                "webmill run {prefix} · elapsed {elapsed_precise} · {msg}",
+            ));
             h.set_prefix(name.to_string());
             h.set_message(format!("0 of {} stages done", stages.len()));
             h.enable_steady_tick(Duration::from_millis(500));
@@ -115,12 +120,7 @@ impl JobDisplay {
     fn log(&self, line: &str) {
         if self.plain {
             let t = self.started.elapsed().as_secs();
-            eprintln!(
-                "[{}:{:02}:{:02}] {line}",
-                t / 3600,
-                t / 60 % 60,
-                t % 60
-            );
+            eprintln!("[{}:{:02}:{:02}] {line}", t / 3600, t / 60 % 60, t % 60);
         }
     }
 

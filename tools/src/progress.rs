@@ -179,7 +179,11 @@ impl Reporter for BarReporter {
         Box::new(BarTask {
             bar,
             multi: self.multi.clone(),
-            anchor: self.anchor.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+            anchor: self
+                .anchor
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
             started: Instant::now(),
             shown: Mutex::new(false),
             logged: self.log.then(|| Mutex::new(Instant::now())),

@@ -271,7 +271,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     if let Err(e) = pipeline.run(&mut job, &settings, &mut display) {
         display.failed();
         display.finish();
-        if !matches!(e.class(), webmill::error::ErrorClass::Job | webmill::error::ErrorClass::Usage) {
+        if !matches!(
+            e.class(),
+            webmill::error::ErrorClass::Job | webmill::error::ErrorClass::Usage
+        ) {
             eprintln!(
                 "webmill: the finished stages are kept; once the cause is fixed, resume with:\n  {}",
                 command_line()
@@ -427,7 +430,10 @@ fn describe(s: &JobSummary, job: &Path, display: &JobDisplay) -> String {
             "search it in the browser (http://127.0.0.1:8080/)",
         ),
         (format!("webmill top {j} -k 20"), "the highest-ranked pages"),
-        (format!("webmill stats {j}"), "the job's figures and degree distributions"),
+        (
+            format!("webmill stats {j}"),
+            "the job's figures and degree distributions",
+        ),
         (
             format!("webmill export docs {j} --format parquet -o docs.parquet"),
             "tables for other tools (docs, edges, ranks, pairs, clusters, anchors, postings)",
