@@ -298,10 +298,7 @@ pub fn distribution_svg(
                 label: y_label.to_string(),
                 color: "#1f77b4".into(),
                 style: SeriesStyle::LineDots,
-                points: usable
-                    .iter()
-                    .map(|&(x, y)| (x as f64, y as f64))
-                    .collect(),
+                points: usable.iter().map(|&(x, y)| (x as f64, y as f64)).collect(),
             }],
         );
     }
@@ -518,7 +515,10 @@ mod tests {
         assert!(svg.contains("(log scale)") && svg.contains("polyline"));
         assert!(svg.contains(">1e0<") && svg.contains(">1e2<"), "{svg}");
         let few = distribution_svg("t", "near-duplicates", "pages", &[(1, 4), (0, 3)]);
-        assert!(few.contains("Too little to plot: 1 distinct value"), "{few}");
+        assert!(
+            few.contains("Too little to plot: 1 distinct value"),
+            "{few}"
+        );
         assert!(few.contains("near-duplicates = 1: 4 pages"));
         assert!(!few.contains("<circle") && few.ends_with("</svg>\n"));
     }

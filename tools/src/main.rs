@@ -5,6 +5,7 @@
 mod cmd;
 mod job_display;
 mod progress;
+mod table;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -83,8 +84,9 @@ impl Global {
     }
 
     /// A scratch directory for a read-only command's external sort: under
-    /// `--tmp-dir` if given, else in the job's `tmp/`, named after this
-    /// process so that concurrent commands do not collide.
+    /// `--tmp-dir` if given, else in the job's `tmp/` (the system's
+    /// temporary directory when the job directory is read-only), named
+    /// after this process so that concurrent commands do not collide.
     pub fn scratch_dir(&self, job: &std::path::Path) -> webmill::Result<PathBuf> {
         let root = match &self.tmp_dir {
             Some(t) if !t.is_dir() => {
@@ -94,6 +96,9 @@ impl Global {
                 ))
             }
             Some(t) => t.clone(),
+            None if std::fs::metadata(job).is_ok_and(|m| m.permissions().readonly()) => {
+                std::env::temp_dir()
+            }
             None => job.join("tmp"),
         };
         let dir = root.join(format!("webmill-scratch-{}", std::process::id()));
