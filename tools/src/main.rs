@@ -38,7 +38,9 @@ pub struct Global {
     /// Worker threads for sorting and compression [default: all cores]
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
-    /// Directory for temporary files (sort runs, checkpoints) [default: JOB/tmp]
+    /// Directory for temporary files (sort runs, checkpoints) [default: JOB/tmp;
+    /// for read-only commands that sort, such as `export text`, the system's
+    /// temporary directory]
     #[arg(long, global = true, value_name = "DIR")]
     tmp_dir: Option<PathBuf>,
     /// No progress bars and no summary lines (errors are still printed)
@@ -84,10 +86,11 @@ impl Global {
     }
 
     /// A scratch directory for a read-only command's external sort: under
-    /// `--tmp-dir` if given, else in the job's `tmp/` (the system's
-    /// temporary directory when the job directory is read-only), named
-    /// after this process so that concurrent commands do not collide.
-    pub fn scratch_dir(&self, job: &std::path::Path) -> webmill::Result<PathBuf> {
+    /// `--tmp-dir` if given, else in the system's temporary directory
+    /// (`$TMPDIR`), never in the job (a view writes nothing there, so it
+    /// works on a read-only job), named after this process so that
+    /// concurrent commands do not collide.
+    pub fn scratch_dir(&self) -> webmill::Result<PathBuf> {
         let root = match &self.tmp_dir {
             Some(t) if !t.is_dir() => {
                 return Err(webmill::Error::usage_at(
@@ -96,10 +99,7 @@ impl Global {
                 ))
             }
             Some(t) => t.clone(),
-            None if std::fs::metadata(job).is_ok_and(|m| m.permissions().readonly()) => {
-                std::env::temp_dir()
-            }
-            None => job.join("tmp"),
+            None => std::env::temp_dir(),
         };
         let dir = root.join(format!("webmill-scratch-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| {

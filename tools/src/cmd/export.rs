@@ -184,7 +184,7 @@ fn fill(
             }
         }
         What::Text => {
-            let (scratch, cfg) = scratch_sort(g, job, "export text: sorting by docID")?;
+            let (scratch, cfg) = scratch_sort(g, "export text: sorting by docID")?;
             let result = webmill::ingest::text::for_each_doc_text(
                 &job.file(JobFile::Text)?,
                 &job.file(JobFile::PageDoc)?,
@@ -204,7 +204,7 @@ fn fill(
         What::Pairs => {
             let pairs = job.file(JobFile::Pairs(Alg::parse(&args.alg)?))?;
             if args.urls {
-                let (scratch, cfg) = scratch_sort(g, job, "export pairs: joining URLs")?;
+                let (scratch, cfg) = scratch_sort(g, "export pairs: joining URLs")?;
                 let result = for_each_pair_with_urls(
                     &pairs,
                     &job.file(JobFile::Docs)?,
@@ -306,8 +306,8 @@ fn postings(job: &JobView, sink: &mut dyn Sink, out: &str) -> anyhow::Result<()>
 
 /// A scratch directory and a sort configuration in it, for an export that
 /// sorts.
-fn scratch_sort(g: &Global, job: &JobView, label: &str) -> anyhow::Result<(PathBuf, SortConfig)> {
-    let scratch = g.scratch_dir(job.dir())?;
+fn scratch_sort(g: &Global, label: &str) -> anyhow::Result<(PathBuf, SortConfig)> {
+    let scratch = g.scratch_dir()?;
     let cfg = SortConfig::new(scratch.join("sort"), g.mem())
         .label(label)
         .reporter(g.reporter());
