@@ -196,7 +196,7 @@ fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
         index: (web && !args.no_index).then_some(IndexOptions {
             barrels: args.barrels,
         }),
-        dedup: (!algs.is_empty()).then(|| DedupOptions {
+        dedup: (!algs.is_empty()).then_some(DedupOptions {
             algs,
             shingle: args.shingle,
             threshold: args.threshold,

@@ -78,8 +78,11 @@ enum Unit {
     Plain,
 }
 
-/// The groups of the text output: title, then (key, label, unit) per line.
-const GROUPS: &[(&str, &[(&str, &str, Unit)])] = &[
+/// A line of the text output: the figure's key, its label, its unit.
+type Line = (&'static str, &'static str, Unit);
+
+/// The groups of the text output: title, then its lines.
+const GROUPS: &[(&str, &[Line])] = &[
     (
         "Input",
         &[
