@@ -355,3 +355,55 @@ pub fn job_page_texts(
         f,
     )
 }
+
+/// Every file under the job directory `job` but its manifest (whose figures
+/// hold times) and lock, by path relative to `job`.
+pub fn job_files(job: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![job.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let rel = p.strip_prefix(job).unwrap().to_string_lossy().into_owned();
+            if rel != "job.json" && rel != ".lock" {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// Starts `command()` again and again, killing each run with SIGKILL after
+/// `min_ms` plus a random delay below `spread_ms`, until a run ends by
+/// itself; asserts that it succeeded and returns how many runs were killed
+/// (fewer than 40, or the test fails).
+pub fn kill_until_done(
+    mut command: impl FnMut() -> std::process::Command,
+    rng: &mut Rng,
+    min_ms: u64,
+    spread_ms: u64,
+) -> u32 {
+    let mut kills = 0;
+    loop {
+        let mut child = command().spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(
+            min_ms + rng.below(spread_ms.max(1)),
+        ));
+        match child.try_wait().unwrap() {
+            Some(status) => {
+                assert!(status.success(), "the run failed after {kills} kills");
+                return kills;
+            }
+            None => {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                kills += 1;
+                assert!(kills < 40, "never finished");
+            }
+        }
+    }
+}

@@ -8,7 +8,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::*;
 
@@ -122,23 +122,7 @@ fn kill_9_at_random_moments_then_resume() {
     for round in 0..2 {
         let job = dir.path().join(format!("killed{round}"));
         copy_dir(&base, &job);
-        let mut kills = 0;
-        loop {
-            let mut child = index_cmd(&job, "1M").spawn().unwrap();
-            std::thread::sleep(Duration::from_millis(10 + rng.below(full.max(50))));
-            match child.try_wait().unwrap() {
-                Some(status) => {
-                    assert!(status.success(), "index failed after {kills} kills");
-                    break;
-                }
-                None => {
-                    child.kill().unwrap();
-                    child.wait().unwrap();
-                    kills += 1;
-                    assert!(kills < 40, "never finished");
-                }
-            }
-        }
+        let kills = kill_until_done(|| index_cmd(&job, "1M"), &mut rng, 10, full.max(50));
         assert!(
             index_files(&job) == want,
             "index files differ after {kills} kills"

@@ -6,7 +6,6 @@
 #[path = "../../tests/common/mod.rs"]
 mod common;
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -38,26 +37,6 @@ fn run(job: &Path, input: &str, extra: &[&str]) -> Output {
     let mut c = webmill(&["run", "--mem", "16M", "--out"]);
     c.arg(job).args(extra).arg(input);
     output(c)
-}
-
-/// Every file of a job but its manifest, by relative path.
-fn files(job: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![job.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            let rel = p.strip_prefix(job).unwrap().to_string_lossy().into_owned();
-            if rel != "job.json" && rel != ".lock" {
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
 }
 
 #[test]
@@ -109,7 +88,7 @@ fn a_site_in_one_command_then_again_with_everything_skipped() {
     .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{stderr}");
     assert!(stderr.contains("[0:00:"), "{stderr}");
-    let first = files(&job);
+    let first = job_files(&job);
 
     let out = run(&job, &input, &[]);
     assert!(out.status.success());
@@ -119,7 +98,7 @@ fn a_site_in_one_command_then_again_with_everything_skipped() {
         "{stdout}"
     );
     assert!(text(&out.stderr).contains("ingest: skipped: finished before"));
-    assert!(files(&job) == first, "a skipped run changed the job");
+    assert!(job_files(&job) == first, "a skipped run changed the job");
 
     // -q: nothing at all.
     let out = run(&job, &input, &["-q"]);
@@ -146,7 +125,7 @@ fn run_writes_what_the_stage_commands_write() {
         let out = output(webmill(&args));
         assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
     }
-    let (a, b) = (files(&all), files(&steps));
+    let (a, b) = (job_files(&all), job_files(&steps));
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     for (name, bytes) in &a {
         assert!(&b[name] == bytes, "{name} differs");

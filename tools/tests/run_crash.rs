@@ -12,7 +12,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::*;
 
@@ -36,28 +36,16 @@ fn run_cmd(job: &Path, inputs: &[PathBuf]) -> Command {
     c
 }
 
-/// Every file of the job but the manifest (whose figures hold times), by
-/// path relative to the job; no partial file, staging or tmp left.
+/// Every file of the job but the manifest; no tmp or staging directory left.
 fn outputs(job: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![job.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            let rel = p.strip_prefix(job).unwrap().to_string_lossy().into_owned();
-            if p.is_dir() {
-                assert!(
-                    !matches!(rel.as_str(), "tmp" | ".staging"),
-                    "{rel} left in {}",
-                    job.display()
-                );
-                stack.push(p);
-            } else if rel != "job.json" && rel != ".lock" {
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
+    for leftover in ["tmp", ".staging"] {
+        assert!(
+            !job.join(leftover).exists(),
+            "{leftover} left in {}",
+            job.display()
+        );
     }
-    out
+    job_files(job)
 }
 
 fn assert_same(job: &Path, want: &BTreeMap<String, Vec<u8>>, what: &str) {
@@ -195,22 +183,6 @@ fn killed_at_random_moments_then_rerun_gives_the_same_bytes() {
     let full = t.elapsed().as_millis() as u64;
     let mut rng = Rng(77);
     let job = s.dir.path().join("killed");
-    let mut kills = 0;
-    loop {
-        let mut child = run_cmd(&job, &s.inputs).spawn().unwrap();
-        std::thread::sleep(Duration::from_millis(20 + rng.below(full.max(50))));
-        match child.try_wait().unwrap() {
-            Some(status) => {
-                assert!(status.success(), "run failed after {kills} kills");
-                break;
-            }
-            None => {
-                child.kill().unwrap();
-                child.wait().unwrap();
-                kills += 1;
-                assert!(kills < 40, "never finished");
-            }
-        }
-    }
+    let kills = kill_until_done(|| run_cmd(&job, &s.inputs), &mut rng, 20, full.max(50));
     assert_same(&job, &s.want, &format!("after {kills} kills"));
 }

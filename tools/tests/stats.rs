@@ -140,9 +140,15 @@ fn exponent_and_plot_of_a_job_with_power_law_in_degrees() {
     assert_eq!(svg.matches("<g ").count(), svg.matches("</g>").count());
     assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count());
 
-    // The table form has the same keys; --no-degrees leaves them out.
+    // The table form shows the same fit; --no-degrees leaves it out.
     let table = stdout_of(webmill().arg("stats").arg(&job));
-    assert!(table.contains("in_degree_exponent"));
+    assert!(
+        table.contains(&format!(
+            "in-degree                  α = {} ±",
+            v["in_degree_exponent"]
+        )),
+        "{table}"
+    );
     let quick = stats_json(&job, &["--no-degrees"]);
     assert!(quick.get("in_degree_exponent").is_none());
     assert_eq!(quick["arcs"], v["arcs"]);
