@@ -26,5 +26,6 @@ pub mod job;
 pub mod kinds;
 pub mod plot;
 pub mod rank;
+pub mod search;
 pub mod stats;
 pub mod tsv;

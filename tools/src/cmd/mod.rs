@@ -9,6 +9,7 @@ pub mod index;
 pub mod ingest;
 pub mod inspect;
 pub mod pagerank;
+pub mod search;
 pub mod stats;
 pub mod top;
 pub mod verify;

@@ -1,0 +1,234 @@
+//! `webmill search`: query a job's index (Brin & Page's searcher).
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+use webmill::search::{
+    SearchOptions, SearchResult, SearchResults, Searcher, Snippet, DEFAULT_CUTOFF, DEFAULT_K,
+};
+
+use super::{flush, stdout};
+use crate::Global;
+
+/// Search a job's index: the documents containing every query word, ranked by
+/// their hits (type, count, proximity) and PageRank, clustered by host.
+///
+/// The query is cut into words as pages were (lowercased, split at
+/// punctuation). The short barrels (title and anchor hits) are searched
+/// first; when they hold fewer than --offset + -k matches the full barrels
+/// are. Results show the URL, the title (for pages never crawled, the anchor
+/// text of links to them), the score, a snippet with the query words marked,
+/// `+N more from this host` and, when a dedup stage ran, `+N similar`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Job directory (indexed with `webmill index`)
+    job: PathBuf,
+    /// The query, e.g. "vec push" (quote it to pass several words)
+    query: String,
+    /// Results to show
+    #[arg(short = 'k', long = "k", default_value_t = DEFAULT_K, value_name = "N")]
+    k: usize,
+    /// Results to skip first (the second page of 10 is --offset 10)
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    offset: usize,
+    /// Stop matching after this many matching documents (the paper's
+    /// response-time limit; the top results are then the best of these)
+    #[arg(long, default_value_t = DEFAULT_CUTOFF, value_name = "N")]
+    cutoff: usize,
+    /// Print {"total", "results": [{"docid", "url", "title", "score",
+    /// "snippet", "host_more", "similar"}, …]} (plus the marks, the docIDs
+    /// behind the counts, and the explanation with --explain) instead of text
+    #[arg(long)]
+    json: bool,
+    /// Show per result the hit counts per type, their count-weights, the
+    /// proximity bins, the IR score, the PageRank and how they combine
+    #[arg(long)]
+    explain: bool,
+    /// Do not group results by host
+    #[arg(long)]
+    no_host_clusters: bool,
+    /// Do not collapse near-duplicates (dedup clusters) into one result
+    #[arg(long)]
+    no_collapse: bool,
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
+    let job = g.open_view(&args.job)?;
+    let searcher = Searcher::open(&job)?;
+    let opts = SearchOptions {
+        k: args.k,
+        offset: args.offset,
+        cutoff: args.cutoff,
+        explain: args.explain,
+        cluster_hosts: !args.no_host_clusters,
+        collapse_similar: !args.no_collapse,
+        ..SearchOptions::default()
+    };
+    let t = std::time::Instant::now();
+    let r = searcher.search(&args.query, &opts)?;
+    let seconds = t.elapsed().as_secs_f64();
+    let mut out = stdout();
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &to_json(&r))?;
+        writeln!(out)?;
+    } else {
+        print_text(&mut out, &r, &opts, seconds)?;
+    }
+    flush(out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn to_json(r: &SearchResults) -> serde_json::Value {
+    let results: Vec<serde_json::Value> = r
+        .results
+        .iter()
+        .map(|x| {
+            let mut v = json!({
+                "docid": x.docid,
+                "url": x.url,
+                "title": x.title,
+                "score": x.score,
+                "snippet": x.snippet.as_ref().map_or("", |s| s.text.as_str()),
+                "host_more": x.host_more.len(),
+                "similar": x.similar.len(),
+                "snippet_marks": x.snippet.as_ref().map(|s| &s.marks),
+                "host_more_docids": x.host_more,
+                "similar_docids": x.similar,
+                "title_from_anchor": x.title_from_anchor,
+                "ir": x.ir,
+                "pagerank": x.pagerank,
+            });
+            if let Some(e) = &x.explain {
+                v["explain"] = serde_json::to_value(e).unwrap_or_default();
+            }
+            v
+        })
+        .collect();
+    json!({
+        "total": r.total,
+        "groups": r.groups,
+        "pass": r.pass,
+        "cut_off": r.cut_off,
+        "empty": r.empty,
+        "words": r.words,
+        "similar_by": r.similar_by,
+        "results": results,
+    })
+}
+
+/// The snippet with its marks in bold (terminal) or `*word*`.
+fn render(s: &Snippet, tty: bool) -> String {
+    let (on, off) = if tty { ("\x1b[1m", "\x1b[0m") } else { ("*", "*") };
+    let mut out = String::with_capacity(s.text.len() + 8 * s.marks.len());
+    let mut at = 0;
+    for &(a, b) in &s.marks {
+        out.push_str(&s.text[at..a]);
+        out.push_str(on);
+        out.push_str(&s.text[a..b]);
+        out.push_str(off);
+        at = b;
+    }
+    out.push_str(&s.text[at..]);
+    out
+}
+
+fn print_text(
+    out: &mut impl Write,
+    r: &SearchResults,
+    opts: &SearchOptions,
+    seconds: f64,
+) -> anyhow::Result<()> {
+    let tty = std::io::stdout().is_terminal();
+    if let Some(why) = &r.empty {
+        writeln!(out, "No results: {why}.")?;
+        return Ok(());
+    }
+    let pass = match r.pass {
+        Some(webmill::search::Pass::Full) => "full barrels",
+        _ => "short barrels",
+    };
+    writeln!(
+        out,
+        "{} matching documents{} ({pass}), {} results; showing {}–{} ({:.1} ms)",
+        r.total,
+        if r.cut_off { " (cut off)" } else { "" },
+        r.groups,
+        (opts.offset + 1).min(r.groups as usize),
+        opts.offset + r.results.len(),
+        seconds * 1e3
+    )?;
+    for (i, x) in r.results.iter().enumerate() {
+        print_result(out, opts.offset + i + 1, x, r, tty)?;
+    }
+    Ok(())
+}
+
+fn print_result(
+    out: &mut impl Write,
+    n: usize,
+    x: &SearchResult,
+    r: &SearchResults,
+    tty: bool,
+) -> anyhow::Result<()> {
+    writeln!(out)?;
+    let title = if x.title.is_empty() { "(no title)" } else { &x.title };
+    let anchor = if x.title_from_anchor {
+        " [anchor text; not crawled]"
+    } else {
+        ""
+    };
+    writeln!(out, "{n}. {title}{anchor}")?;
+    writeln!(out, "   {}  [doc {}, score {:.2}]", x.url, x.docid, x.score)?;
+    if let Some(s) = &x.snippet {
+        if !s.text.is_empty() {
+            writeln!(out, "   {}", render(s, tty))?;
+        }
+    }
+    let mut more = Vec::new();
+    if !x.host_more.is_empty() {
+        more.push(format!("+{} more from this host", x.host_more.len()));
+    }
+    if !x.similar.is_empty() {
+        more.push(format!(
+            "+{} similar ({})",
+            x.similar.len(),
+            r.similar_by.as_deref().unwrap_or("dedup")
+        ));
+    }
+    if !more.is_empty() {
+        writeln!(out, "   {}", more.join(", "))?;
+    }
+    if let Some(e) = &x.explain {
+        for w in &e.words {
+            let parts: Vec<String> = w
+                .types
+                .iter()
+                .map(|(t, c, cw, tw, v)| format!("{}×{c} cw {cw:.2} · {tw} = {v:.2}", t.name()))
+                .collect();
+            writeln!(out, "   word {:?}: {}", w.word, parts.join("; "))?;
+        }
+        for p in &e.proximity {
+            writeln!(
+                out,
+                "   proximity {} bin {}: {} sets, cw {:.2} · {} = {:.2}",
+                p.ty.name(),
+                p.bin,
+                p.count,
+                p.count_weight,
+                p.weight,
+                p.contribution
+            )?;
+        }
+        match e.pagerank {
+            Some(pr) => writeln!(
+                out,
+                "   IR {:.2} × (1 + w · ln(1 + N · PageRank {pr:.3e})) = {:.2} × {:.3} = {:.2}",
+                e.ir, e.ir, e.pagerank_factor, e.score
+            )?,
+            None => writeln!(out, "   IR {:.2} (no PageRank) = {:.2}", e.ir, e.score)?,
+        }
+    }
+    Ok(())
+}
