@@ -167,8 +167,15 @@ impl Header {
 
 /// One `Posting` submessage (field 4 of a postings list) into `out`.
 fn put_posting(out: &mut Vec<u8>, gap: u32, tf: u32) {
-    let len = (if gap > 0 { 1 + varint_len(u64::from(gap)) } else { 0 })
-        + if tf > 0 { 1 + varint_len(u64::from(tf)) } else { 0 };
+    let len = (if gap > 0 {
+        1 + varint_len(u64::from(gap))
+    } else {
+        0
+    }) + if tf > 0 {
+        1 + varint_len(u64::from(tf))
+    } else {
+        0
+    };
     put_tag(out, 4, LEN);
     varint::put(out, len);
     put_uint(out, 1, u64::from(gap));
@@ -176,8 +183,15 @@ fn put_posting(out: &mut Vec<u8>, gap: u32, tf: u32) {
 }
 
 fn posting_bytes(gap: u32, tf: u32) -> u64 {
-    let len = (if gap > 0 { 1 + varint_len(u64::from(gap)) } else { 0 })
-        + if tf > 0 { 1 + varint_len(u64::from(tf)) } else { 0 };
+    let len = (if gap > 0 {
+        1 + varint_len(u64::from(gap))
+    } else {
+        0
+    }) + if tf > 0 {
+        1 + varint_len(u64::from(tf))
+    } else {
+        0
+    };
     1 + varint_len(len) + len
 }
 
@@ -237,15 +251,19 @@ pub fn export(job: &JobView, out: &mut dyn Write, tmp: &Path, budget: u64) -> Re
     write_delimited(out, &msg, &mut s.bytes)?;
 
     let mut lengths = ExternalSorter::new(
-        SortConfig::new(tmp.join("ciff-doclengths"), budget.max(1 << 20)).label("ciff: document lengths"),
-        Combine::custom("sum-doclength", |acc: &mut (u32, u64), next: &(u32, u64)| {
-            if acc.0 == next.0 {
-                acc.1 += next.1;
-                true
-            } else {
-                false
-            }
-        }),
+        SortConfig::new(tmp.join("ciff-doclengths"), budget.max(1 << 20))
+            .label("ciff: document lengths"),
+        Combine::custom(
+            "sum-doclength",
+            |acc: &mut (u32, u64), next: &(u32, u64)| {
+                if acc.0 == next.0 {
+                    acc.1 += next.1;
+                    true
+                } else {
+                    false
+                }
+            },
+        ),
     )?;
     let mut barrels: HashMap<usize, Barrel> = HashMap::new();
     let mut last_term: Option<Vec<u8>> = None;
@@ -258,7 +276,12 @@ pub fn export(job: &JobView, out: &mut dyn Write, tmp: &Path, budget: u64) -> Re
         let barrel = &barrels[&b];
         let info = lexicon.entry(id)?;
         if last_term.as_deref().is_some_and(|t| t >= word.as_bytes()) {
-            return Err(Error::corrupt(lexicon.container().path(), "block 0", 0, format!("term dictionary out of order at {word:?}")));
+            return Err(Error::corrupt(
+                lexicon.container().path(),
+                "block 0",
+                0,
+                format!("term dictionary out of order at {word:?}"),
+            ));
         }
         last_term = Some(word.as_bytes().to_vec());
         msg.clear();
@@ -394,7 +417,8 @@ fn next_field<'a>(input: &mut &'a [u8], at: u64) -> Result<Field<'a>> {
     match wire {
         VARINT => Ok(Field::Varint(
             field,
-            varint::get(input).ok_or_else(|| bad(at, format!("field {field}: truncated varint")))?,
+            varint::get(input)
+                .ok_or_else(|| bad(at, format!("field {field}: truncated varint")))?,
         )),
         FIXED64 => {
             let (v, rest) = input
@@ -405,9 +429,13 @@ fn next_field<'a>(input: &mut &'a [u8], at: u64) -> Result<Field<'a>> {
         }
         LEN => Ok(Field::Len(
             field,
-            varint::get_bytes(input).ok_or_else(|| bad(at, format!("field {field}: truncated bytes")))?,
+            varint::get_bytes(input)
+                .ok_or_else(|| bad(at, format!("field {field}: truncated bytes")))?,
         )),
-        w => Err(bad(at, format!("field {field}: wire type {w} is not used by CIFF"))),
+        w => Err(bad(
+            at,
+            format!("field {field}: wire type {w} is not used by CIFF"),
+        )),
     }
 }
 
@@ -417,7 +445,10 @@ fn int32(v: u64, field: u64, at: u64) -> Result<i32> {
 }
 
 fn unexpected(field: u64, msg: &str, at: u64) -> Error {
-    bad(at, format!("{msg}: field {field} with an unexpected wire type or number"))
+    bad(
+        at,
+        format!("{msg}: field {field} with an unexpected wire type or number"),
+    )
 }
 
 impl<R: Read> CiffReader<R> {
@@ -456,9 +487,12 @@ impl<R: Read> CiffReader<R> {
             return Err(bad(self.offset, format!("a message of {len} bytes")));
         }
         self.buf.resize(len as usize, 0);
-        self.r
-            .read_exact(&mut self.buf)
-            .map_err(|_| bad(self.offset, format!("input ends inside a {len}-byte message")))?;
+        self.r.read_exact(&mut self.buf).map_err(|_| {
+            bad(
+                self.offset,
+                format!("input ends inside a {len}-byte message"),
+            )
+        })?;
         self.offset += len;
         Ok(true)
     }
@@ -591,12 +625,24 @@ pub fn check<R: Read>(r: R, mut f: impl FnMut(&PostingsList)) -> Result<CiffChec
     for i in 0..header.num_postings_lists {
         let at = rd.offset;
         let p = rd.postings_list()?;
-        let ctx = |d: String| bad(at, format!("postings list {i} ({:?}): {d}", String::from_utf8_lossy(&p.term)));
+        let ctx = |d: String| {
+            bad(
+                at,
+                format!(
+                    "postings list {i} ({:?}): {d}",
+                    String::from_utf8_lossy(&p.term)
+                ),
+            )
+        };
         if last.as_ref().is_some_and(|l| *l >= p.term) {
             return Err(ctx("terms are not in strictly increasing byte order".into()));
         }
         if p.df != p.postings.len() as i64 {
-            return Err(ctx(format!("df {} but {} postings", p.df, p.postings.len())));
+            return Err(ctx(format!(
+                "df {} but {} postings",
+                p.df,
+                p.postings.len()
+            )));
         }
         let cf: i64 = p.postings.iter().map(|&(_, tf)| i64::from(tf)).sum();
         if p.cf != cf {
@@ -607,7 +653,11 @@ pub fn check<R: Read>(r: R, mut f: impl FnMut(&PostingsList)) -> Result<CiffChec
                 return Err(ctx(format!("posting {}: gap not positive", k + 1)));
             }
         }
-        if let Some(&(d, _)) = p.postings.iter().find(|&&(d, _)| d < 0 || d >= header.num_docs) {
+        if let Some(&(d, _)) = p
+            .postings
+            .iter()
+            .find(|&&(d, _)| d < 0 || d >= header.num_docs)
+        {
             return Err(ctx(format!("docid {d} outside 0..{}", header.num_docs)));
         }
         if let Some(k) = p.postings.iter().position(|&(_, tf)| tf < 1) {
@@ -698,7 +748,16 @@ mod tests {
 
     #[test]
     fn varint_lengths() {
-        for v in [0u64, 1, 127, 128, 16383, 16384, u64::from(u32::MAX), u64::MAX] {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            16383,
+            16384,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
             let mut b = Vec::new();
             varint::put(&mut b, v);
             assert_eq!(varint_len(v), b.len() as u64, "{v}");

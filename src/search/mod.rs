@@ -17,15 +17,31 @@
 //!   and `--explain`;
 //! * [`eval`] — Figure 4 over the doclist cursors;
 //! * [`present`] — result pages: host clusters, near-duplicate groups,
-//!   titles, snippets.
+//!   titles, snippets;
+//! * [`titles`] — the title-query measurement of the ranking.
+//!
+//! # API
+//!
+//! ```no_run
+//! # fn main() -> webmill::Result<()> {
+//! use webmill::search::{Query, Searcher};
+//! let job = webmill::job::JobView::open(std::path::Path::new("JOB"))?;
+//! let searcher = Searcher::open(&job)?;
+//! let results = searcher.search(&Query::parse("vec push"), 10, 0)?;
+//! for r in &results.results {
+//!     println!("{} {} {:.2}", r.url, r.title, r.score);
+//! }
+//! # Ok(())
+//! # }
+//! ```
 //!
 //! # Answers without results
 //!
 //! An empty or punctuation-only query, and a query with a word the lexicon
 //! does not have, return no results and an [`EmptyReason`] (every word must
-//! match). A query of more than [`query::MAX_QUERY_WORDS`] distinct words is
-//! a usage error. Corrupt files are errors naming the file and block, the
-//! same message `webmill verify` gives.
+//! match). A query of more than [`MAX_QUERY_WORDS`] distinct words searches
+//! the first ones and reports how many it ignored. Corrupt files are errors
+//! naming the file and block, the same message `webmill verify` gives.
 //!
 //! # Reading
 //!
@@ -41,6 +57,7 @@ pub mod eval;
 pub mod present;
 pub mod query;
 pub mod rank;
+pub mod titles;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -58,58 +75,15 @@ use crate::job::{JobFile, JobView};
 use crate::rank::RankVector;
 pub use eval::{Match, Pass, Term};
 pub use present::Snippet;
+pub use query::{HostClustering, Query, DEFAULT_CUTOFF, MAX_QUERY_WORDS};
 pub use rank::{Explain, HitType, RankingWeights};
 
-/// The paper's cut-off: matching stops after this many documents.
-pub const DEFAULT_CUTOFF: usize = 40_000;
 /// Results per page.
 pub const DEFAULT_K: usize = 10;
-/// Ranked matches looked at for host clusters and near-duplicate groups.
-pub const DEFAULT_GROUP_WINDOW: usize = 1000;
 /// Largest PageRank vector loaded into memory (bytes).
 const MAX_RANKS_IN_MEMORY: u64 = 256 << 20;
 /// Largest near-duplicate map loaded (members).
 const MAX_CLUSTER_MEMBERS: u64 = 16 << 20;
-
-/// How to search.
-#[derive(Clone, Debug)]
-pub struct SearchOptions {
-    /// Results per page.
-    pub k: usize,
-    /// Results to skip (pagination).
-    pub offset: usize,
-    /// Matching stops after this many matching documents.
-    pub cutoff: usize,
-    /// Ranked matches grouped into host clusters and near-duplicate groups;
-    /// past them results are not grouped.
-    pub group_window: usize,
-    /// Group results by host.
-    pub cluster_hosts: bool,
-    /// Collapse near-duplicates (when the job has a dedup stage's clusters).
-    pub collapse_similar: bool,
-    /// Extract snippets from the repository.
-    pub snippets: bool,
-    /// Attach each result's [`Explain`].
-    pub explain: bool,
-    /// The ranking weights.
-    pub weights: RankingWeights,
-}
-
-impl Default for SearchOptions {
-    fn default() -> Self {
-        SearchOptions {
-            k: DEFAULT_K,
-            offset: 0,
-            cutoff: DEFAULT_CUTOFF,
-            group_window: DEFAULT_GROUP_WINDOW,
-            cluster_hosts: true,
-            collapse_similar: true,
-            snippets: true,
-            explain: false,
-            weights: RankingWeights::default(),
-        }
-    }
-}
 
 /// A query word and what the lexicon says of it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -179,9 +153,11 @@ pub struct SearchResult {
 
 /// A page of results.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SearchResults {
+pub struct Results {
     /// The query's words.
     pub words: Vec<QueryWord>,
+    /// Query words past [`MAX_QUERY_WORDS`], not searched.
+    pub ignored_words: usize,
     /// Matching documents found (at most the cut-off).
     pub total: u64,
     /// Result groups (after collapsing near-duplicates and hosts).
@@ -194,6 +170,8 @@ pub struct SearchResults {
     pub cut_off: bool,
     /// Why there are no results, if there are none.
     pub empty: Option<EmptyReason>,
+    /// Results were grouped by host.
+    pub host_clusters: bool,
     /// The dedup algorithm whose clusters collapsed near-duplicates.
     pub similar_by: Option<String>,
     /// The job has PageRank and it was combined into the scores.
@@ -262,8 +240,11 @@ impl Searcher {
         let mut clusters = None;
         for alg in [Alg::MinHash, Alg::Broder, Alg::Exact, Alg::Charikar] {
             if job.has(JobFile::Clusters(alg)) {
-                clusters = present::load_clusters(&job.file(JobFile::Clusters(alg))?, MAX_CLUSTER_MEMBERS)?
-                    .map(|m| (alg, m));
+                clusters = present::load_clusters(
+                    &job.file(JobFile::Clusters(alg))?,
+                    MAX_CLUSTER_MEMBERS,
+                )?
+                .map(|m| (alg, m));
                 break;
             }
         }
@@ -322,29 +303,25 @@ impl Searcher {
         Ok((qw, terms))
     }
 
-    /// Searches: a page of results for `query`.
-    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<SearchResults> {
-        if opts.k == 0 {
-            return Err(Error::usage("-k must be at least 1"));
-        }
-        if opts.cutoff == 0 {
-            return Err(Error::usage("the cut-off must be at least 1"));
-        }
-        let words = query::parse(query)?;
-        let (qwords, terms) = self.terms(&words)?;
-        let mut out = SearchResults {
+    /// Searches: results `offset..offset + k` of `query` (k = 0 only
+    /// counts the matches).
+    pub fn search(&self, query: &Query, k: usize, offset: usize) -> Result<Results> {
+        let (qwords, terms) = self.terms(&query.words)?;
+        let mut out = Results {
             words: qwords,
+            ignored_words: query.ignored_words,
             total: 0,
             groups: 0,
             pass: None,
             short_matches: 0,
             cut_off: false,
             empty: None,
+            host_clusters: false,
             similar_by: None,
             pagerank: self.ranks.is_some(),
             results: Vec::new(),
         };
-        if words.is_empty() {
+        if query.words.is_empty() {
             out.empty = Some(EmptyReason::NoWords);
             return Ok(out);
         }
@@ -358,8 +335,8 @@ impl Searcher {
             out.empty = Some(EmptyReason::UnknownWords(unknown));
             return Ok(out);
         }
-        let want = opts.offset.saturating_add(opts.k);
-        let ev = eval::evaluate(self, &terms, want, opts.cutoff, &opts.weights)?;
+        let want = offset.saturating_add(k).max(1);
+        let ev = eval::evaluate(self, &terms, want, query.cutoff.max(1), &query.weights)?;
         out.total = ev.matches.len() as u64;
         out.pass = Some(ev.pass);
         out.short_matches = ev.short_matches as u64;
@@ -368,15 +345,15 @@ impl Searcher {
             out.empty = Some(EmptyReason::NoDocumentHasAll);
             return Ok(out);
         }
-        let groups = present::group(self, ev.matches, opts)?;
-        out.groups = groups.len() as u64;
+        let grouped = present::group(self, ev.matches, query, want)?;
+        out.groups = grouped.groups.len() as u64;
+        out.host_clusters = grouped.by_host;
         out.similar_by = match &self.clusters {
-            Some((alg, _)) if opts.collapse_similar => Some(alg.name().to_string()),
+            Some((alg, _)) if query.collapse_similar => Some(alg.name().to_string()),
             _ => None,
         };
-        for g in groups.into_iter().skip(opts.offset).take(opts.k) {
-            out.results
-                .push(present::result(self, &terms, &words, g, opts)?);
+        for g in grouped.groups.into_iter().skip(offset).take(k) {
+            out.results.push(present::result(self, &terms, query, g)?);
         }
         Ok(out)
     }
@@ -408,23 +385,40 @@ impl Searcher {
             .try_into()
             .map(u64::from_be_bytes)
             .unwrap_or(0);
-        block
-            .get((doc - first) as usize)
-            .cloned()
-            .ok_or_else(|| Error::corrupt(c.path(), format!("block {i}"), c.blocks()[i].offset, format!("docID {doc} missing from its block")))
+        block.get((doc - first) as usize).cloned().ok_or_else(|| {
+            Error::corrupt(
+                c.path(),
+                format!("block {i}"),
+                c.blocks()[i].offset,
+                format!("docID {doc} missing from its block"),
+            )
+        })
     }
 }
+
+/// A server shares one searcher between its threads.
+const _: () = {
+    const fn shared<T: Send + Sync>() {}
+    shared::<Searcher>();
+};
 
 impl eval::Sources for Searcher {
     fn barrel(&self, set: BarrelSet, b: usize) -> Result<Arc<Barrel>> {
         let full = set == BarrelSet::Full;
-        if let Some(x) = self.barrels.lock().ok().and_then(|m| m.get(&(b, full)).cloned()) {
+        if let Some(x) = self
+            .barrels
+            .lock()
+            .ok()
+            .and_then(|m| m.get(&(b, full)).cloned())
+        {
             return Ok(x);
         }
-        let path = &self
-            .barrel_paths
-            .get(b)
-            .ok_or_else(|| Error::internal(format!("barrel {b} asked of an index of {}", self.barrel_paths.len())))?[usize::from(full)];
+        let path = &self.barrel_paths.get(b).ok_or_else(|| {
+            Error::internal(format!(
+                "barrel {b} asked of an index of {}",
+                self.barrel_paths.len()
+            ))
+        })?[usize::from(full)];
         let barrel = Arc::new(Barrel::open(path)?);
         if let Ok(mut m) = self.barrels.lock() {
             m.insert((b, full), Arc::clone(&barrel));

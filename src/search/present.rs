@@ -9,6 +9,9 @@
 //!   this host"). Hosts come from the doc table (one host's docs are
 //!   contiguous there). Only the first `group_window` ranked matches are
 //!   grouped (each group costs doc-table lookups); later ones stand alone.
+//!   By default ([`HostClustering::Auto`]) matches are grouped only when
+//!   the crawled ones among them come from several hosts: on one site (a
+//!   documentation package) every result would be a single group.
 //! * **Titles.** A page's `<title>`; a page never crawled has none, and shows
 //!   the anchor text most links to it use (the paper's §2.2).
 //! * **Snippets.** The page is read back from the repository (the doc table
@@ -26,8 +29,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::eval::{hits_of, Match, Term};
+use super::query::{HostClustering, Query};
 use super::rank::Scorer;
-use super::{SearchOptions, SearchResult, Searcher};
+use super::{SearchResult, Searcher};
 use crate::dedup::files::for_each_cluster_member;
 use crate::error::Result;
 use crate::ingest::html::{flag, Extractor};
@@ -60,17 +64,48 @@ pub struct Group {
     pub similar: Vec<u64>,
 }
 
-/// Ranks `matches` (score, then docID) and groups them.
-pub fn group(s: &Searcher, mut matches: Vec<Match>, opts: &SearchOptions) -> Result<Vec<Group>> {
+/// The ranked matches in groups.
+#[derive(Clone, Debug)]
+pub struct Grouped {
+    /// The groups, best first.
+    pub groups: Vec<Group>,
+    /// They were grouped by host.
+    pub by_host: bool,
+}
+
+/// Ranks `matches` (score, then docID) and groups the first
+/// `max(group_window, want)` of them.
+pub fn group(s: &Searcher, mut matches: Vec<Match>, q: &Query, want: usize) -> Result<Grouped> {
     matches.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
-    let window = opts
-        .group_window
-        .max(opts.offset.saturating_add(opts.k))
-        .min(matches.len());
-    let clusters = s.clusters.as_ref().filter(|_| opts.collapse_similar);
+    let window = q.group_window.max(want).min(matches.len());
+    let clusters = s.clusters.as_ref().filter(|_| q.collapse_similar);
+    let hosts: Vec<u64> = match q.hosts {
+        HostClustering::Off => Vec::new(),
+        HostClustering::On | HostClustering::Auto => {
+            let mut hosts = Vec::with_capacity(window);
+            let mut crawled_hosts: Option<(u64, bool)> = None;
+            for m in &matches[..window] {
+                let d = s.doc(u64::from(m.doc))?;
+                if d.crawled {
+                    crawled_hosts = match crawled_hosts {
+                        None => Some((d.host, false)),
+                        Some((h, many)) => Some((h, many || h != d.host)),
+                    };
+                }
+                hosts.push(d.host);
+            }
+            let several = crawled_hosts.is_some_and(|(_, many)| many);
+            if q.hosts == HostClustering::Auto && !several {
+                Vec::new()
+            } else {
+                hosts
+            }
+        }
+    };
+    let by_host = !hosts.is_empty();
     let mut groups: Vec<Group> = Vec::new();
     let mut by_cluster: HashMap<u32, usize> = HashMap::new();
-    let mut by_host: HashMap<u64, usize> = HashMap::new();
+    let mut host_group: HashMap<u64, usize> = HashMap::new();
     for (i, m) in matches.into_iter().enumerate() {
         let single = |m: Match| Group {
             lead: m,
@@ -87,15 +122,14 @@ pub fn group(s: &Searcher, mut matches: Vec<Match>, opts: &SearchOptions) -> Res
             continue;
         }
         let mut target = None;
-        if opts.cluster_hosts {
-            let host = s.doc(u64::from(m.doc))?.host;
-            match by_host.get(&host) {
+        if let Some(&host) = hosts.get(i) {
+            match host_group.get(&host) {
                 Some(&g) => {
                     groups[g].host_more.push(u64::from(m.doc));
                     target = Some(g);
                 }
                 None => {
-                    by_host.insert(host, groups.len());
+                    host_group.insert(host, groups.len());
                 }
             }
         }
@@ -110,17 +144,11 @@ pub fn group(s: &Searcher, mut matches: Vec<Match>, opts: &SearchOptions) -> Res
             by_cluster.insert(c, g);
         }
     }
-    Ok(groups)
+    Ok(Grouped { groups, by_host })
 }
 
 /// The result shown for `g`.
-pub fn result(
-    s: &Searcher,
-    terms: &[Term],
-    words: &[String],
-    g: Group,
-    opts: &SearchOptions,
-) -> Result<SearchResult> {
+pub fn result(s: &Searcher, terms: &[Term], q: &Query, g: Group) -> Result<SearchResult> {
     let docid = u64::from(g.lead.doc);
     let doc = s.doc(docid)?;
     let mut title = doc.title.clone();
@@ -134,15 +162,15 @@ pub fn result(
         }
     }
     let snippet = match (&s.repository, doc.page) {
-        (Some(repo), Some(page)) if opts.snippets => page_snippet(repo, page, words)?,
+        (Some(repo), Some(page)) if q.snippets => page_snippet(repo, page, &q.words)?,
         _ => None,
     };
-    let explain = if opts.explain {
+    let explain = if q.explain {
         hits_of(s, terms, g.lead.doc)?.map(|hits| {
             let mut scorer = Scorer::new();
             scorer.load(hits.iter().map(Vec::as_slice));
             let names: Vec<String> = terms.iter().map(|t| t.word.clone()).collect();
-            scorer.explain(&names, &opts.weights, g.lead.pagerank, s.doc_count())
+            scorer.explain(&names, &q.weights, g.lead.pagerank, s.doc_count())
         })
     } else {
         None
@@ -255,23 +283,24 @@ pub fn snippet(page: &[&str], flags: &[u8], words: &[String]) -> Snippet {
     let len = SNIPPET_WORDS.min(n);
     let mut counts = vec![0usize; words.len()];
     let (mut distinct, mut total) = (0usize, 0usize);
-    let add = |k: usize, d: i32, counts: &mut Vec<usize>, distinct: &mut usize, total: &mut usize| {
-        if let Some(q) = which[k] {
-            if d > 0 {
-                counts[q] += 1;
-                *total += 1;
-                if counts[q] == 1 {
-                    *distinct += 1;
-                }
-            } else {
-                counts[q] -= 1;
-                *total -= 1;
-                if counts[q] == 0 {
-                    *distinct -= 1;
+    let add =
+        |k: usize, d: i32, counts: &mut Vec<usize>, distinct: &mut usize, total: &mut usize| {
+            if let Some(q) = which[k] {
+                if d > 0 {
+                    counts[q] += 1;
+                    *total += 1;
+                    if counts[q] == 1 {
+                        *distinct += 1;
+                    }
+                } else {
+                    counts[q] -= 1;
+                    *total -= 1;
+                    if counts[q] == 0 {
+                        *distinct -= 1;
+                    }
                 }
             }
-        }
-    };
+        };
     for k in 0..len {
         add(k, 1, &mut counts, &mut distinct, &mut total);
     }
@@ -328,7 +357,11 @@ mod tests {
         let mut flags = vec![0u8; 100];
         flags[60] = flag::CAPITALIZED;
         let s = snippet(&page, &flags, &["rust".into(), "vec".into()]);
-        assert!(s.text.starts_with("… ") && s.text.ends_with(" …"), "{}", s.text);
+        assert!(
+            s.text.starts_with("… ") && s.text.ends_with(" …"),
+            "{}",
+            s.text
+        );
         let marked: Vec<&str> = s.marks.iter().map(|&(a, b)| &s.text[a..b]).collect();
         assert_eq!(marked, ["Rust", "vec"]);
         // Short page: the whole page, no ellipsis.

@@ -588,9 +588,15 @@ mod tests {
         s.load([&york[..], &new[..]]);
         // Pivot is york (fewer hits): 11 → new expected at 12, nearest 10
         // (span 1, out of order) — query order is york, new.
-        assert_eq!(bins(&s), vec![(HitType::Plain, 1, 1), (HitType::Plain, 4, 1)]);
+        assert_eq!(
+            bins(&s),
+            vec![(HitType::Plain, 1, 1), (HitType::Plain, 4, 1)]
+        );
         s.load([&new[..], &york[..]]);
-        assert_eq!(bins(&s), vec![(HitType::Plain, 0, 1), (HitType::Plain, 4, 1)]);
+        assert_eq!(
+            bins(&s),
+            vec![(HitType::Plain, 0, 1), (HitType::Plain, 4, 1)]
+        );
         // Title phrase; the text hit of one word is in another field.
         let a = vec![Hit::title(false, 2), Hit::plain(false, 1, 7)];
         let b = vec![Hit::title(false, 3)];

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 use webmill::search::{
-    SearchOptions, SearchResult, SearchResults, Searcher, Snippet, DEFAULT_CUTOFF, DEFAULT_K,
+    HostClustering, Query, Results, SearchResult, Searcher, Snippet, DEFAULT_CUTOFF, DEFAULT_K,
+    MAX_QUERY_WORDS,
 };
 
 use super::{flush, stdout};
@@ -16,18 +17,19 @@ use crate::Global;
 /// their hits (type, count, proximity) and PageRank, clustered by host.
 ///
 /// The query is cut into words as pages were (lowercased, split at
-/// punctuation). The short barrels (title and anchor hits) are searched
-/// first; when they hold fewer than --offset + -k matches the full barrels
-/// are. Results show the URL, the title (for pages never crawled, the anchor
-/// text of links to them), the score, a snippet with the query words marked,
-/// `+N more from this host` and, when a dedup stage ran, `+N similar`.
+/// punctuation); words past the 32nd are ignored (and counted). The short
+/// barrels (title and anchor hits) are searched first; when they hold fewer
+/// than --offset + -k matches the full barrels are. Results show the URL, the
+/// title (for pages never crawled, the anchor text of links to them), the
+/// score, a snippet with the query words marked, `+N more from this host`
+/// and, when a dedup stage ran, `+N similar`. Reads the job without a lock.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Job directory (indexed with `webmill index`)
     job: PathBuf,
     /// The query, e.g. "vec push" (quote it to pass several words)
     query: String,
-    /// Results to show
+    /// Results to show (0: only count the matches)
     #[arg(short = 'k', long = "k", default_value_t = DEFAULT_K, value_name = "N")]
     k: usize,
     /// Results to skip first (the second page of 10 is --offset 10)
@@ -35,8 +37,9 @@ pub struct Args {
     offset: usize,
     /// Stop matching after this many matching documents (the paper's
     /// response-time limit; the top results are then the best of these)
-    #[arg(long, default_value_t = DEFAULT_CUTOFF, value_name = "N")]
-    cutoff: usize,
+    #[arg(long, default_value_t = DEFAULT_CUTOFF as u64, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    cutoff: u64,
     /// Print {"total", "results": [{"docid", "url", "title", "score",
     /// "snippet", "host_more", "similar"}, …]} (plus the marks, the docIDs
     /// behind the counts, and the explanation with --explain) instead of text
@@ -46,41 +49,49 @@ pub struct Args {
     /// proximity bins, the IR score, the PageRank and how they combine
     #[arg(long)]
     explain: bool,
-    /// Do not group results by host
-    #[arg(long)]
-    no_host_clusters: bool,
+    /// Group results by host: auto = when the crawled pages among the matches
+    /// come from more than one host
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    host_clusters: When,
     /// Do not collapse near-duplicates (dedup clusters) into one result
     #[arg(long)]
     no_collapse: bool,
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum When {
+    Auto,
+    Always,
+    Never,
+}
+
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let job = g.open_view(&args.job)?;
     let searcher = Searcher::open(&job)?;
-    let opts = SearchOptions {
-        k: args.k,
-        offset: args.offset,
-        cutoff: args.cutoff,
-        explain: args.explain,
-        cluster_hosts: !args.no_host_clusters,
-        collapse_similar: !args.no_collapse,
-        ..SearchOptions::default()
+    let mut query = Query::parse(&args.query);
+    query.cutoff = usize::try_from(args.cutoff).unwrap_or(usize::MAX);
+    query.explain = args.explain;
+    query.collapse_similar = !args.no_collapse;
+    query.hosts = match args.host_clusters {
+        When::Auto => HostClustering::Auto,
+        When::Always => HostClustering::On,
+        When::Never => HostClustering::Off,
     };
     let t = std::time::Instant::now();
-    let r = searcher.search(&args.query, &opts)?;
+    let r = searcher.search(&query, args.k, args.offset)?;
     let seconds = t.elapsed().as_secs_f64();
     let mut out = stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &to_json(&r))?;
         writeln!(out)?;
     } else {
-        print_text(&mut out, &r, &opts, seconds)?;
+        print_text(&mut out, &r, args.offset, seconds)?;
     }
     flush(out)?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn to_json(r: &SearchResults) -> serde_json::Value {
+fn to_json(r: &Results) -> serde_json::Value {
     let results: Vec<serde_json::Value> = r
         .results
         .iter()
@@ -113,6 +124,8 @@ fn to_json(r: &SearchResults) -> serde_json::Value {
         "cut_off": r.cut_off,
         "empty": r.empty,
         "words": r.words,
+        "ignored_words": r.ignored_words,
+        "host_clusters": r.host_clusters,
         "similar_by": r.similar_by,
         "results": results,
     })
@@ -120,7 +133,11 @@ fn to_json(r: &SearchResults) -> serde_json::Value {
 
 /// The snippet with its marks in bold (terminal) or `*word*`.
 fn render(s: &Snippet, tty: bool) -> String {
-    let (on, off) = if tty { ("\x1b[1m", "\x1b[0m") } else { ("*", "*") };
+    let (on, off) = if tty {
+        ("\x1b[1m", "\x1b[0m")
+    } else {
+        ("*", "*")
+    };
     let mut out = String::with_capacity(s.text.len() + 8 * s.marks.len());
     let mut at = 0;
     for &(a, b) in &s.marks {
@@ -136,11 +153,18 @@ fn render(s: &Snippet, tty: bool) -> String {
 
 fn print_text(
     out: &mut impl Write,
-    r: &SearchResults,
-    opts: &SearchOptions,
+    r: &Results,
+    offset: usize,
     seconds: f64,
 ) -> anyhow::Result<()> {
     let tty = std::io::stdout().is_terminal();
+    if r.ignored_words > 0 {
+        writeln!(
+            out,
+            "(searching the first {MAX_QUERY_WORDS} words of the query; {} more ignored)",
+            r.ignored_words
+        )?;
+    }
     if let Some(why) = &r.empty {
         writeln!(out, "No results: {why}.")?;
         return Ok(());
@@ -155,12 +179,12 @@ fn print_text(
         r.total,
         if r.cut_off { " (cut off)" } else { "" },
         r.groups,
-        (opts.offset + 1).min(r.groups as usize),
-        opts.offset + r.results.len(),
+        (offset + 1).min(r.groups as usize),
+        offset + r.results.len(),
         seconds * 1e3
     )?;
     for (i, x) in r.results.iter().enumerate() {
-        print_result(out, opts.offset + i + 1, x, r, tty)?;
+        print_result(out, offset + i + 1, x, r, tty)?;
     }
     Ok(())
 }
@@ -169,11 +193,15 @@ fn print_result(
     out: &mut impl Write,
     n: usize,
     x: &SearchResult,
-    r: &SearchResults,
+    r: &Results,
     tty: bool,
 ) -> anyhow::Result<()> {
     writeln!(out)?;
-    let title = if x.title.is_empty() { "(no title)" } else { &x.title };
+    let title = if x.title.is_empty() {
+        "(no title)"
+    } else {
+        &x.title
+    };
     let anchor = if x.title_from_anchor {
         " [anchor text; not crawled]"
     } else {
