@@ -261,6 +261,11 @@ impl Searcher {
         })
     }
 
+    /// The doc table's path.
+    pub fn docs_path(&self) -> &std::path::Path {
+        self.docs.container().path()
+    }
+
     /// The lexicon.
     pub fn lexicon(&self) -> &Lexicon {
         &self.lexicon

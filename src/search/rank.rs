@@ -6,11 +6,12 @@
 //! 1. **Counts by type.** Every hit has a [`HitType`]: title, anchor, URL,
 //!    or a plain hit by its relative font size (large, bold, normal, small).
 //!    Per word, the hits of each type are counted.
-//! 2. **Count-weights.** A count `n` becomes `cw(n) = n` up to the type's knee
-//!    `K`, and `K · (1 + ln(n / K))` past it: linear, then tapering (the paper:
-//!    "count-weights increase linearly with counts at first but quickly taper
-//!    off so that more than a certain count will not help"). The slope is 1 at
-//!    the knee, so the curve is smooth.
+//! 2. **Count-weights.** A count `n` becomes `cw(n) = n` up to the type's
+//!    knee `K`, then `K + (C − K)(1 − e^(−(n − K)/(C − K)))`, rising towards
+//!    the type's cap `C`: linear, then tapering (the
+//!    paper: "count-weights increase linearly with counts at first but
+//!    quickly taper off so that more than a certain count will not help").
+//!    The slope is 1 at the knee, so the curve is smooth.
 //! 3. **Proximity** (several words). The hits of the words are matched up
 //!    ([`Scorer`]): for each hit of the word with the fewest hits (the
 //!    *pivot*), every other word contributes its hit in the same field (page
@@ -32,7 +33,7 @@
 //!
 //! All weights are in [`RankingWeights`], measured as its docs say.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::index::hit::{FancyType, Hit, HitFields, MAX_ANCHOR_POSITION, MAX_PLAIN_POSITION};
 
@@ -114,58 +115,69 @@ impl HitType {
 
 /// Every weight of the ranking function, in one table.
 ///
-/// The defaults were chosen by measurement, not guessed: `cargo bench --bench
-/// search` runs the title-query test (each page with a title no other page
-/// has, its title as the query, rank of the page among the results) on two
-/// Debian documentation sites with these weights and with each part switched
-/// off in turn; the figures are in ARCHITECTURE.md ("Search quality"). What
-/// they showed:
+/// | type   | weight | knee | cap |
+/// |--------|-------:|-----:|----:|
+/// | title  | 24     | 2    | 3   |
+/// | anchor | 12     | 2    | 3   |
+/// | URL    | 8      | 2    | 3   |
+/// | large  | 6      | 4    | 8   |
+/// | bold   | 3      | 4    | 8   |
+/// | plain  | 1      | 4    | 8   |
+/// | small  | 0.5    | 4    | 8   |
 ///
-/// * **type weights** — title 24, anchor 12, URL 8, large 6, bold 3, plain 1,
-///   small 0.5. Titles and anchors name the page, so one title or anchor hit
-///   must outweigh a page that merely uses the word often: with the plain knee
-///   at 8, 100 plain hits give `cw = 8 · (1 + ln 12.5) ≈ 28`, about one title
-///   hit. Setting the title weight to the plain one costs most of the
-///   title-query hit rate; anchors at half the title weight (they are
-///   another page's words, and a site's menus repeat them) measured better
-///   than equal weights. Headings (large) are the page's own section titles.
-/// * **knees** — 2 for title and URL (a word twice in a title is not twice
-///   as much about it), 8 for anchors (many links saying the same thing is a
-///   vote, up to a point), 8 for plain hits.
-/// * **proximity** — `type_prox_weight[t][b] = type_weight[t] · prox[b]`
-///   with `prox` = 4, 2, 1.5, 1, 0.6, 0.4, 0.25, 0.1, 0.05, 0 from phrase to
-///   not even close: a phrase in the title is worth four more title hits per
-///   matched set, and words scattered across a long page add nothing beyond
-///   their counts. Removing proximity measurably lowers the MRR of multi-word
-///   titles.
-/// * **pagerank_weight** 0.25: PageRank breaks ties between pages of similar
-///   text relevance (a documentation site's index pages have the highest
-///   PageRank and, without the logarithm and this small weight, crowd every
-///   query's results).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// `type_prox_weight[t][b] = type_weight[t] · prox[b]`, `prox` = 16, 8, 6,
+/// 4, 2.4, 1.6, 1, 0.4, 0.2, 0 from phrase (bin 0) to not even close (bin
+/// 9); `pagerank_weight` = 0.1.
+///
+/// The defaults were chosen by measurement: `cargo bench --bench search`
+/// runs the title-query test ([`super::titles`]) on two Debian
+/// documentation sites (rust-doc, llvm-16-doc) with these weights and with
+/// each part changed in turn; ARCHITECTURE.md ("Search quality") has the
+/// table. What it showed (MRR@10 on 1000 rust-doc / 262 llvm titles):
+///
+/// * **tapering to a cap** matters most (0.986 / 1.000; without it 0.244 /
+///   0.635, with caps ×4 0.475 / 0.923): a documentation site's navigation
+///   repeats a page's name as anchor text from hundreds of pages (every
+///   page of the Unstable Book links to every other: 601 anchor hits), and
+///   reference pages repeat their type names hundreds of times; "more than
+///   a certain count will not help" has to be a ceiling, not a logarithm.
+/// * **type weights**: all 1 gives 0.310 / 0.837, title = plain 0.436 /
+///   0.854; anchors and URLs at the plain weight cost little here (0.978,
+///   0.980) — a site's own anchors say what its titles say.
+/// * **proximity**: none gives 0.523 / 0.901; ×2 or ÷2 within 0.01. The
+///   phrase in the title is what separates `Vec in alloc::vec` from
+///   `Vec in std::vec`, which hold the same words.
+/// * **PageRank** (`score = ir · (1 + w · ln(1 + N · pr))`): 0, 0.05 and 0.1
+///   within 0.002 of each other on title queries, ×4 (0.4) 0.560 / 0.992: a
+///   site's index pages have the highest PageRank and mention every name.
+///   It stays at 0.1 to order one-word queries among pages of equal text
+///   relevance (`vec`: the `Vec` pages, then the `vec` modules).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankingWeights {
     /// Weight of one hit of each [`HitType`] (at counts below the knee).
     pub type_weight: [f64; HIT_TYPES],
     /// Count at which each type's count-weight stops growing linearly.
     pub knee: [f64; HIT_TYPES],
+    /// The value each type's count-weight tapers towards.
+    pub cap: [f64; HIT_TYPES],
     /// Weight of a matched set of hits per (type, proximity bin).
     pub type_prox_weight: [[f64; PROX_BINS]; HIT_TYPES],
     /// How much PageRank scales the IR score (0: not at all).
     pub pagerank_weight: f64,
 }
 
+/// The default knees, in [`HitType::ALL`] order.
+pub const DEFAULT_KNEE: [f64; HIT_TYPES] = [2.0, 2.0, 2.0, 4.0, 4.0, 4.0, 4.0];
+/// The default caps, in [`HitType::ALL`] order.
+pub const DEFAULT_CAP: [f64; HIT_TYPES] = [3.0, 3.0, 3.0, 8.0, 8.0, 8.0, 8.0];
+
 /// The default proximity factors, phrase to not even close.
-pub const DEFAULT_PROX: [f64; PROX_BINS] = [4.0, 2.0, 1.5, 1.0, 0.6, 0.4, 0.25, 0.1, 0.05, 0.0];
+pub const DEFAULT_PROX: [f64; PROX_BINS] = [16.0, 8.0, 6.0, 4.0, 2.4, 1.6, 1.0, 0.4, 0.2, 0.0];
 
 impl Default for RankingWeights {
     fn default() -> Self {
         let type_weight = [24.0, 12.0, 8.0, 6.0, 3.0, 1.0, 0.5];
-        RankingWeights::with_prox(
-            type_weight,
-            [2.0, 8.0, 2.0, 8.0, 8.0, 8.0, 8.0],
-            DEFAULT_PROX,
-            0.25,
-        )
+        RankingWeights::with_prox(type_weight, DEFAULT_KNEE, DEFAULT_CAP, DEFAULT_PROX, 0.1)
     }
 }
 
@@ -174,6 +186,7 @@ impl RankingWeights {
     pub fn with_prox(
         type_weight: [f64; HIT_TYPES],
         knee: [f64; HIT_TYPES],
+        cap: [f64; HIT_TYPES],
         prox: [f64; PROX_BINS],
         pagerank_weight: f64,
     ) -> RankingWeights {
@@ -186,20 +199,24 @@ impl RankingWeights {
         RankingWeights {
             type_weight,
             knee,
+            cap,
             type_prox_weight,
             pagerank_weight,
         }
     }
 
-    /// The count-weight of `n` hits (or matched sets) of type `t`.
+    /// The count-weight of `n` hits (or matched sets) of type `t`: `n` up to
+    /// the knee `K`, then `K + (C − K)(1 − e^{−(n − K)/(C − K)})` towards
+    /// the cap `C` (slope 1 at the knee); `K` past it when `C ≤ K`.
     #[inline]
     pub fn count_weight(&self, t: HitType, n: u32) -> f64 {
         let n = f64::from(n);
         let k = self.knee[t.index()].max(1.0);
-        if n <= k {
-            n
+        let room = self.cap[t.index()] - k;
+        if n <= k || room <= 0.0 {
+            n.min(k)
         } else {
-            k * (1.0 + (n / k).ln())
+            k + room * (1.0 - (-(n - k) / room).exp())
         }
     }
 
@@ -549,18 +566,26 @@ mod tests {
     #[test]
     fn count_weights_grow_linearly_then_taper() {
         let w = RankingWeights::default();
-        for n in 0..=8 {
+        for n in 0..=4 {
             assert_eq!(w.count_weight(HitType::Plain, n), f64::from(n));
         }
-        let mut prev = 8.0;
-        for n in 9..200 {
+        let mut prev = 4.0;
+        for n in 5..2000 {
             let cw = w.count_weight(HitType::Plain, n);
-            assert!(cw > prev && cw - prev <= 1.0, "{n}: {cw}");
+            assert!(cw >= prev && cw - prev <= 1.0 && cw <= 8.0, "{n}: {cw}");
             prev = cw;
         }
-        assert!((w.count_weight(HitType::Plain, 100) - 8.0 * (1.0 + 12.5f64.ln())).abs() < 1e-9);
+        let e = (-1.0f64 / 4.0).exp();
+        assert!((w.count_weight(HitType::Plain, 5) - (4.0 + 4.0 * (1.0 - e))).abs() < 1e-12);
+        assert!(w.count_weight(HitType::Plain, 100) > 7.99);
         assert_eq!(w.count_weight(HitType::Title, 2), 2.0);
         assert!(w.count_weight(HitType::Title, 3) < 3.0);
+        assert!(w.count_weight(HitType::Anchor, 601) <= 3.0);
+        // A cap at or below the knee: linear up to the knee, then flat.
+        let mut flat = w.clone();
+        flat.cap[HitType::Url.index()] = 1.0;
+        assert_eq!(flat.count_weight(HitType::Url, 1), 1.0);
+        assert_eq!(flat.count_weight(HitType::Url, 9), 2.0);
     }
 
     #[test]
@@ -627,8 +652,8 @@ mod tests {
         let b = vec![Hit::title(false, 1)];
         s.load([&a[..], &b[..]]);
         // a: title 1 (24) + plain 1 (1); b: title 1 (24); pivot b: title
-        // phrase (24 · 4).
-        assert!((s.ir(&w) - (24.0 + 1.0 + 24.0 + 96.0)).abs() < 1e-9);
+        // phrase (24 · 16).
+        assert!((s.ir(&w) - (24.0 + 1.0 + 24.0 + 384.0)).abs() < 1e-9);
         let e = s.explain(&["a".into(), "b".into()], &w, Some(0.5), 2);
         assert!((e.ir - s.ir(&w)).abs() < 1e-12);
         let sum: f64 = e
@@ -638,7 +663,7 @@ mod tests {
             .chain(e.proximity.iter().map(|p| p.contribution))
             .sum();
         assert!((sum - e.ir).abs() < 1e-9);
-        assert!((e.pagerank_factor - (1.0 + 0.25 * 2f64.ln())).abs() < 1e-12);
+        assert!((e.pagerank_factor - (1.0 + 0.1 * 2f64.ln())).abs() < 1e-12);
         assert!((e.score - e.ir * e.pagerank_factor).abs() < 1e-9);
     }
 }

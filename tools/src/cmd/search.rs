@@ -10,6 +10,8 @@ use webmill::search::{
     MAX_QUERY_WORDS,
 };
 
+use webmill::error::IoContext;
+
 use super::{flush, stdout};
 use crate::Global;
 
@@ -53,6 +55,11 @@ pub struct Args {
     /// come from more than one host
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     host_clusters: When,
+    /// The ranking weights as JSON (`type_weight`, `knee`, `cap`,
+    /// `type_prox_weight`, `pagerank_weight`; see `--explain`), instead of
+    /// the defaults
+    #[arg(long, value_name = "FILE")]
+    weights: Option<PathBuf>,
     /// Do not collapse near-duplicates (dedup clusters) into one result
     #[arg(long)]
     no_collapse: bool,
@@ -77,6 +84,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         When::Always => HostClustering::On,
         When::Never => HostClustering::Off,
     };
+    if let Some(f) = &args.weights {
+        let text = std::fs::read_to_string(f).at(f)?;
+        query.weights = serde_json::from_str(&text)
+            .map_err(|e| webmill::Error::usage_at(f, format!("not ranking weights: {e}")))?;
+    }
     let t = std::time::Instant::now();
     let r = searcher.search(&query, args.k, args.offset)?;
     let seconds = t.elapsed().as_secs_f64();
