@@ -57,6 +57,9 @@ use crate::job::{JobFile, JobView};
 use crate::sort::{Combine, ExternalSorter, SortConfig};
 use crate::varint;
 
+/// The header's description: what the terms, tf and doclength are.
+pub const DESCRIPTION: &str = "webmill: a Brin & Page index; terms are the extractor's lowercased words; tf = hits of the word in the doc (page text, URL, title, anchor texts of links to it); doclength = sum of tf";
+
 /// Postings lists longer than this are written in two passes, not buffered.
 pub const BUFFERED_POSTINGS: u32 = 1 << 20;
 
@@ -236,11 +239,7 @@ pub fn export(job: &JobView, out: &mut dyn Write, tmp: &Path, budget: u64) -> Re
         } else {
             total_terms as f64 / n_docs as f64
         },
-        description: format!(
-            "webmill {}: Brin & Page index of {}; terms are the extractor's lowercased words; tf = hits of the word in the doc's page text, URL, title and the anchor texts of links to it; doclength = sum of tf",
-            env!("CARGO_PKG_VERSION"),
-            job.dir().display()
-        ),
+        description: DESCRIPTION.to_string(),
     };
     let mut s = CiffSummary {
         docs: n_docs,
