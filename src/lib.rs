@@ -29,6 +29,7 @@ pub mod job;
 pub mod kinds;
 pub mod plot;
 pub mod rank;
+pub mod search;
 pub mod stats;
 pub mod tsv;
 pub mod url;

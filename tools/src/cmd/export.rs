@@ -15,8 +15,9 @@ use webmill::tsv::escape;
 use super::{flush, stdout};
 use crate::Global;
 
-/// Write a job's data as TSV to stdout (a header line starting with `#`, then
-/// one record a line; text fields escape \, tab and newlines).
+/// Write a job's data to stdout: as TSV (a header line starting with `#`,
+/// then one record a line; text fields escape \, tab and newlines), or the
+/// index in the Common Index File Format (`ciff`).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// What to export: docs = `docid url crawled bytes title`, edges = `src
@@ -25,7 +26,11 @@ pub struct Args {
     /// stream near-duplicate detection sees; ingested jobs only), pairs =
     /// `docid_a docid_b similarity` (a < b, sorted; after `webmill dedup`),
     /// clusters = `cluster_id docid keep` (cluster id = its smallest docID;
-    /// keep = 1 for the one doc kept per cluster)
+    /// keep = 1 for the one doc kept per cluster), ciff = the index (after
+    /// `webmill index`) as CIFF, binary: a protobuf Header, the postings lists
+    /// in term byte order (docid gaps, tf = hits of the word in the doc), the
+    /// doc records in docid order (URL, length); for Anserini, PISA's
+    /// ciff2pisa and other engines
     #[arg(value_enum)]
     what: What,
     /// Job directory
@@ -43,6 +48,7 @@ enum What {
     Pairs,
     Clusters,
     Ranks,
+    Ciff,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
@@ -79,6 +85,18 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             );
             let _ = std::fs::remove_dir_all(&scratch);
             result?;
+        }
+        What::Ciff => {
+            let scratch = g.scratch_dir(job.dir())?;
+            let result = webmill::index::ciff::export(&job, &mut out, &scratch, g.mem());
+            let _ = std::fs::remove_dir_all(&scratch);
+            let s = result?;
+            if !g.quiet {
+                eprintln!(
+                    "ciff: {} terms, {} postings, {} docs, {} bytes",
+                    s.terms, s.postings, s.docs, s.bytes
+                );
+            }
         }
         What::Pairs => {
             let alg = Alg::parse(&args.alg)?;

@@ -13,6 +13,7 @@ pub mod inspect;
 pub mod layout;
 pub mod overlap;
 pub mod pagerank;
+pub mod search;
 pub mod stats;
 pub mod top;
 pub mod verify;
