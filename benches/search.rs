@@ -14,50 +14,21 @@
 //!
 //! `cargo bench --bench search`
 
+mod common;
+
 use std::path::PathBuf;
 
-use webmill::job::{Job, JobView, Settings};
+use webmill::job::{JobView, Settings};
 use webmill::search::rank::DEFAULT_PROX;
 use webmill::search::titles::title_queries;
 use webmill::search::{RankingWeights, Searcher};
 
-/// The site's HTML directory, if it is anywhere we look.
-fn site_html(site: &str) -> Option<PathBuf> {
-    let mut roots: Vec<PathBuf> = std::env::var_os("WEBMILL_CORPUS")
-        .map(|r| vec![PathBuf::from(r)])
-        .unwrap_or_default();
-    roots.extend(
-        ["/work/corpus", "/tmp/corpus", "target/corpus"]
-            .iter()
-            .map(PathBuf::from),
-    );
-    roots.iter().find_map(|r| {
-        std::fs::read_dir(r.join(site).join("usr/share/doc"))
-            .ok()?
-            .flatten()
-            .map(|e| e.path().join("html"))
-            .find(|p| p.is_dir())
-    })
-}
-
-/// The site ingested, ranked and indexed (stages already done are skipped).
+/// The site ingested, ranked and indexed into `target/bench-jobs/SITE`
+/// (stages already done are skipped).
 fn site_job(site: &str, html: &std::path::Path) -> PathBuf {
     let dir = PathBuf::from("target/bench-jobs").join(site);
-    let mut job = Job::open(&dir, true).expect("job");
-    let s = Settings::new(1 << 30);
-    let opts = webmill::ingest::IngestOptions {
-        inputs: vec![webmill::ingest::InputSpec::parse(
-            &format!("http://{site}.example/={}", html.display()),
-            None,
-        )
-        .expect("input")],
-        ..Default::default()
-    };
-    webmill::ingest::ingest(&mut job, &opts, &s).expect("ingest");
-    webmill::ingest::resolve::resolve(&mut job, &s).expect("resolve");
-    webmill::rank::pagerank(&mut job, &webmill::rank::PageRankOptions::default(), &s)
-        .expect("pagerank");
-    webmill::index::build_index(&mut job, &webmill::index::IndexOptions::default(), &s)
+    let mut job = common::ranked_site_job(&dir, site, html);
+    webmill::index::build_index(&mut job, &webmill::index::IndexOptions::default(), &Settings::new(1 << 30))
         .expect("index");
     dir
 }
@@ -170,7 +141,7 @@ fn main() {
         .unwrap_or(2000);
     let only_default = std::env::var_os("DEFAULT_ONLY").is_some();
     for site in sites.split(',') {
-        let Some(html) = site_html(site) else {
+        let Some(html) = common::site_html(site) else {
             eprintln!(
                 "SKIPPED: {site} not found (fetch it with ../shared/data/fetch-debian-docs.sh)"
             );

@@ -443,11 +443,31 @@ fn int32(v: u64, field: u64, at: u64) -> Result<i32> {
     i32::try_from(v as i64).map_err(|_| bad(at, format!("field {field}: {v} is not an int32")))
 }
 
-fn unexpected(field: u64, msg: &str, at: u64) -> Error {
-    bad(
-        at,
-        format!("{msg}: field {field} with an unexpected wire type or number"),
-    )
+/// Calls `f` on each field of the message `input`; a field `f` does not
+/// take (returns `false`) is an error.
+fn each_field<'a>(
+    mut input: &'a [u8],
+    at: u64,
+    what: &str,
+    mut f: impl FnMut(Field<'a>) -> Result<bool>,
+) -> Result<()> {
+    while !input.is_empty() {
+        let field = next_field(&mut input, at)?;
+        let number = match field {
+            Field::Varint(n, _) | Field::Fixed64(n, _) | Field::Len(n, _) => n,
+        };
+        if !f(field)? {
+            return Err(bad(
+                at,
+                format!("{what}: field {number} with an unexpected wire type or number"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn utf8(b: &[u8], what: &str, at: u64) -> Result<String> {
+    String::from_utf8(b.to_vec()).map_err(|_| bad(at, format!("{what} is not UTF-8")))
 }
 
 impl<R: Read> CiffReader<R> {
@@ -496,16 +516,21 @@ impl<R: Read> CiffReader<R> {
         Ok(true)
     }
 
-    /// The header.
-    pub fn header(&mut self) -> Result<Header> {
+    /// Reads the next message, which must be there (a `what`): its offset.
+    fn expect(&mut self, what: &str) -> Result<u64> {
         let at = self.offset;
         if !self.message()? {
-            return Err(bad(at, "empty input: no header"));
+            return Err(bad(at, format!("input ends before {what}")));
         }
+        Ok(at)
+    }
+
+    /// The header.
+    pub fn header(&mut self) -> Result<Header> {
+        let at = self.expect("the header")?;
         let mut h = Header::default();
-        let mut input = &self.buf[..];
-        while !input.is_empty() {
-            match next_field(&mut input, at)? {
+        each_field(&self.buf, at, "header", |field| {
+            match field {
                 Field::Varint(1, v) => h.version = int32(v, 1, at)?,
                 Field::Varint(2, v) => h.num_postings_lists = int32(v, 2, at)?,
                 Field::Varint(3, v) => h.num_docs = int32(v, 3, at)?,
@@ -513,79 +538,60 @@ impl<R: Read> CiffReader<R> {
                 Field::Varint(5, v) => h.total_docs = int32(v, 5, at)?,
                 Field::Varint(6, v) => h.total_terms_in_collection = v as i64,
                 Field::Fixed64(7, v) => h.average_doclength = f64::from_le_bytes(v),
-                Field::Len(8, b) => {
-                    h.description = String::from_utf8(b.to_vec())
-                        .map_err(|_| bad(at, "description is not UTF-8"))?
-                }
-                Field::Varint(f, _) | Field::Fixed64(f, _) | Field::Len(f, _) => {
-                    return Err(unexpected(f, "header", at))
-                }
+                Field::Len(8, b) => h.description = utf8(b, "description", at)?,
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         Ok(h)
     }
 
     /// The next postings list.
     pub fn postings_list(&mut self) -> Result<PostingsList> {
-        let at = self.offset;
-        if !self.message()? {
-            return Err(bad(at, "input ends before the last postings list"));
-        }
+        let at = self.expect("the last postings list")?;
         let mut p = PostingsList::default();
-        let mut input = &self.buf[..];
         let mut doc: i64 = 0;
-        while !input.is_empty() {
-            match next_field(&mut input, at)? {
+        each_field(&self.buf, at, "postings list", |field| {
+            match field {
                 Field::Len(1, b) => p.term = b.to_vec(),
                 Field::Varint(2, v) => p.df = v as i64,
                 Field::Varint(3, v) => p.cf = v as i64,
-                Field::Len(4, mut m) => {
+                Field::Len(4, m) => {
+                    // Gaps after the first must be positive: `check`'s business.
                     let (mut gap, mut tf) = (0i32, 0i32);
-                    while !m.is_empty() {
-                        match next_field(&mut m, at)? {
+                    each_field(m, at, "posting", |field| {
+                        match field {
                             Field::Varint(1, v) => gap = int32(v, 1, at)?,
                             Field::Varint(2, v) => tf = int32(v, 2, at)?,
-                            Field::Varint(f, _) | Field::Fixed64(f, _) | Field::Len(f, _) => {
-                                return Err(unexpected(f, "posting", at))
-                            }
+                            _ => return Ok(false),
                         }
-                    }
+                        Ok(true)
+                    })?;
                     doc += i64::from(gap);
                     let d = i32::try_from(doc)
                         .map_err(|_| bad(at, format!("docid {doc} overflows an int32")))?;
                     p.postings.push((d, tf));
-                    // Gaps after the first must be positive; checked by the caller.
-                    let _ = gap;
                 }
-                Field::Varint(f, _) | Field::Fixed64(f, _) | Field::Len(f, _) => {
-                    return Err(unexpected(f, "postings list", at))
-                }
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         Ok(p)
     }
 
     /// The next doc record.
     pub fn doc_record(&mut self) -> Result<DocRecord> {
-        let at = self.offset;
-        if !self.message()? {
-            return Err(bad(at, "input ends before the last doc record"));
-        }
+        let at = self.expect("the last doc record")?;
         let mut d = DocRecord::default();
-        let mut input = &self.buf[..];
-        while !input.is_empty() {
-            match next_field(&mut input, at)? {
+        each_field(&self.buf, at, "doc record", |field| {
+            match field {
                 Field::Varint(1, v) => d.docid = int32(v, 1, at)?,
-                Field::Len(2, b) => {
-                    d.collection_docid = String::from_utf8(b.to_vec())
-                        .map_err(|_| bad(at, "collection_docid is not UTF-8"))?
-                }
+                Field::Len(2, b) => d.collection_docid = utf8(b, "collection_docid", at)?,
                 Field::Varint(3, v) => d.doclength = int32(v, 3, at)?,
-                Field::Varint(f, _) | Field::Fixed64(f, _) | Field::Len(f, _) => {
-                    return Err(unexpected(f, "doc record", at))
-                }
+                _ => return Ok(false),
             }
-        }
+            Ok(true)
+        })?;
         Ok(d)
     }
 

@@ -288,6 +288,25 @@ fn place(h: Hit) -> Placed {
     }
 }
 
+/// Sorts hits by (field, position), the only order matching looks at.
+/// A hit list is its plain hits in position order, then its fancy hits, so
+/// the sorted prefix is found first and only the rest is sorted; the two
+/// runs are then merged (the stable sort finds them and merges in one pass).
+fn sort_by_field_and_position(placed: &mut [Placed]) {
+    let key = |p: &Placed| (p.field, p.pos);
+    let run = placed
+        .windows(2)
+        .take_while(|w| key(&w[0]) <= key(&w[1]))
+        .count()
+        + 1;
+    if run < placed.len() {
+        placed[run..].sort_unstable_by_key(key);
+        if key(&placed[run - 1]) > key(&placed[run]) {
+            placed.sort_by_key(key);
+        }
+    }
+}
+
 /// The proximity bin of a matched set of `n` hits spanning `span` positions
 /// (largest minus smallest), `phrase` when they stand in query order one
 /// after the other: 0 phrase; then by the slack `d = span − (n − 1)`: 1 for
@@ -386,7 +405,6 @@ impl Scorer {
                 counts[p.ty.index()] += 1;
                 placed.push(p);
             }
-            placed.sort_unstable();
             n += 1;
         }
         self.words.truncate(n);
@@ -402,6 +420,9 @@ impl Scorer {
         let n = self.words.len();
         if n < 2 {
             return;
+        }
+        for placed in &mut self.words {
+            sort_by_field_and_position(placed);
         }
         let pivot = (0..n)
             .min_by_key(|&i| (self.words[i].len(), i))
