@@ -167,7 +167,12 @@ fn write_tokens(job: &Job, out: &Path, queries: usize) -> Vec<Vec<String>> {
         }
         writeln!(w, "{}\t{}", title.join(" "), body).unwrap();
         if queries > 0 {
-            bodies.push(body.split(' ').filter(|x| !x.is_empty()).map(String::from).collect());
+            bodies.push(
+                body.split(' ')
+                    .filter(|x| !x.is_empty())
+                    .map(String::from)
+                    .collect(),
+            );
         }
     }
     w.flush().unwrap();
@@ -240,7 +245,9 @@ mod tv {
         index
             .tokenizers()
             .register("ws", TextAnalyzer::from(WhitespaceTokenizer::default()));
-        let mut w: IndexWriter = index.writer_with_num_threads(threads, threads * (64 << 20)).unwrap();
+        let mut w: IndexWriter = index
+            .writer_with_num_threads(threads, threads * (64 << 20))
+            .unwrap();
         let f = std::io::BufReader::new(std::fs::File::open(tokens).unwrap());
         for line in f.lines() {
             let line = line.unwrap();

@@ -53,6 +53,10 @@ pub struct Served {
     degree_plot: OnceLock<std::result::Result<String, String>>,
 }
 
+/// Links to a document: (source docID, source doc, anchor text) for the
+/// first [`LINKS_SHOWN`], the links counted, and whether there are more.
+type InLinks = (Vec<(u64, Doc, String)>, u64, bool);
+
 /// A document as its page shows it.
 pub struct DocInfo {
     /// docID.
@@ -228,7 +232,7 @@ impl Served {
     }
 
     /// The links to `doc` with their anchor text, from `anchors.wm`.
-    fn in_links(&self, doc: u64) -> Result<(Vec<(u64, Doc, String)>, u64, bool)> {
+    fn in_links(&self, doc: u64) -> Result<InLinks> {
         let Some(anchors) = &self.anchors else {
             return Ok((Vec::new(), 0, false));
         };
