@@ -28,15 +28,22 @@ use webmill::search::{RankingWeights, Searcher};
 fn site_job(site: &str, html: &std::path::Path) -> PathBuf {
     let dir = PathBuf::from("target/bench-jobs").join(site);
     let mut job = common::ranked_site_job(&dir, site, html);
-    webmill::index::build_index(&mut job, &webmill::index::IndexOptions::default(), &Settings::new(1 << 30))
-        .expect("index");
+    webmill::index::build_index(
+        &mut job,
+        &webmill::index::IndexOptions::default(),
+        &Settings::new(1 << 30),
+    )
+    .expect("index");
     dir
 }
+
+/// A change to (type weights, knees, proximity factors, PageRank weight).
+type Change = dyn Fn(&mut [f64; 7], &mut [f64; 7], &mut [f64; 10], &mut f64);
 
 /// The default weights and one change to each part of the ranking.
 fn variants() -> Vec<(&'static str, RankingWeights)> {
     let d = RankingWeights::default();
-    let with = |f: &dyn Fn(&mut [f64; 7], &mut [f64; 7], &mut [f64; 10], &mut f64)| {
+    let with = |f: &Change| {
         let (mut tw, mut knee, mut prox, mut pr) =
             (d.type_weight, d.knee, DEFAULT_PROX, d.pagerank_weight);
         f(&mut tw, &mut knee, &mut prox, &mut pr);

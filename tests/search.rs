@@ -30,6 +30,9 @@ fn indexed_site(root: &std::path::Path, pages: usize, seed: u64, barrels: u32) -
     job
 }
 
+/// Ranked (docID, score) of a page, the pass, the matches.
+type BrutePage = (Vec<(u64, f64)>, Pass, usize);
+
 /// Figure 4 over the naive index: the matching docIDs (in docID order, at
 /// most `cutoff`), with the pass they came from.
 struct Brute {
@@ -60,7 +63,7 @@ impl Brute {
         offset: usize,
         cutoff: usize,
         w: &RankingWeights,
-    ) -> Option<(Vec<(u64, f64)>, Pass, usize)> {
+    ) -> Option<BrutePage> {
         let lists: Vec<_> = words
             .iter()
             .map(|q| self.naive.get(q))
@@ -305,8 +308,7 @@ fn corrupt_files_make_search_refuse_with_verifys_message() {
         // All of alpha's doclist: more than the short barrels hold.
         let search = Searcher::open(&view)
             .and_then(|s| s.search(&Query::parse("alpha").ranking_only(), 100_000, 0))
-            .err()
-            .expect("search refuses")
+            .expect_err("search refuses")
             .to_string();
         assert_eq!(search, verify, "{file:?}");
         std::fs::write(&path, &good).unwrap();

@@ -149,7 +149,7 @@ fn put_len(out: &mut Vec<u8>, field: u64, bytes: &[u8]) {
 }
 
 fn varint_len(v: u64) -> u64 {
-    (u64::from(64 - (v | 1).leading_zeros()) + 6) / 7
+    u64::from(64 - (v | 1).leading_zeros()).div_ceil(7)
 }
 
 impl Header {
@@ -268,11 +268,13 @@ pub fn export(job: &JobView, out: &mut dyn Write, tmp: &Path, budget: u64) -> Re
     let mut last_term: Option<Vec<u8>> = None;
     lexicon.for_each_word(|word, id| {
         let b = lexicon.barrel_of(id);
-        if !barrels.contains_key(&b) {
-            let path = job.file(JobFile::FullBarrel(b as u16))?;
-            barrels.insert(b, Barrel::open(path)?);
-        }
-        let barrel = &barrels[&b];
+        let barrel = match barrels.entry(b) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(Barrel::open(job.file(JobFile::FullBarrel(b as u16))?)?)
+            }
+        };
+        let barrel = &*barrel;
         let info = lexicon.entry(id)?;
         if last_term.as_deref().is_some_and(|t| t >= word.as_bytes()) {
             return Err(Error::corrupt(

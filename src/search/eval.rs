@@ -77,12 +77,15 @@ pub struct Evaluation {
     pub short_matches: usize,
 }
 
+/// A PageRank lookup for docIDs in increasing order.
+pub type PageRankLookup<'a> = Box<dyn FnMut(u32) -> Result<f64> + 'a>;
+
 /// What evaluation needs from the searcher: barrels and PageRank.
 pub trait Sources {
     /// Barrel `b` of `set`, opened.
     fn barrel(&self, set: BarrelSet, b: usize) -> Result<Arc<Barrel>>;
     /// A PageRank lookup for docIDs in increasing order (`None`: no ranks).
-    fn pagerank(&self) -> Result<Option<Box<dyn FnMut(u32) -> Result<f64> + '_>>>;
+    fn pagerank(&self) -> Result<Option<PageRankLookup<'_>>>;
     /// Documents in the collection.
     fn docs(&self) -> u64;
 }

@@ -556,6 +556,10 @@ fn nearest(hits: &[Placed], field: u16, expected: i64) -> Option<&Placed> {
 mod tests {
     use super::*;
 
+    fn source_hash_eq(a: u64, b: u64) -> bool {
+        crate::index::hit::source_hash(a) == crate::index::hit::source_hash(b)
+    }
+
     fn text(positions: &[u32]) -> Vec<Hit> {
         positions.iter().map(|&p| Hit::plain(false, 1, p)).collect()
     }
@@ -644,14 +648,14 @@ mod tests {
             vec![(HitType::Plain, 0, 1), (HitType::Plain, 4, 1)]
         );
         // Title phrase; the text hit of one word is in another field.
-        let a = vec![Hit::title(false, 2), Hit::plain(false, 1, 7)];
-        let b = vec![Hit::title(false, 3)];
+        let a = [Hit::title(false, 2), Hit::plain(false, 1, 7)];
+        let b = [Hit::title(false, 3)];
         s.load([&a[..], &b[..]]);
         assert_eq!(bins(&s), vec![(HitType::Title, 0, 1)]);
         // Anchors: matched only within one source.
-        let a = vec![Hit::anchor(false, 1, 0)];
-        let b = vec![Hit::anchor(false, 2, 1)];
-        let same = super::source_hash_eq(1, 2);
+        let a = [Hit::anchor(false, 1, 0)];
+        let b = [Hit::anchor(false, 2, 1)];
+        let same = source_hash_eq(1, 2);
         s.load([&a[..], &b[..]]);
         let expect = if same { 0 } else { 9 };
         assert_eq!(bins(&s), vec![(HitType::Anchor, expect, 1)]);
@@ -669,8 +673,8 @@ mod tests {
     fn ir_is_the_dot_product() {
         let w = RankingWeights::default();
         let mut s = Scorer::new();
-        let a = vec![Hit::title(false, 0), Hit::plain(false, 1, 4)];
-        let b = vec![Hit::title(false, 1)];
+        let a = [Hit::title(false, 0), Hit::plain(false, 1, 4)];
+        let b = [Hit::title(false, 1)];
         s.load([&a[..], &b[..]]);
         // a: title 1 (24) + plain 1 (1); b: title 1 (24); pivot b: title
         // phrase (24 · 16).
@@ -687,9 +691,4 @@ mod tests {
         assert!((e.pagerank_factor - (1.0 + 0.1 * 2f64.ln())).abs() < 1e-12);
         assert!((e.score - e.ir * e.pagerank_factor).abs() < 1e-9);
     }
-}
-
-#[cfg(test)]
-fn source_hash_eq(a: u64, b: u64) -> bool {
-    crate::index::hit::source_hash(a) == crate::index::hit::source_hash(b)
 }
