@@ -211,37 +211,23 @@ pub fn load_clusters(path: &Path, max: u64) -> Result<Option<HashMap<u32, u32>>>
 /// The anchor text most of the first [`ANCHOR_TITLES`] links to `doc` use
 /// (ties: the first seen).
 pub fn anchor_title(anchors: &PageFile, doc: u64) -> Result<Option<String>> {
-    let c = anchors.container();
-    let Some(mut i) = anchors.find_block(doc) else {
-        return Ok(None);
-    };
-    // A key's records may start in the blocks before the one it opens.
-    while i > 0 && c.blocks()[i].key == doc.to_be_bytes() {
-        i -= 1;
-    }
     let mut texts: Vec<(String, usize)> = Vec::new();
     let mut seen = 0;
     let mut buf = (Vec::new(), Vec::new());
-    let mut past = false;
-    while i < c.blocks().len() && !past && seen < ANCHOR_TITLES {
-        anchors.visit_block(i, &mut buf, |target, input| {
-            let (_, _, text) = records::decode_anchor(input)?;
-            if target > doc {
-                past = true;
-            } else if target == doc && seen < ANCHOR_TITLES {
-                seen += 1;
-                let text = text.trim();
-                if !text.is_empty() {
-                    match texts.iter_mut().find(|(t, _)| t == text) {
-                        Some((_, n)) => *n += 1,
-                        None => texts.push((text.to_string(), 1)),
-                    }
+    anchors.visit_key(doc, &mut buf, |target, input| {
+        let (_, _, text) = records::decode_anchor(input)?;
+        if target == doc && seen < ANCHOR_TITLES {
+            seen += 1;
+            let text = text.trim();
+            if !text.is_empty() {
+                match texts.iter_mut().find(|(t, _)| t == text) {
+                    Some((_, n)) => *n += 1,
+                    None => texts.push((text.to_string(), 1)),
                 }
             }
-            Ok(())
-        })?;
-        i += 1;
-    }
+        }
+        Ok(seen < ANCHOR_TITLES)
+    })?;
     // The most used; among equals the first seen.
     let best = texts
         .iter()

@@ -4,6 +4,7 @@
 
 mod cmd;
 mod progress;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,6 +54,16 @@ fn parse_mem(s: &str) -> Result<u64, String> {
 }
 
 impl Global {
+    /// `--threads`, if given.
+    pub fn threads_opt(&self) -> Option<usize> {
+        self.threads
+    }
+
+    /// `-q`.
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
     /// The memory budget in bytes.
     pub fn mem(&self) -> u64 {
         self.mem.unwrap_or_else(webmill::resources::default_budget)
@@ -132,6 +143,7 @@ enum Command {
     Stats(cmd::stats::Args),
     Export(cmd::export::Args),
     Search(cmd::search::Args),
+    Serve(cmd::serve::Args),
     Inspect(cmd::inspect::Args),
     Verify(cmd::verify::Args),
     Dump(cmd::dump::Args),
@@ -184,6 +196,7 @@ fn main() -> ExitCode {
         Command::Stats(a) => cmd::stats::run(a, g),
         Command::Export(a) => cmd::export::run(a, g),
         Command::Search(a) => cmd::search::run(a, g),
+        Command::Serve(a) => cmd::serve::run(a, g),
         Command::Inspect(a) => cmd::inspect::run(a, g),
         Command::Verify(a) => cmd::verify::run(a, g),
         Command::Dump(a) => cmd::dump::run(a, g),

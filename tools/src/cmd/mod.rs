@@ -14,6 +14,7 @@ pub mod layout;
 pub mod overlap;
 pub mod pagerank;
 pub mod search;
+pub mod serve;
 pub mod stats;
 pub mod top;
 pub mod verify;
