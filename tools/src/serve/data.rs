@@ -20,6 +20,10 @@ use webmill::rank::RankVector;
 use webmill::search::Searcher;
 use webmill::{Error, Result};
 
+/// Links to a doc: (source docID, source doc, anchor text) for the first
+/// ones, how many there are, whether the list was cut.
+type InLinks = (Vec<(u64, Doc, String)>, u64, bool);
+
 /// In-links, out-links and near-duplicates listed on a document's page.
 pub const LINKS_SHOWN: usize = 200;
 /// In-links counted before the page says "more than".
@@ -228,7 +232,7 @@ impl Served {
     }
 
     /// The links to `doc` with their anchor text, from `anchors.wm`.
-    fn in_links(&self, doc: u64) -> Result<(Vec<(u64, Doc, String)>, u64, bool)> {
+    fn in_links(&self, doc: u64) -> Result<InLinks> {
         let Some(anchors) = &self.anchors else {
             return Ok((Vec::new(), 0, false));
         };

@@ -197,6 +197,8 @@ async fn search(State(app): State<App>, RawQuery(raw): RawQuery) -> Response {
     .await
 }
 
+// The error is the response itself (an error page), returned once per request.
+#[allow(clippy::result_large_err)]
 fn parse_docid(app: &Served, id: &str) -> Result<u64, Response> {
     match id.parse::<u64>() {
         Ok(d) if d < app.doc_count() => Ok(d),
