@@ -21,7 +21,7 @@ use webmill::search::Searcher;
 use webmill::{Error, Result};
 
 /// Links to a doc: (source docID, source doc, anchor text) for the first
-/// ones, how many there are, whether the list was cut.
+/// ones, how many were counted, whether the count stopped at its cap.
 type InLinks = (Vec<(u64, Doc, String)>, u64, bool);
 
 /// In-links, out-links and near-duplicates listed on a document's page.
