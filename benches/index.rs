@@ -48,7 +48,9 @@ use webmill::index::{build, Sources};
 use webmill::ingest::pagefile::PageFile;
 use webmill::ingest::records;
 use webmill::job::{Job, JobFile, JobView, Settings};
-use webmill::resources::{format_bytes, parse_bytes, peak_rss, reset_peak_rss};
+use webmill::resources::{
+    format_bytes, parse_bytes, peak_rss, release_freed_memory, reset_peak_rss,
+};
 use webmill::search::{HitType, Pass, Query, Searcher};
 
 fn cpu_seconds() -> f64 {
@@ -332,6 +334,7 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
             for r in 0..runs {
                 let out = tmp.path().join(format!("out-{mem}-{threads}-{r}"));
                 let work = tmp.path().join(format!("tmp-{mem}-{threads}-{r}"));
+                release_freed_memory();
                 reset_peak_rss();
                 let (t, c) = (Instant::now(), cpu_seconds());
                 let s = pool
@@ -389,6 +392,7 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
         let (mut wall, mut cpu, mut rss) = (Vec::new(), Vec::new(), Vec::new());
         for r in 0..runs {
             let dir = tmp.path().join(format!("tantivy-{threads}-{r}"));
+            release_freed_memory();
             reset_peak_rss();
             let (t, c) = (Instant::now(), cpu_seconds());
             let b = tv::build(&tokens, &dir, threads);

@@ -37,14 +37,13 @@ fn site_job(site: &str, html: &std::path::Path) -> PathBuf {
     dir
 }
 
-/// Changes one part of the weights: type weights, knees, proximity weights,
-/// PageRank weight.
-type Tweak = dyn Fn(&mut [f64; 7], &mut [f64; 7], &mut [f64; 10], &mut f64);
+/// A change to (type weights, knees, proximity factors, PageRank weight).
+type Change = dyn Fn(&mut [f64; 7], &mut [f64; 7], &mut [f64; 10], &mut f64);
 
 /// The default weights and one change to each part of the ranking.
 fn variants() -> Vec<(&'static str, RankingWeights)> {
     let d = RankingWeights::default();
-    let with = |f: &Tweak| {
+    let with = |f: &Change| {
         let (mut tw, mut knee, mut prox, mut pr) =
             (d.type_weight, d.knee, DEFAULT_PROX, d.pagerank_weight);
         f(&mut tw, &mut knee, &mut prox, &mut pr);

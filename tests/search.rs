@@ -30,6 +30,9 @@ fn indexed_site(root: &std::path::Path, pages: usize, seed: u64, barrels: u32) -
     job
 }
 
+/// Ranked (docID, score) of a page, the pass, the matches.
+type BrutePage = (Vec<(u64, f64)>, Pass, usize);
+
 /// Figure 4 over the naive index: the matching docIDs (in docID order, at
 /// most `cutoff`), with the pass they came from.
 struct Brute {
@@ -37,10 +40,6 @@ struct Brute {
     ranks: Vec<f64>,
     docs: u64,
 }
-
-/// The brute-force search's answer: (docID, score) of the results, the
-/// pass, the matches.
-type NaiveResults = (Vec<(u64, f64)>, Pass, usize);
 
 impl Brute {
     fn new(job: &Job) -> Brute {
@@ -64,7 +63,7 @@ impl Brute {
         offset: usize,
         cutoff: usize,
         w: &RankingWeights,
-    ) -> Option<NaiveResults> {
+    ) -> Option<BrutePage> {
         let lists: Vec<_> = words
             .iter()
             .map(|q| self.naive.get(q))
@@ -309,7 +308,6 @@ fn corrupt_files_make_search_refuse_with_verifys_message() {
         // All of alpha's doclist: more than the short barrels hold.
         let search = Searcher::open(&view)
             .and_then(|s| s.search(&Query::parse("alpha").ranking_only(), 100_000, 0))
-            .map(|_| ())
             .expect_err("search refuses")
             .to_string();
         assert_eq!(search, verify, "{file:?}");

@@ -268,11 +268,13 @@ pub fn export(job: &JobView, out: &mut dyn Write, tmp: &Path, budget: u64) -> Re
     let mut last_term: Option<Vec<u8>> = None;
     lexicon.for_each_word(|word, id| {
         let b = lexicon.barrel_of(id);
-        if let std::collections::hash_map::Entry::Vacant(e) = barrels.entry(b) {
-            let path = job.file(JobFile::FullBarrel(b as u16))?;
-            e.insert(Barrel::open(path)?);
-        }
-        let barrel = &barrels[&b];
+        let barrel = match barrels.entry(b) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(Barrel::open(job.file(JobFile::FullBarrel(b as u16))?)?)
+            }
+        };
+        let barrel = &*barrel;
         let info = lexicon.entry(id)?;
         if last_term.as_deref().is_some_and(|t| t >= word.as_bytes()) {
             return Err(Error::corrupt(

@@ -78,14 +78,14 @@ pub struct Evaluation {
 }
 
 /// A PageRank lookup for docIDs in increasing order.
-pub type RankLookup<'a> = Box<dyn FnMut(u32) -> Result<f64> + 'a>;
+pub type PageRankLookup<'a> = Box<dyn FnMut(u32) -> Result<f64> + 'a>;
 
 /// What evaluation needs from the searcher: barrels and PageRank.
 pub trait Sources {
     /// Barrel `b` of `set`, opened.
     fn barrel(&self, set: BarrelSet, b: usize) -> Result<Arc<Barrel>>;
     /// A PageRank lookup for docIDs in increasing order (`None`: no ranks).
-    fn pagerank(&self) -> Result<Option<RankLookup<'_>>>;
+    fn pagerank(&self) -> Result<Option<PageRankLookup<'_>>>;
     /// Documents in the collection.
     fn docs(&self) -> u64;
 }

@@ -431,7 +431,7 @@ impl eval::Sources for Searcher {
         Ok(barrel)
     }
 
-    fn pagerank(&self) -> Result<Option<Box<dyn FnMut(u32) -> Result<f64> + '_>>> {
+    fn pagerank(&self) -> Result<Option<eval::PageRankLookup<'_>>> {
         Ok(match &self.ranks {
             None => None,
             Some(Ranks::Memory(v)) => Some(Box::new(move |d: u32| {

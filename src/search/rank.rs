@@ -556,6 +556,10 @@ fn nearest(hits: &[Placed], field: u16, expected: i64) -> Option<&Placed> {
 mod tests {
     use super::*;
 
+    fn source_hash_eq(a: u64, b: u64) -> bool {
+        crate::index::hit::source_hash(a) == crate::index::hit::source_hash(b)
+    }
+
     fn text(positions: &[u32]) -> Vec<Hit> {
         positions.iter().map(|&p| Hit::plain(false, 1, p)).collect()
     }
@@ -651,7 +655,7 @@ mod tests {
         // Anchors: matched only within one source.
         let a = [Hit::anchor(false, 1, 0)];
         let b = [Hit::anchor(false, 2, 1)];
-        let same = crate::index::hit::source_hash(1) == crate::index::hit::source_hash(2);
+        let same = source_hash_eq(1, 2);
         s.load([&a[..], &b[..]]);
         let expect = if same { 0 } else { 9 };
         assert_eq!(bins(&s), vec![(HitType::Anchor, expect, 1)]);

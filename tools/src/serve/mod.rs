@@ -197,29 +197,31 @@ async fn search(State(app): State<App>, RawQuery(raw): RawQuery) -> Response {
     .await
 }
 
-fn parse_docid(app: &Served, id: &str) -> Result<u64, Box<Response>> {
+// The error is the response itself (an error page), returned once per request.
+#[allow(clippy::result_large_err)]
+fn parse_docid(app: &Served, id: &str) -> Result<u64, Response> {
     match id.parse::<u64>() {
         Ok(d) if d < app.doc_count() => Ok(d),
-        Ok(d) => Err(Box::new(error(
+        Ok(d) => Err(error(
             app,
             StatusCode::NOT_FOUND,
             &format!(
                 "There is no docID {d}: this job has {} documents.",
                 app.doc_count()
             ),
-        ))),
-        Err(_) => Err(Box::new(error(
+        )),
+        Err(_) => Err(error(
             app,
             StatusCode::BAD_REQUEST,
             "A document is named by its docID, a number.",
-        ))),
+        )),
     }
 }
 
 async fn doc(State(app): State<App>, UrlPath(id): UrlPath<String>) -> Response {
     let d = match parse_docid(&app, &id) {
         Ok(d) => d,
-        Err(r) => return *r,
+        Err(r) => return r,
     };
     blocking(app, move |a| {
         Ok(match a.doc_info(d)? {
@@ -233,7 +235,7 @@ async fn doc(State(app): State<App>, UrlPath(id): UrlPath<String>) -> Response {
 async fn raw(State(app): State<App>, UrlPath(id): UrlPath<String>) -> Response {
     let d = match parse_docid(&app, &id) {
         Ok(d) => d,
-        Err(r) => return *r,
+        Err(r) => return r,
     };
     blocking(app, move |a| {
         let Some((_content_type, body)) = a.raw(d)? else {
