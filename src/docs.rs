@@ -290,6 +290,16 @@ impl DocTable {
             })
     }
 
+    /// A walk through the table by increasing docID: the inner side of a
+    /// merge join with a docID-sorted stream.
+    pub fn walk(&self) -> DocWalk<'_> {
+        DocWalk {
+            table: self,
+            iter: Box::new(self.iter()),
+            current: None,
+        }
+    }
+
     /// Reads every block and checks every checksum and record.
     pub fn verify(&self) -> Result<()> {
         let mut crawled = 0;
@@ -313,6 +323,35 @@ impl DocTable {
             ));
         }
         Ok(())
+    }
+}
+
+/// Docs read in one sequential pass, asked for by non-decreasing docID (see
+/// [`DocTable::walk`]).
+pub struct DocWalk<'a> {
+    table: &'a DocTable,
+    iter: Box<dyn Iterator<Item = Result<(u64, Doc)>> + 'a>,
+    current: Option<(u64, Doc)>,
+}
+
+impl DocWalk<'_> {
+    /// The doc `id`; `id` must not be below the one asked for before.
+    pub fn get(&mut self, id: u64) -> Result<&Doc> {
+        while self.current.as_ref().is_none_or(|(c, _)| *c < id) {
+            match self.iter.next() {
+                Some(r) => self.current = Some(r?),
+                None => break,
+            }
+        }
+        match &self.current {
+            Some((c, d)) if *c == id => Ok(d),
+            _ => Err(Error::corrupt(
+                self.table.container().path(),
+                "doc table",
+                0,
+                format!("docID {id} is missing (or was asked for out of order)"),
+            )),
+        }
     }
 }
 

@@ -27,6 +27,7 @@ pub mod ingest;
 pub mod input;
 pub mod job;
 pub mod kinds;
+pub mod pipeline;
 pub mod plot;
 pub mod rank;
 pub mod search;

@@ -273,6 +273,57 @@ pub fn loglog_plot_svg(title: &str, x_label: &str, y_label: &str, series: &[Seri
     s
 }
 
+/// A distribution — how many items have each value, `(value, items)` with
+/// both ≥ 1 — on log-log axes (both log₁₀, the same convention as
+/// [`loglog_plot_svg`]), as dots joined by a line. With fewer than three
+/// distinct values there is no shape to see, so the plot says so and lists
+/// the values instead of drawing a lone dot in a corner.
+pub fn distribution_svg(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    points: &[(u64, u64)],
+) -> String {
+    let usable: Vec<(u64, u64)> = points
+        .iter()
+        .copied()
+        .filter(|&(x, y)| x > 0 && y > 0)
+        .collect();
+    if usable.len() >= 3 {
+        return loglog_plot_svg(
+            title,
+            x_label,
+            y_label,
+            &[Series {
+                label: y_label.to_string(),
+                color: "#1f77b4".into(),
+                style: SeriesStyle::LineDots,
+                points: usable.iter().map(|&(x, y)| (x as f64, y as f64)).collect(),
+            }],
+        );
+    }
+    let mut s = open_svg(title);
+    let mut lines = vec![format!(
+        "Too little to plot: {} distinct value{} of “{x_label}”.",
+        usable.len(),
+        if usable.len() == 1 { "" } else { "s" }
+    )];
+    for (x, y) in &usable {
+        lines.push(format!("{x_label} = {x}: {y} {y_label}"));
+    }
+    for (i, line) in lines.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
+            W / 2.0,
+            H / 2.0 - 20.0 + 20.0 * i as f64,
+            esc(line)
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
 /// Draws `series` (whose plottable points, in axis units, are `points`) and
 /// their legend at the top, starting at pixel `legend_x`; `px`/`py` map axis
 /// units to pixels.
@@ -455,6 +506,21 @@ mod tests {
         assert!(svg.contains(">1e-7<"));
         let empty = loglog_plot_svg("e", "x", "y", &[]);
         assert!(empty.ends_with("</svg>\n"));
+    }
+
+    #[test]
+    fn a_distribution_is_drawn_on_log_log_axes_or_said_too_small() {
+        use super::distribution_svg;
+        let svg = distribution_svg("t", "near-duplicates", "pages", &[(1, 40), (2, 9), (30, 1)]);
+        assert!(svg.contains("(log scale)") && svg.contains("polyline"));
+        assert!(svg.contains(">1e0<") && svg.contains(">1e2<"), "{svg}");
+        let few = distribution_svg("t", "near-duplicates", "pages", &[(1, 4), (0, 3)]);
+        assert!(
+            few.contains("Too little to plot: 1 distinct value"),
+            "{few}"
+        );
+        assert!(few.contains("near-duplicates = 1: 4 pages"));
+        assert!(!few.contains("<circle") && few.ends_with("</svg>\n"));
     }
 
     #[test]

@@ -136,11 +136,16 @@ pub fn write_atomic(path: impl AsRef<Path>, bytes: &[u8]) -> Result<()> {
 
 /// Crash-test hook: when the environment variable `WEBMILL_FAILPOINT` names
 /// `point` (optionally `point:N` to fire on the N-th hit, counting from 1), the
-/// process aborts there as if killed. Costs one environment lookup when unset.
+/// process aborts there as if killed; `*:N` aborts at the N-th failpoint hit
+/// of any name (so a test can spread aborts over a whole job). When
+/// `WEBMILL_FAILPOINT_LOG` names a file, every hit appends its point's name
+/// to it, one a line (so a test can count and place the hits of a run).
+/// Costs one environment lookup when neither is set.
 pub fn failpoint(point: &str) -> Result<()> {
     use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::OnceLock;
+    use std::sync::{Mutex, OnceLock};
     static SPEC: OnceLock<Option<(String, u64)>> = OnceLock::new();
+    static LOG: OnceLock<Option<Mutex<File>>> = OnceLock::new();
     static HITS: AtomicU64 = AtomicU64::new(0);
     let spec = SPEC.get_or_init(|| {
         let v = std::env::var("WEBMILL_FAILPOINT").ok()?;
@@ -151,8 +156,21 @@ pub fn failpoint(point: &str) -> Result<()> {
             _ => Some((v, 1)),
         }
     });
+    let log = LOG.get_or_init(|| {
+        let path = std::env::var_os("WEBMILL_FAILPOINT_LOG")?;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .ok()
+            .map(Mutex::new)
+    });
+    if let Some(f) = log {
+        let mut f = f.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = writeln!(f, "{point}");
+    }
     if let Some((name, nth)) = spec {
-        if name == point && HITS.fetch_add(1, Ordering::SeqCst) + 1 == *nth {
+        if (name == point || name == "*") && HITS.fetch_add(1, Ordering::SeqCst) + 1 == *nth {
             eprintln!("webmill: failpoint {point} hit, aborting");
             std::process::abort();
         }

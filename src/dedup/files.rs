@@ -13,8 +13,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::container::FileKind;
+use crate::docs::DocTable;
 use crate::error::{Error, IoContext, Result};
 use crate::ingest::pagefile::{get_bytes, get_u64, PageFile};
+use crate::sort::{Combine, ExternalSorter, SortConfig};
+use crate::varint;
 
 /// The sketch files: per docID, its host, its sketch and, in a file whose
 /// header says so, its shingle set (see [`SketchRecord`]). Version 2: the
@@ -208,6 +211,72 @@ pub fn for_each_pair(path: &Path, mut f: impl FnMut(u64, u64, f32) -> Result<()>
         }
         f(a, b, sim)
     })
+}
+
+/// Reads a pair file with both docs' URLs: calls `f(a, b, similarity,
+/// url_a, url_b)` in the file's (a, b) order. The URLs are joined from the
+/// doc table `docs` by sort–merge, never by a lookup per pair: the pairs
+/// (by a) meet the table in one walk, are sorted by (b, a) to meet it again,
+/// then sorted back by (a, b); both sorts run under `cfg` (in
+/// subdirectories of its directory, removed at the end).
+pub fn for_each_pair_with_urls(
+    pairs: &Path,
+    docs: &Path,
+    cfg: SortConfig,
+    mut f: impl FnMut(u64, u64, f32, &str, &str) -> Result<()>,
+) -> Result<()> {
+    let table = DocTable::open(docs)?;
+    let sort = |name: &str| {
+        let mut c = cfg.clone();
+        c.dir = cfg.dir.join(name);
+        c.label = format!("{}: {name}", cfg.label);
+        ExternalSorter::<(u64, Vec<u8>)>::new(c, Combine::None)
+    };
+    // (b, [a, similarity, url_a]).
+    let mut by_b = sort("by-b")?;
+    let mut walk = table.walk();
+    for_each_pair(pairs, |a, b, sim| {
+        let mut rec = a.to_be_bytes().to_vec();
+        rec.extend(sim.to_le_bytes());
+        rec.extend(walk.get(a)?.url.as_bytes());
+        by_b.push((b, rec))
+    })?;
+    // (a, [b, similarity, len(url_a), url_a, url_b]).
+    let mut by_a = sort("by-a")?;
+    let mut walk = table.walk();
+    let mut sorted = by_b.finish()?;
+    while let Some((b, rec)) = sorted.next_record()? {
+        let (a, rest) = rec
+            .split_first_chunk::<8>()
+            .filter(|(_, rest)| rest.len() >= 4)
+            .ok_or_else(|| Error::internal("pair record cut"))?;
+        let mut out = b.to_be_bytes().to_vec();
+        out.extend(&rest[..4]);
+        varint::put_bytes(&mut out, &rest[4..]);
+        out.extend(walk.get(b)?.url.as_bytes());
+        by_a.push((u64::from_be_bytes(*a), out))?;
+    }
+    drop(sorted);
+    let mut sorted = by_a.finish()?;
+    while let Some((a, rec)) = sorted.next_record()? {
+        let bad = || Error::internal("pair record cut");
+        let (b, rest) = rec.split_first_chunk::<8>().ok_or_else(bad)?;
+        let (sim, mut rest) = rest.split_first_chunk::<4>().ok_or_else(bad)?;
+        let url_a = varint::get_bytes(&mut rest).ok_or_else(bad)?;
+        let url_b = rest;
+        fn text(b: &[u8]) -> Result<&str> {
+            std::str::from_utf8(b).map_err(|_| Error::internal("URL not UTF-8"))
+        }
+        f(
+            a,
+            u64::from_be_bytes(*b),
+            f32::from_le_bytes(*sim),
+            text(url_a)?,
+            text(url_b)?,
+        )?;
+    }
+    drop(sorted);
+    crate::sort::remove_sort_dir(&cfg.dir)
 }
 
 /// Reads a cluster file: calls `f(cluster, doc, keep)` in order.

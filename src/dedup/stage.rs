@@ -601,17 +601,12 @@ fn write_distribution_plot(
     alg: Alg,
     dist: &BTreeMap<u64, u64>,
 ) -> Result<()> {
-    // log₁₀ on x by hand; the plot puts y on a log scale.
-    let points: Vec<(f64, f64)> = dist
-        .iter()
-        .map(|(&k, &v)| ((k as f64).log10(), v as f64))
-        .collect();
-    let svg = crate::plot::line_plot_svg(
-        &format!("Near-duplicates per page ({}), log-log", alg.name()),
-        "log10(number of near-duplicates of a page)",
+    let points: Vec<(u64, u64)> = dist.iter().map(|(&k, &v)| (k, v)).collect();
+    let svg = crate::plot::distribution_svg(
+        &format!("Near-duplicates per page ({})", alg.name()),
+        "near-duplicates of a page",
         "pages",
         &points,
-        true,
     );
     crate::publish::write_atomic(path, svg.as_bytes())
 }

@@ -107,6 +107,25 @@ struct ReadCheckpoint {
 }
 
 impl ReadCheckpoint {
+    /// Itself if the inputs gave at least one arc line; else the error
+    /// saying what `format` expects.
+    fn require_arcs(self, inputs: &[PathBuf], format: &str) -> Result<ReadCheckpoint> {
+        if self.input_arcs > 0 {
+            return Ok(self);
+        }
+        let expected = match format {
+            "snap" => "edge lines `src<TAB>dst` with numeric node ids (--format snap)",
+            "tsv" => "edge lines `src<TAB>dst` with named nodes (--format tsv)",
+            _ => "edge lines `src_id<TAB>dst_id` after the vertices file (--format cc)",
+        };
+        Err(crate::input::nothing_usable(
+            inputs,
+            expected,
+            &format!("no arc in {} lines", self.lines),
+            &self.first_skips,
+        ))
+    }
+
     fn new(report: &ReadReport, self_loops: u64) -> ReadCheckpoint {
         ReadCheckpoint {
             lines: report.lines,
@@ -420,7 +439,7 @@ fn read_snap(
         },
     )?;
     progress.finish(s, &report);
-    Ok(ReadCheckpoint::new(&report, self_loops))
+    ReadCheckpoint::new(&report, self_loops).require_arcs(&opts.inputs, "snap")
 }
 
 /// Step 1 for tsv: names become keys in `order`; arcs by source key into A,
@@ -464,7 +483,7 @@ fn read_tsv(
         },
     )?;
     progress.finish(s, &report);
-    Ok(ReadCheckpoint::new(&report, self_loops))
+    ReadCheckpoint::new(&report, self_loops).require_arcs(&opts.inputs, "tsv")
 }
 
 /// Node keys of the sorted pipeline (snap ids, tsv name keys) and their arc
@@ -680,6 +699,7 @@ impl Steps<'_> {
             nodes,
             unnamed_nodes: ckpt.unnamed_nodes,
         };
+        let read = read.require_arcs(edges, "cc")?;
         cx.save_checkpoint(READ_CHECKPOINT, &read)
     }
 }

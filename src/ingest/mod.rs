@@ -76,7 +76,13 @@ impl InputSpec {
             Some((b, p)) if b.contains("://") => (Some(b.to_string()), PathBuf::from(p)),
             _ => (None, PathBuf::from(arg)),
         };
-        let meta = std::fs::metadata(&path).at(&path)?;
+        let meta = std::fs::metadata(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::usage_at(
+                &path,
+                "input not found (an INPUT is a WARC or ARC file, a directory of HTML files, or BASE_URL=DIR)",
+            ),
+            _ => Error::io(&path, e),
+        })?;
         if meta.is_file() {
             if base.is_some() {
                 return Err(Error::usage(format!(
@@ -333,6 +339,30 @@ pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
+/// The error for inputs without a single HTML page.
+fn nothing_ingested(opts: &IngestOptions, c: &Counts, skips: &[String]) -> Error {
+    let inputs: Vec<PathBuf> = opts
+        .inputs
+        .iter()
+        .map(|i| match i {
+            InputSpec::Warc(p) | InputSpec::Dir { dir: p, .. } => p.clone(),
+        })
+        .collect();
+    crate::input::nothing_usable(
+        &inputs,
+        "WARC or ARC files holding HTTP responses with HTML pages, or directories of .html/.htm files",
+        &format!(
+            "{} WARC records, {} HTML files, {} other files, {} responses not HTML, {} skipped",
+            c.records.values().sum::<u64>(),
+            c.files,
+            c.other_files,
+            c.not_html,
+            c.skipped
+        ),
+        skips,
+    )
+}
+
 fn is_html_name(p: &Path) -> bool {
     p.extension()
         .and_then(|e| e.to_str())
@@ -454,6 +484,9 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
         }
         parts.push((seg.clone(), base));
         base += meta.counts.pages;
+    }
+    if counts.pages == 0 {
+        return Err(nothing_ingested(opts, &counts, &skips));
     }
     for (file, kind) in [
         (JobFile::Links, &records::LINKS),

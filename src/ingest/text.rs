@@ -77,29 +77,12 @@ pub fn for_each_doc_text(
     })?;
     let mut sorted = sorter.finish()?;
     let docs = DocTable::open(docs)?;
-    let mut iter = docs.iter();
+    let mut walk = docs.walk();
     while let Some((doc, words)) = sorted.next_record()? {
-        let url = loop {
-            match iter.next() {
-                Some(r) => {
-                    let (id, d) = r?;
-                    if id == doc {
-                        break d.url;
-                    }
-                }
-                None => {
-                    return Err(Error::corrupt(
-                        docs.container().path(),
-                        "doc table",
-                        0,
-                        format!("docID {doc} is missing"),
-                    ))
-                }
-            }
-        };
+        let url = &walk.get(doc)?.url;
         let words =
             std::str::from_utf8(&words).map_err(|_| Error::internal("words are not UTF-8"))?;
-        f(doc, &url, words)?;
+        f(doc, url, words)?;
     }
     drop(sorted);
     crate::sort::remove_sort_dir(&tmp)?;

@@ -24,4 +24,4 @@ pub mod skip;
 
 pub use gzip::open_maybe_gzip;
 pub use lines::{for_each_line, parse_u64, shown, two_fields, LineVerdict, MAX_LINE_BYTES};
-pub use skip::{ReadReport, Skip, KEEP_SKIPS};
+pub use skip::{nothing_usable, ReadReport, Skip, KEEP_SKIPS};

@@ -71,3 +71,61 @@ impl ReadReport {
         Ok(())
     }
 }
+
+/// The error for inputs that yielded nothing usable (an empty directory, a
+/// README given as a WARC file, a WARC file given as an edge list): names
+/// the inputs, says what was `expected` and what was `found`, with the first
+/// skip and a hint when the inputs look like another command's.
+pub fn nothing_usable(
+    inputs: &[PathBuf],
+    expected: &str,
+    found: &str,
+    first_skips: &[String],
+) -> Error {
+    let mut names: Vec<String> = inputs
+        .iter()
+        .take(3)
+        .map(|p| p.display().to_string())
+        .collect();
+    if inputs.len() > 3 {
+        names.push(format!("… ({} inputs)", inputs.len()));
+    }
+    let mut detail = format!(
+        "nothing usable in {}: expected {expected}; found {found}",
+        names.join(", ")
+    );
+    if let Some(first) = first_skips.first() {
+        detail.push_str(&format!(" (first skipped: {first})"));
+    }
+    if first_skips.iter().any(|s| s.contains("\"WARC/")) {
+        detail.push_str(
+            "; this is a WARC file: give it to `webmill ingest` or `webmill run` without --graph",
+        );
+    }
+    Error::usage(detail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_usable_says_what_was_expected_and_hints_at_warcs() {
+        let e = nothing_usable(
+            &[PathBuf::from("a.warc.gz")],
+            "edge lines `src<TAB>dst`",
+            "0 of 12 lines usable",
+            &["a.warc.gz: line 1: expected two unsigned node ids, found \"WARC/1.0\"".into()],
+        )
+        .to_string();
+        assert!(
+            e.starts_with("nothing usable in a.warc.gz: expected edge lines"),
+            "{e}"
+        );
+        assert!(
+            e.contains("found 0 of 12 lines usable (first skipped: a.warc.gz: line 1"),
+            "{e}"
+        );
+        assert!(e.contains("give it to `webmill ingest`"), "{e}");
+    }
+}

@@ -30,6 +30,7 @@
 
 pub mod files;
 pub mod manifest;
+pub mod plan;
 pub mod stage;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -648,16 +649,19 @@ impl Job {
             }
         }
         let dropped = self.drop_stale()?;
-        if let Some(r) = self.view.manifest.stages.get_mut(name) {
-            r.moving = false;
-        }
-        self.save()?;
+        // The staging and temporary directories go before `moving` is
+        // cleared: a crash in between leaves the mark, and the next opening
+        // removes whatever is left (once cleared, nothing would).
         crate::sort::remove_sort_dir(&staging)?;
         let _ = fs::remove_dir(self.view.dir.join(STAGING_DIR));
         if let Some(id) = StageId::parse(name) {
             crate::sort::remove_sort_dir(&self.tmp_dir(id))?;
         }
         let _ = fs::remove_dir(&self.tmp_root);
+        if let Some(r) = self.view.manifest.stages.get_mut(name) {
+            r.moving = false;
+        }
+        self.save()?;
         Ok(dropped)
     }
 

@@ -216,6 +216,43 @@ impl RankVector {
         }
     }
 
+    /// The `k` highest values with their indices, highest first (ties to
+    /// the lower index), in one pass holding `k` entries.
+    pub fn top(&self, k: usize) -> Result<Vec<(u64, f64)>> {
+        /// Ordered so that a max-heap's top is the smallest entry kept.
+        #[derive(PartialEq)]
+        struct Entry(f64, u64);
+        impl Eq for Entry {}
+        impl PartialOrd for Entry {
+            fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+                Some(self.cmp(o))
+            }
+        }
+        impl Ord for Entry {
+            fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+                o.0.total_cmp(&self.0).then(self.1.cmp(&o.1))
+            }
+        }
+        let mut heap = std::collections::BinaryHeap::with_capacity(k + 1);
+        let (mut scratch, mut block) = (Vec::new(), Vec::new());
+        let mut i = 0u64;
+        for b in 0..self.c.blocks().len() {
+            self.read_block(b, &mut scratch, &mut block)?;
+            for &v in &block {
+                heap.push(Entry(v, i));
+                if heap.len() > k {
+                    heap.pop();
+                }
+                i += 1;
+            }
+        }
+        Ok(heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Entry(v, i)| (i, v))
+            .collect())
+    }
+
     /// Checks every block and that every value is finite.
     pub fn verify(&self) -> Result<()> {
         self.c.verify(|i, e, raw| {
@@ -306,6 +343,23 @@ mod tests {
                 let map = v.container().map_block(0).unwrap();
                 prop_assert_eq!(map.as_ptr() as usize % 8, 0);
             }
+        }
+
+        #[test]
+        fn top_is_a_sort_by_value_then_index(
+            values in proptest::collection::vec(0u8..20, 0..3000),
+            k in 0usize..40,
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("r.wm");
+            let values: Vec<f64> = values.into_iter().map(f64::from).collect();
+            let mut w = VectorWriter::create(&p, values.len() as u64, serde_json::json!({})).unwrap();
+            w.extend(&values).unwrap();
+            w.finish(&serde_json::json!({})).unwrap();
+            let mut naive: Vec<(u64, f64)> = values.iter().enumerate().map(|(i, &v)| (i as u64, v)).collect();
+            naive.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            naive.truncate(k);
+            prop_assert_eq!(RankVector::open(&p).unwrap().top(k).unwrap(), naive);
         }
     }
 }

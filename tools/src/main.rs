@@ -3,8 +3,10 @@
 //! `webmill` library. One module per subcommand in `cmd/`.
 
 mod cmd;
+mod job_display;
 mod progress;
 mod serve;
+mod table;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,7 +39,9 @@ pub struct Global {
     /// Worker threads for sorting and compression [default: all cores]
     #[arg(long, global = true, value_name = "N")]
     threads: Option<usize>,
-    /// Directory for temporary files (sort runs, checkpoints) [default: JOB/tmp]
+    /// Directory for temporary files (sort runs, checkpoints) [default: JOB/tmp;
+    /// for read-only commands that sort, such as `export text`, the system's
+    /// temporary directory]
     #[arg(long, global = true, value_name = "DIR")]
     tmp_dir: Option<PathBuf>,
     /// No progress bars and no summary lines (errors are still printed)
@@ -93,9 +97,11 @@ impl Global {
     }
 
     /// A scratch directory for a read-only command's external sort: under
-    /// `--tmp-dir` if given, else in the job's `tmp/`, named after this
-    /// process so that concurrent commands do not collide.
-    pub fn scratch_dir(&self, job: &std::path::Path) -> webmill::Result<PathBuf> {
+    /// `--tmp-dir` if given, else in the system's temporary directory
+    /// (`$TMPDIR`), never in the job (a view writes nothing there, so it
+    /// works on a read-only job), named after this process so that
+    /// concurrent commands do not collide.
+    pub fn scratch_dir(&self) -> webmill::Result<PathBuf> {
         let root = match &self.tmp_dir {
             Some(t) if !t.is_dir() => {
                 return Err(webmill::Error::usage_at(
@@ -104,7 +110,7 @@ impl Global {
                 ))
             }
             Some(t) => t.clone(),
-            None => job.join("tmp"),
+            None => std::env::temp_dir(),
         };
         let dir = root.join(format!("webmill-scratch-{}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| {
@@ -129,6 +135,7 @@ impl Global {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    Run(cmd::run::Args),
     Ingest(cmd::ingest::Args),
     Bowtie(cmd::bowtie::Args),
     Overlap(cmd::overlap::Args),
@@ -182,6 +189,7 @@ fn main() -> ExitCode {
     }
     let g = &cli.global;
     let result = match cli.command {
+        Command::Run(a) => cmd::run::run(a, g),
         Command::Ingest(a) => cmd::ingest::run(a, g),
         Command::Bowtie(a) => cmd::bowtie::run(a, g),
         Command::Overlap(a) => cmd::overlap::run(a, g),

@@ -2,18 +2,30 @@
 //!
 //! A bar appears only once its task has run for a second, and only when stderr
 //! is a terminal (indicatif hides it otherwise); `-q` hides bars and notes.
+//! For `webmill run`, bars go under the running stage's line (an anchor) and,
+//! when stderr is not a terminal, a task that runs long logs a plain line
+//! every [`LOG_EVERY`] instead.
 
 use std::io::IsTerminal;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use webmill::progress::{Reporter, Task, Unit};
 
+/// How often a long task logs a line when stderr is not a terminal.
+pub const LOG_EVERY: Duration = Duration::from_secs(10);
+
 /// Reporter drawing indicatif bars on stderr.
 pub struct BarReporter {
     multi: MultiProgress,
     quiet: bool,
+    /// New bars go right below this one (the running stage's line).
+    anchor: Arc<Mutex<Option<ProgressBar>>>,
+    /// Log long tasks as plain lines (stderr is not a terminal).
+    log: bool,
+    /// Notes holding this text are not shown (what another display shows).
+    hide_notes: Option<&'static str>,
 }
 
 impl BarReporter {
@@ -26,28 +38,97 @@ impl BarReporter {
         BarReporter {
             multi: MultiProgress::with_draw_target(target),
             quiet,
+            anchor: Arc::default(),
+            log: false,
+            hide_notes: None,
         }
+    }
+
+    /// The same reporter, logging long tasks as plain lines every
+    /// [`LOG_EVERY`] when it draws no bars (and is not quiet).
+    pub fn logging_when_hidden(mut self) -> BarReporter {
+        self.log = !self.quiet && self.multi.is_hidden();
+        self
+    }
+
+    /// The same reporter, not showing notes that contain `text`.
+    pub fn hiding_notes(mut self, text: &'static str) -> BarReporter {
+        self.hide_notes = Some(text);
+        self
+    }
+
+    /// The bars it draws into.
+    pub fn multi(&self) -> &MultiProgress {
+        &self.multi
+    }
+
+    /// Puts the bars of tasks started from now on below `bar` (or at the
+    /// bottom, with `None`).
+    pub fn set_anchor(&self, bar: Option<ProgressBar>) {
+        *self.anchor.lock().unwrap_or_else(|e| e.into_inner()) = bar;
+    }
+
+    /// `true` when nothing is drawn (quiet, or stderr is not a terminal).
+    pub fn hidden(&self) -> bool {
+        self.multi.is_hidden()
     }
 }
 
 struct BarTask {
     bar: ProgressBar,
     multi: MultiProgress,
+    anchor: Option<ProgressBar>,
     started: Instant,
     shown: Mutex<bool>,
+    /// When the last plain line was logged, if the task logs.
+    logged: Option<Mutex<Instant>>,
 }
 
 impl BarTask {
     fn maybe_show(&self) {
+        if let Some(last) = &self.logged {
+            self.maybe_log(last);
+            return;
+        }
         if self.started.elapsed() < Duration::from_secs(1) {
             return;
         }
         let mut shown = self.shown.lock().unwrap_or_else(|e| e.into_inner());
         if !*shown {
             *shown = true;
-            let bar = self.multi.add(self.bar.clone());
+            let bar = match &self.anchor {
+                Some(a) => self.multi.insert_after(a, self.bar.clone()),
+                None => self.multi.add(self.bar.clone()),
+            };
             bar.enable_steady_tick(Duration::from_millis(200));
         }
+    }
+
+    /// Logs `label: position/total (percent), rate, ETA` every [`LOG_EVERY`].
+    fn maybe_log(&self, last: &Mutex<Instant>) {
+        let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+        if last.elapsed() < LOG_EVERY {
+            return;
+        }
+        *last = Instant::now();
+        let pos = self.bar.position();
+        let line = match self.bar.length() {
+            Some(len) if len > 0 => format!(
+                "{}: {}/{} ({:.0}%), {:.0}/s, ETA {}",
+                self.bar.prefix(),
+                pos,
+                len,
+                pos as f64 * 100.0 / len as f64,
+                self.bar.per_sec(),
+                indicatif::HumanDuration(self.bar.eta())
+            ),
+            _ => format!(
+                "{}: {pos} so far, {:.0}/s",
+                self.bar.prefix(),
+                self.bar.per_sec()
+            ),
+        };
+        eprintln!("{line}");
     }
 }
 
@@ -98,13 +179,19 @@ impl Reporter for BarReporter {
         Box::new(BarTask {
             bar,
             multi: self.multi.clone(),
+            anchor: self
+                .anchor
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
             started: Instant::now(),
             shown: Mutex::new(false),
+            logged: self.log.then(|| Mutex::new(Instant::now())),
         })
     }
 
     fn note(&self, line: &str) {
-        if self.quiet {
+        if self.quiet || self.hide_notes.is_some_and(|t| line.contains(t)) {
             return;
         }
         if self.multi.is_hidden() {

@@ -82,7 +82,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         judge_threshold: args.threshold,
         seed: args.seed,
     };
-    let tmp = g.scratch_dir(job.dir())?;
+    let tmp = g.scratch_dir()?;
     let (text, pagedoc) = (job.file(JobFile::Text)?, job.file(JobFile::PageDoc)?);
     let reports = dedup_report(
         &inputs,

@@ -1,129 +1,339 @@
-//! `webmill export`: a job's data as TSV on stdout.
+//! `webmill export`: a job's tables as TSV or Parquet.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use webmill::dedup::files::{for_each_cluster_member, for_each_pair};
+use webmill::dedup::files::{for_each_cluster_member, for_each_pair, for_each_pair_with_urls};
 use webmill::dedup::Alg;
 use webmill::docs::DocTable;
 use webmill::graph::EdgeFile;
-use webmill::job::JobFile;
+use webmill::index::inverted::Barrel;
+use webmill::index::lexicon::Lexicon;
+use webmill::ingest::pagefile::PageFile;
+use webmill::ingest::records::{decode_anchor, ANCHORS};
+use webmill::job::{JobFile, JobView};
 use webmill::sort::SortConfig;
-use webmill::tsv::escape;
 
-use super::{flush, stdout};
+use crate::table::parquet::Parquet;
+use crate::table::{col, Cell, Column, Sink, Tsv, Type};
 use crate::Global;
 
-/// Write a job's data to stdout: as TSV (a header line starting with `#`,
-/// then one record a line; text fields escape \, tab and newlines), or the
-/// index in the Common Index File Format (`ciff`).
+/// Write a job's tables for other tools: TSV (a header line starting with
+/// `#`, then one row a line; text escapes \, tab and newlines) or Parquet
+/// (typed columns, zstd), to stdout or -o FILE. Columns and types are listed
+/// in formats/exports.md.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// What to export: docs = `docid url crawled bytes title`, edges = `src
-    /// dst`, ranks = `docid url rank` (after `webmill pagerank`), text =
-    /// `docid url tokens` (the page's lowercased words separated by spaces, the
-    /// stream near-duplicate detection sees; ingested jobs only), pairs =
-    /// `docid_a docid_b similarity` (a < b, sorted; after `webmill dedup`),
-    /// clusters = `cluster_id docid keep` (cluster id = its smallest docID;
-    /// keep = 1 for the one doc kept per cluster), ciff = the index (after
-    /// `webmill index`) as CIFF, binary: a protobuf Header, the postings lists
-    /// in term byte order (docid gaps, tf = hits of the word in the doc), the
-    /// doc records in docid order (URL, length); for Anserini, PISA's
-    /// ciff2pisa and other engines
+    /// What to export: docs = `docid url crawled bytes title`; edges = `src
+    /// dst`; ranks = `docid url rank` (after pagerank); text = `docid url
+    /// tokens` (the page's lowercased words, the stream near-duplicate
+    /// detection sees); pairs = `docid_a docid_b similarity` (a < b, sorted;
+    /// with --urls also `url_a url_b`; after dedup); clusters = `cluster_id
+    /// docid keep` (cluster id = its smallest docID; keep: the one doc kept);
+    /// anchors = `dst src kind text` (the anchor text of each link, by target);
+    /// postings = `term docid tf` (tf: the term's hits in the doc, plain and
+    /// fancy; after index); ciff = the index (after index) in the Common
+    /// Index File Format, binary whatever --format says: a protobuf Header,
+    /// the postings lists in term byte order (docid gaps, tf), the doc
+    /// records in docid order; for Anserini, PISA's ciff2pisa and others
     #[arg(value_enum)]
     what: What,
     /// Job directory
     job: PathBuf,
+    /// Output format
+    #[arg(long, value_enum, default_value = "tsv")]
+    format: Format,
+    /// Write to FILE instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
     /// For pairs and clusters: the algorithm whose results to export
     #[arg(long, value_name = "ALG", default_value = "minhash")]
     alg: String,
+    /// For pairs: add both docs' URLs (joined by sort–merge within --mem)
+    #[arg(long)]
+    urls: bool,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum What {
     Docs,
     Edges,
+    Ranks,
     Text,
     Pairs,
     Clusters,
-    Ranks,
+    Anchors,
+    Postings,
     Ciff,
 }
 
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Format {
+    Tsv,
+    Parquet,
+}
+
+/// The columns of a table (`urls`: pairs with their URLs).
+fn columns(what: What, urls: bool) -> Vec<Column> {
+    use Type::*;
+    match what {
+        What::Docs => vec![
+            col("docid", U64),
+            col("url", Str),
+            col("crawled", Bool),
+            col("bytes", U64),
+            col("title", Str),
+        ],
+        What::Edges => vec![col("src", U64), col("dst", U64)],
+        What::Ranks => vec![col("docid", U64), col("url", Str), col("rank", F64)],
+        What::Text => vec![col("docid", U64), col("url", Str), col("tokens", Str)],
+        What::Pairs if urls => vec![
+            col("docid_a", U64),
+            col("docid_b", U64),
+            col("similarity", F32),
+            col("url_a", Str),
+            col("url_b", Str),
+        ],
+        What::Pairs => vec![
+            col("docid_a", U64),
+            col("docid_b", U64),
+            col("similarity", F32),
+        ],
+        What::Clusters => vec![col("cluster_id", U64), col("docid", U64), col("keep", Bool)],
+        What::Anchors => vec![
+            col("dst", U64),
+            col("src", U64),
+            col("kind", Str),
+            col("text", Str),
+        ],
+        What::Postings => vec![col("term", Str), col("docid", U64), col("tf", U32)],
+        // Not a table: written by the CIFF encoder.
+        What::Ciff => vec![],
+    }
+}
+
+/// Writes one row, naming the output in an error.
+fn put(sink: &mut dyn Sink, out: &str, cells: &[Cell]) -> webmill::Result<()> {
+    sink.row(cells).map_err(|e| webmill::Error::io(out, e))
+}
+
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
+    if args.urls && args.what != What::Pairs {
+        anyhow::bail!("--urls applies to `export pairs` only");
+    }
     let job = g.open_view(&args.job)?;
-    let mut out = stdout();
+    let cols = columns(args.what, args.urls);
+    let out_name = args
+        .output
+        .as_ref()
+        .map_or_else(|| "stdout".to_string(), |p| p.display().to_string());
+    let writer: Box<dyn Write + Send> = match &args.output {
+        Some(p) => Box::new(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::fs::File::create(p).map_err(|e| webmill::Error::io(p, e))?,
+        )),
+        None if matches!(args.format, Format::Parquet) && std::io::stdout().is_terminal() => {
+            anyhow::bail!("Parquet is binary: give -o FILE or redirect stdout to a file")
+        }
+        None => Box::new(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::io::stdout(),
+        )),
+    };
+    if args.what == What::Ciff {
+        let mut writer = writer;
+        let scratch = g.scratch_dir()?;
+        let result = webmill::index::ciff::export(&job, &mut writer, &scratch, g.mem());
+        let _ = std::fs::remove_dir_all(&scratch);
+        let s = result?;
+        writer
+            .flush()
+            .map_err(|e| webmill::Error::io(&out_name, e))?;
+        if !g.quiet() {
+            eprintln!(
+                "ciff: {} terms, {} postings, {} docs, {} bytes",
+                s.terms, s.postings, s.docs, s.bytes
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut sink: Box<dyn Sink> = match args.format {
+        Format::Tsv => Box::new(Tsv::new(writer, &cols)?),
+        Format::Parquet => Box::new(Parquet::new(writer, &cols)?),
+    };
+    fill(&args, g, &job, sink.as_mut(), &out_name)?;
+    sink.finish()
+        .map_err(|e| webmill::Error::io(&out_name, e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the rows of the table `args.what` into `sink`.
+fn fill(
+    args: &Args,
+    g: &Global,
+    job: &JobView,
+    sink: &mut dyn Sink,
+    out: &str,
+) -> anyhow::Result<()> {
     match args.what {
-        // The doc table's own record dump is exactly the export format.
-        What::Docs => webmill::kinds::dump_file(&job.file(JobFile::Docs)?, &mut out)?,
+        What::Docs => {
+            for doc in DocTable::open(job.file(JobFile::Docs)?)?.iter() {
+                let (id, d) = doc?;
+                put(
+                    sink,
+                    out,
+                    &[
+                        Cell::U64(id),
+                        Cell::Str(&d.url),
+                        Cell::Bool(d.crawled),
+                        Cell::U64(d.bytes),
+                        Cell::Str(&d.title),
+                    ],
+                )?;
+            }
+        }
         What::Ranks => {
             let ranks = webmill::rank::RankVector::open(job.file(JobFile::Ranks)?)?;
-            let t = DocTable::open(job.file(JobFile::Docs)?)?;
             let mut r = ranks.reader();
-            writeln!(out, "# docid\turl\trank")?;
-            for doc in t.iter() {
+            for doc in DocTable::open(job.file(JobFile::Docs)?)?.iter() {
                 let (id, d) = doc?;
-                writeln!(out, "{id}\t{}\t{:e}", escape(&d.url), r.get(id)?)?;
+                let rank = r.get(id)?;
+                put(
+                    sink,
+                    out,
+                    &[Cell::U64(id), Cell::Str(&d.url), Cell::F64(rank)],
+                )?;
             }
         }
         What::Text => {
-            writeln!(out, "# docid\turl\ttokens")?;
-            let scratch = g.scratch_dir(job.dir())?;
-            let cfg = SortConfig::new(scratch.join("by-doc"), g.mem())
-                .label("export text: sorting by docID")
-                .reporter(g.reporter());
+            let (scratch, cfg) = scratch_sort(g, "export text: sorting by docID")?;
             let result = webmill::ingest::text::for_each_doc_text(
                 &job.file(JobFile::Text)?,
                 &job.file(JobFile::PageDoc)?,
                 &job.file(JobFile::Docs)?,
                 cfg,
                 |doc, url, words| {
-                    writeln!(out, "{doc}\t{}\t{words}", escape(url))
-                        .map_err(|e| webmill::Error::io("stdout", e))
+                    put(
+                        sink,
+                        out,
+                        &[Cell::U64(doc), Cell::Str(url), Cell::Str(words)],
+                    )
                 },
             );
             let _ = std::fs::remove_dir_all(&scratch);
             result?;
         }
-        What::Ciff => {
-            let scratch = g.scratch_dir(job.dir())?;
-            let result = webmill::index::ciff::export(&job, &mut out, &scratch, g.mem());
-            let _ = std::fs::remove_dir_all(&scratch);
-            let s = result?;
-            if !g.quiet {
-                eprintln!(
-                    "ciff: {} terms, {} postings, {} docs, {} bytes",
-                    s.terms, s.postings, s.docs, s.bytes
-                );
-            }
-        }
         What::Pairs => {
-            let alg = Alg::parse(&args.alg)?;
-            writeln!(out, "# docid_a\tdocid_b\tsimilarity")?;
-            for_each_pair(&job.file(JobFile::Pairs(alg))?, |a, b, sim| {
-                writeln!(out, "{a}\t{b}\t{sim:.4}").map_err(|e| webmill::Error::io("stdout", e))
-            })?;
+            let pairs = job.file(JobFile::Pairs(Alg::parse(&args.alg)?))?;
+            if args.urls {
+                let (scratch, cfg) = scratch_sort(g, "export pairs: joining URLs")?;
+                let result = for_each_pair_with_urls(
+                    &pairs,
+                    &job.file(JobFile::Docs)?,
+                    cfg,
+                    |a, b, sim, ua, ub| {
+                        put(
+                            sink,
+                            out,
+                            &[
+                                Cell::U64(a),
+                                Cell::U64(b),
+                                Cell::F32(sim),
+                                Cell::Str(ua),
+                                Cell::Str(ub),
+                            ],
+                        )
+                    },
+                );
+                let _ = std::fs::remove_dir_all(&scratch);
+                result?;
+            } else {
+                for_each_pair(&pairs, |a, b, sim| {
+                    put(sink, out, &[Cell::U64(a), Cell::U64(b), Cell::F32(sim)])
+                })?;
+            }
         }
         What::Clusters => {
             let alg = Alg::parse(&args.alg)?;
-            writeln!(out, "# cluster_id\tdocid\tkeep")?;
             for_each_cluster_member(&job.file(JobFile::Clusters(alg))?, |c, d, keep| {
-                writeln!(out, "{c}\t{d}\t{}", u8::from(keep))
-                    .map_err(|e| webmill::Error::io("stdout", e))
+                put(sink, out, &[Cell::U64(c), Cell::U64(d), Cell::Bool(keep)])
             })?;
         }
         What::Edges => {
             let f = EdgeFile::open(job.file(JobFile::Edges)?)?;
-            writeln!(out, "# src\tdst")?;
             for list in f.lists() {
                 let (src, dsts) = list?;
                 for d in dsts {
-                    writeln!(out, "{src}\t{d}")?;
+                    put(sink, out, &[Cell::U64(src), Cell::U64(d)])?;
                 }
             }
         }
+        What::Anchors => {
+            let anchors = PageFile::open(job.file(JobFile::Anchors)?, &ANCHORS)?;
+            anchors.for_each(|dst, input| {
+                let (src, kind, text) = decode_anchor(input)?;
+                put(
+                    sink,
+                    out,
+                    &[
+                        Cell::U64(dst),
+                        Cell::U64(src),
+                        Cell::Str(kind.name()),
+                        Cell::Str(text),
+                    ],
+                )
+            })?;
+        }
+        What::Postings => postings(job, sink, out)?,
+        What::Ciff => anyhow::bail!("ciff is not a table (written before any sink)"),
     }
-    flush(out)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// Every (term, docID, tf) of the full barrels, by term in byte order, then
+/// docID: the lexicon's term dictionary walked in order, each term's doclist
+/// read with a cursor from its barrel.
+fn postings(job: &JobView, sink: &mut dyn Sink, out: &str) -> anyhow::Result<()> {
+    let lex = Lexicon::open(job.file(JobFile::Lexicon)?)?;
+    let mut barrels: Vec<Option<Barrel>> = (0..lex.barrels()).map(|_| None).collect();
+    lex.for_each_word(|term, word| {
+        let info = lex.entry(word)?;
+        let b = lex.barrel_of(word);
+        let slot = barrels.get_mut(b).ok_or_else(|| {
+            webmill::Error::internal(format!("word {word} in barrel {b}, past the last"))
+        })?;
+        if slot.is_none() {
+            let number = u16::try_from(b).map_err(|_| webmill::Error::internal("barrel number"))?;
+            *slot = Some(Barrel::open(job.file(JobFile::FullBarrel(number))?)?);
+        }
+        let Some(barrel) = slot.as_ref() else {
+            return Ok(());
+        };
+        let mut cursor = barrel.doclist(word, info.full, info.docs)?;
+        while let Some(doc) = cursor.next()? {
+            let (plain, fancy) = cursor.hit_counts();
+            put(
+                sink,
+                out,
+                &[
+                    Cell::Str(term),
+                    Cell::U64(u64::from(doc)),
+                    Cell::U32(plain + fancy),
+                ],
+            )?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// A scratch directory and a sort configuration in it, for an export that
+/// sorts.
+fn scratch_sort(g: &Global, label: &str) -> anyhow::Result<(PathBuf, SortConfig)> {
+    let scratch = g.scratch_dir()?;
+    let cfg = SortConfig::new(scratch.join("sort"), g.mem())
+        .label(label)
+        .reporter(g.reporter());
+    Ok((scratch, cfg))
 }

@@ -13,6 +13,7 @@ pub mod inspect;
 pub mod layout;
 pub mod overlap;
 pub mod pagerank;
+pub mod run;
 pub mod search;
 pub mod serve;
 pub mod stats;
@@ -30,9 +31,26 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// The error's message: a webmill error's own (which names the file, block
-/// or parameter), with any context the command line added before it.
+/// or parameter), with any context the command line added before it, each
+/// cause once: an OS error that a message already quotes (`PATH: No such
+/// file or directory`) is not repeated as its source.
 pub fn describe_error(e: &anyhow::Error) -> String {
-    format!("{e:#}")
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        let bare = match text.rfind(" (os error ") {
+            Some(i) if text.ends_with(')') => &text[..i],
+            _ => text.as_str(),
+        };
+        if out.contains(bare) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(bare);
+    }
+    out
 }
 
 /// The process exit code of an error: its class's (see `webmill --help`), 1

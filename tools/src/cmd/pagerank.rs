@@ -26,7 +26,7 @@ pub struct Args {
     #[arg(long, default_value_t = 0.85)]
     damping: f64,
     /// Stop when the L1 change between iterations is below this
-    #[arg(long, default_value_t = 1e-10)]
+    #[arg(long, default_value = "1e-10")]
     tol: f64,
     /// Stop after this many iterations at most. Power iteration gains a
     /// factor ~0.85 per iteration: on the LAW web graphs the default --tol is

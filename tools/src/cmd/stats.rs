@@ -1,12 +1,19 @@
 //! `webmill stats`: figures of a job, its degree distributions and their
 //! fitted power-law exponents, and optionally their plot.
 
+use std::fmt::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use serde_json::{Map, Value};
+use webmill::resources::format_bytes;
+
+use super::thousands;
+
 use crate::Global;
 
-/// Print a job's figures: nodes, crawled, arcs, dangling, edges_bytes, …
+/// Print a job's figures, grouped and in units (--json: one object with every
+/// figure under its machine name: nodes, crawled, arcs, dangling, edges_bytes, …).
 ///
 /// Besides the figures recorded by the stages, reads both edge files once to
 /// get the in- and out-degree distributions (a histogram, not a per-node
@@ -57,27 +64,205 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&stats)?);
     } else {
-        let width = stats.keys().map(|k| k.len()).max().unwrap_or(0);
-        for (k, v) in &stats {
-            println!("{k:width$}  {v}");
-        }
-        if let (Some(a), Some(k)) = (
-            stats.get("in_degree_exponent").and_then(|v| v.as_f64()),
-            stats.get("in_degree_kmin").and_then(|v| v.as_u64()),
-        ) {
-            let verdict = match stats
-                .get("in_degree_power_law_plausible")
-                .and_then(|v| v.as_bool())
-            {
-                Some(true) => "a power law is plausible (p > 0.1)",
-                Some(false) => "a power law is ruled out (p ≤ 0.1)",
-                None => "not tested (--bootstrap 0)",
-            };
-            println!(
-                "\nin-degree tail k ≥ {k}: α = {a} (IIR §19.2.1: {}); {verdict}",
-                webmill::stats::IIR_IN_DEGREE_EXPONENT
-            );
-        }
+        print!("{}", describe(&stats));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How a figure is shown.
+#[derive(Clone, Copy)]
+enum Unit {
+    Count,
+    Bytes,
+    Seconds,
+    Plain,
+}
+
+/// A line of the text output: the figure's key, its label, its unit.
+type Line = (&'static str, &'static str, Unit);
+
+/// The groups of the text output: title, then its lines.
+const GROUPS: &[(&str, &[Line])] = &[
+    (
+        "Input",
+        &[
+            ("input_bytes", "input read", Unit::Bytes),
+            ("records", "WARC records", Unit::Plain),
+            ("files", "HTML files", Unit::Count),
+            ("other_files", "other files (not read)", Unit::Count),
+            ("input_arcs", "arc lines", Unit::Count),
+            ("skipped", "skipped records or lines", Unit::Count),
+        ],
+    ),
+    (
+        "Pages",
+        &[
+            ("pages", "pages", Unit::Count),
+            ("html_bytes", "HTML", Unit::Bytes),
+            ("not_html", "responses not HTML", Unit::Count),
+            ("error_status", "error statuses", Unit::Count),
+            ("redirects", "redirects", Unit::Count),
+            ("duplicate_captures", "duplicate captures", Unit::Count),
+            ("links", "links", Unit::Count),
+            ("dropped_links", "links dropped", Unit::Count),
+            ("anchors", "anchors", Unit::Count),
+            ("hosts", "hosts", Unit::Count),
+        ],
+    ),
+    (
+        "Link graph",
+        &[
+            ("graph_stage", "made by", Unit::Plain),
+            ("nodes", "docs (nodes)", Unit::Count),
+            ("crawled", "crawled", Unit::Count),
+            ("arcs", "arcs", Unit::Count),
+            ("self_loops", "self-loops dropped", Unit::Count),
+            ("duplicate_arcs", "duplicate arcs", Unit::Count),
+            ("dangling", "dangling (no out-links)", Unit::Count),
+            ("no_in_links", "no in-links", Unit::Count),
+            ("max_out_degree", "largest out-degree", Unit::Count),
+            ("max_in_degree", "largest in-degree", Unit::Count),
+            ("edges_bytes", "edges.wm", Unit::Bytes),
+            ("transposed_bytes", "edges-t.wm", Unit::Bytes),
+            ("bits_per_arc", "bits per arc", Unit::Plain),
+        ],
+    ),
+];
+
+/// One figure as shown.
+fn show(v: &Value, unit: Unit) -> String {
+    match (unit, v.as_u64(), v.as_f64()) {
+        (Unit::Count, Some(n), _) => thousands(n),
+        (Unit::Bytes, Some(n), _) => format!("{} ({} bytes)", format_bytes(n), thousands(n)),
+        (Unit::Seconds, _, Some(x)) => format!("{x:.1} s"),
+        _ => match v {
+            Value::String(s) => s.clone(),
+            Value::Object(m) if m.is_empty() => "none".into(),
+            Value::Object(m) => m
+                .iter()
+                .map(|(k, v)| format!("{} {k}", show(v, Unit::Count)))
+                .collect::<Vec<_>>()
+                .join(", "),
+            Value::Null => "—".into(),
+            v => v.to_string(),
+        },
+    }
+}
+
+/// The figures grouped, labelled and in units; figures the groups do not
+/// name are listed last under their machine names.
+fn describe(stats: &Map<String, Value>) -> String {
+    let mut o = String::new();
+    let mut shown: Vec<&str> = Vec::new();
+    for (title, lines) in GROUPS {
+        let present: Vec<_> = lines
+            .iter()
+            .filter(|(k, ..)| stats.contains_key(*k))
+            .collect();
+        if present.is_empty() {
+            continue;
+        }
+        let _ = writeln!(o, "{title}");
+        for (key, label, unit) in present {
+            let _ = writeln!(o, "  {label:<26} {}", show(&stats[*key], *unit));
+            shown.push(key);
+        }
+        o.push('\n');
+    }
+    // Degree distributions: one line per direction.
+    if stats.contains_key("in_degree_distinct") {
+        let _ = writeln!(
+            o,
+            "Degree distributions (power-law tails, Clauset–Shalizi–Newman)"
+        );
+        for dir in ["in", "out"] {
+            let get = |k: &str| {
+                stats
+                    .get(&format!("{dir}_degree_{k}"))
+                    .cloned()
+                    .unwrap_or(Value::Null)
+            };
+            let line = match get("exponent").as_f64() {
+                None => "too few nodes in the tail to fit".to_string(),
+                Some(a) => {
+                    let verdict = match get("power_law_plausible").as_bool() {
+                        Some(true) => format!(
+                            "plausible (p = {} > 0.1, {} bootstraps)",
+                            get("p_value"),
+                            get("bootstrap")
+                        ),
+                        Some(false) => format!(
+                            "ruled out (p = {} ≤ 0.1, {} bootstraps)",
+                            get("p_value"),
+                            get("bootstrap")
+                        ),
+                        None => "not tested (--bootstrap 0)".into(),
+                    };
+                    format!(
+                        "α = {a} ± {} for k ≥ {} ({} nodes in the tail, KS distance {}); a power law is {verdict}",
+                        get("exponent_error"),
+                        show(&get("kmin"), Unit::Count),
+                        show(&get("tail_nodes"), Unit::Count),
+                        get("ks"),
+                    )
+                }
+            };
+            let _ = writeln!(o, "  {:<26} {line}", format!("{dir}-degree"));
+            shown.extend(
+                [
+                    "exponent",
+                    "exponent_error",
+                    "kmin",
+                    "tail_nodes",
+                    "ks",
+                    "distinct",
+                    "p_value",
+                    "bootstrap",
+                    "power_law_plausible",
+                ]
+                .map(|k| {
+                    stats
+                        .get_key_value(&format!("{dir}_degree_{k}"))
+                        .map_or("", |(k, _)| k.as_str())
+                }),
+            );
+        }
+        if let Some(iir) = stats.get("iir_in_degree_exponent") {
+            let _ = writeln!(
+                o,
+                "  {:<26} in-degree α = {iir} (IIR §19.2.1)",
+                "for comparison"
+            );
+            shown.push("iir_in_degree_exponent");
+        }
+        o.push('\n');
+    }
+    // Time and memory of the stages.
+    let resources: Vec<(&String, &Value)> = stats
+        .iter()
+        .filter(|(k, _)| k.ends_with("_seconds") || k.ends_with("_peak_rss"))
+        .collect();
+    if !resources.is_empty() {
+        let _ = writeln!(o, "Resources");
+        for (k, v) in resources {
+            let (stage, unit, what) = match k.strip_suffix("_seconds") {
+                Some(s) => (s, Unit::Seconds, "time"),
+                None => (k.trim_end_matches("_peak_rss"), Unit::Bytes, "peak RSS"),
+            };
+            let _ = writeln!(o, "  {:<26} {}", format!("{stage} {what}"), show(v, unit));
+            shown.push(k);
+        }
+        o.push('\n');
+    }
+    let rest: Vec<(&String, &Value)> = stats
+        .iter()
+        .filter(|(k, _)| !shown.contains(&k.as_str()))
+        .collect();
+    if !rest.is_empty() {
+        let _ = writeln!(o, "Other");
+        for (k, v) in rest {
+            let _ = writeln!(o, "  {k:<26} {}", show(v, Unit::Plain));
+        }
+    }
+    o
 }

@@ -1,0 +1,400 @@
+//! The whole job in one call: every stage a source needs, in the order their
+//! declared inputs give ([`crate::job::plan`]).
+//!
+//! Web dumps (WARC files, site mirrors) go through ingest → resolve →
+//! pagerank → index → dedup-ALG (one shared sketch pass for all the chosen
+//! algorithms); edge lists through import-graph → pagerank. Each stage goes
+//! through [`Job::run`]'s lifecycle, so a finished stage with the same
+//! parameters and inputs is skipped and an interrupted one resumes from its
+//! checkpoints: running the same pipeline again after any interruption
+//! finishes the job with the outputs of an uninterrupted run. What happens is
+//! told to an [`Observer`] (the command line draws it); [`JobSummary`] says
+//! what a finished job holds, for a person.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::dedup::stage::{dedup, Dedup, DedupFigures, DedupOptions};
+use crate::dedup::Alg;
+use crate::docs::DocTable;
+use crate::error::{Error, Result};
+use crate::graph::import::{ImportFigures, ImportGraph, ImportOptions};
+use crate::index::{Index, IndexOptions, IndexSummary};
+use crate::ingest::resolve::{Resolve, ResolveFigures};
+use crate::ingest::{Ingest, IngestFigures, IngestOptions};
+use crate::job::plan::{order, Declared};
+use crate::job::{Job, JobFile, JobView, Outcome, Published, Settings, Stage, StageId};
+use crate::rank::{PageRank, PageRankFigures, PageRankOptions, RankVector};
+
+/// What the pipeline starts from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// Web dumps: ingest, then the URL resolver.
+    Web(IngestOptions),
+    /// Edge lists: import-graph.
+    Graph(ImportOptions),
+}
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct PipelineOptions {
+    /// The inputs.
+    pub source: Source,
+    /// PageRank's options.
+    pub pagerank: PageRankOptions,
+    /// The index's options; `None`: no index (always `None` for edge lists,
+    /// which have no text).
+    pub index: Option<IndexOptions>,
+    /// Near-duplicate detection's options; `None`: none (edge lists have no
+    /// text).
+    pub dedup: Option<DedupOptions>,
+}
+
+/// One stage of a pipeline, with its options.
+enum Planned {
+    Ingest(Ingest),
+    Resolve(Resolve),
+    Import(ImportGraph),
+    PageRank(PageRank),
+    Index(Index),
+    Dedup(Dedup),
+}
+
+impl Planned {
+    fn declared(&self) -> Declared {
+        match self {
+            Planned::Ingest(s) => Declared::of(s),
+            Planned::Resolve(s) => Declared::of(s),
+            Planned::Import(s) => Declared::of(s),
+            Planned::PageRank(s) => Declared::of(s),
+            Planned::Index(s) => Declared::of(s),
+            Planned::Dedup(s) => Declared::of(s),
+        }
+    }
+
+    /// `true` if the stage finished in `job` with other parameters than it
+    /// has now.
+    fn params_changed(&self, job: &Job) -> Result<bool> {
+        match self {
+            Planned::Ingest(s) => params_changed(job, s),
+            Planned::Resolve(s) => params_changed(job, s),
+            Planned::Import(s) => params_changed(job, s),
+            Planned::PageRank(s) => params_changed(job, s),
+            Planned::Index(s) => params_changed(job, s),
+            Planned::Dedup(s) => params_changed(job, s),
+        }
+    }
+}
+
+/// How a stage ended in this run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum How {
+    /// Finished before with the same parameters and inputs: nothing done.
+    Skipped,
+    /// Ran from the start.
+    Ran,
+    /// Resumed an interrupted run.
+    Resumed,
+}
+
+impl How {
+    fn of<F>(o: &Outcome<F>) -> How {
+        match o {
+            Outcome::Skipped { .. } => How::Skipped,
+            Outcome::Done { resumed: true, .. } => How::Resumed,
+            Outcome::Done { .. } => How::Ran,
+        }
+    }
+}
+
+/// Told what a pipeline does, as it does it.
+pub trait Observer {
+    /// `stages` start (several at once when they share work: the
+    /// near-duplicate algorithms' one sketch pass).
+    fn starting(&mut self, stages: &[StageId]);
+    /// `stage` ended: skipped, ran or resumed, with its manifest record.
+    fn finished(&mut self, stage: StageId, how: How, record: &Published);
+}
+
+/// An observer that ignores everything.
+pub struct Unobserved;
+
+impl Observer for Unobserved {
+    fn starting(&mut self, _: &[StageId]) {}
+    fn finished(&mut self, _: StageId, _: How, _: &Published) {}
+}
+
+/// The stages of one job, in run order.
+pub struct Pipeline {
+    stages: Vec<Planned>,
+}
+
+impl Pipeline {
+    /// Plans `opts`: the stages its source needs, ordered by their declared
+    /// inputs. Refused when a chosen stage reads what the source cannot give
+    /// (an index or near-duplicates of an edge list).
+    pub fn new(opts: &PipelineOptions) -> Result<Pipeline> {
+        let mut stages = Vec::new();
+        match &opts.source {
+            Source::Web(o) => {
+                stages.push(Planned::Ingest(Ingest { opts: o.clone() }));
+                stages.push(Planned::Resolve(Resolve));
+            }
+            Source::Graph(o) => stages.push(Planned::Import(ImportGraph { opts: o.clone() })),
+        }
+        stages.push(Planned::PageRank(PageRank {
+            opts: opts.pagerank.clone(),
+        }));
+        if let Some(o) = &opts.index {
+            stages.push(Planned::Index(Index { opts: o.clone() }));
+        }
+        if let Some(o) = &opts.dedup {
+            let mut algs = o.algs.clone();
+            algs.sort();
+            algs.dedup();
+            for alg in algs {
+                stages.push(Planned::Dedup(Dedup {
+                    alg,
+                    opts: o.clone(),
+                }));
+            }
+        }
+        let declared: Vec<Declared> = stages.iter().map(Planned::declared).collect();
+        let run_order = order(&declared, |_| false).map_err(|e| match (&opts.source, e) {
+            (Source::Graph(_), Error::Usage { detail, .. }) => Error::usage(format!(
+                "{detail}; an edge list has no page text, so there is no index or near-duplicates to compute (leave out --dedup and the index)"
+            )),
+            (_, e) => e,
+        })?;
+        let mut slots: Vec<Option<Planned>> = stages.into_iter().map(Some).collect();
+        let stages = run_order
+            .into_iter()
+            .filter_map(|i| slots[i].take())
+            .collect();
+        Ok(Pipeline { stages })
+    }
+
+    /// The stages, in the order they run.
+    pub fn stages(&self) -> Vec<StageId> {
+        self.stages.iter().map(|s| s.declared().id).collect()
+    }
+
+    /// Runs every stage in order on `job`: skips the finished ones, resumes
+    /// an interrupted one, runs the rest. With `settings.force`, the stages
+    /// whose parameters changed since they finished are recomputed (and,
+    /// through their inputs, whatever depends on them); without it such a
+    /// stage is refused, naming the parameter.
+    pub fn run(
+        &self,
+        job: &mut Job,
+        settings: &Settings,
+        observer: &mut dyn Observer,
+    ) -> Result<()> {
+        let mut i = 0;
+        while i < self.stages.len() {
+            let stage = &self.stages[i];
+            i += 1;
+            let id = stage.declared().id;
+            let s = settings.forced(settings.force && stage.params_changed(job)?);
+            if !matches!(stage, Planned::Dedup(_)) {
+                observer.starting(&[id]);
+            }
+            let (how, record) = match stage {
+                Planned::Ingest(st) => ended(job.run(st, &s)?),
+                Planned::Resolve(st) => ended(job.run(st, &s)?),
+                Planned::Import(st) => ended(job.run(st, &s)?),
+                Planned::PageRank(st) => ended(job.run(st, &s)?),
+                Planned::Index(st) => ended(job.run(st, &s)?),
+                Planned::Dedup(first) => {
+                    // The algorithms share one sketch pass: run them together.
+                    let mut group = vec![first];
+                    while let Some(Planned::Dedup(d)) = self.stages.get(i) {
+                        group.push(d);
+                        i += 1;
+                    }
+                    run_dedup(job, settings, &group, observer)?;
+                    continue;
+                }
+            };
+            observer.finished(id, how, &record);
+        }
+        Ok(())
+    }
+}
+
+/// Runs the near-duplicate stages `group` in one sketch pass (two passes
+/// when `--force` recomputes some of them and not the others).
+fn run_dedup(
+    job: &mut Job,
+    settings: &Settings,
+    group: &[&Dedup],
+    observer: &mut dyn Observer,
+) -> Result<()> {
+    let mut forced = Vec::new();
+    let mut kept = Vec::new();
+    for d in group {
+        let changed = settings.force && params_changed(job, *d)?;
+        if changed { &mut forced } else { &mut kept }.push(d.alg);
+    }
+    for (algs, force) in [(kept, false), (forced, true)] {
+        if algs.is_empty() {
+            continue;
+        }
+        let ids: Vec<StageId> = algs.iter().map(|&a| StageId::Dedup(a)).collect();
+        observer.starting(&ids);
+        let opts = DedupOptions {
+            algs,
+            ..group[0].opts.clone()
+        };
+        for (alg, outcome) in dedup(job, &opts, &settings.forced(force))? {
+            let (how, record) = ended(outcome);
+            observer.finished(StageId::Dedup(alg), how, &record);
+        }
+    }
+    Ok(())
+}
+
+/// `true` if `stage` finished in `job` with other parameters than it has now.
+fn params_changed<S: Stage>(job: &Job, stage: &S) -> Result<bool> {
+    let Some(p) = job.published(stage.id()) else {
+        return Ok(false);
+    };
+    let now = serde_json::to_value(stage.params()?).map_err(|e| Error::internal(e.to_string()))?;
+    Ok(p.params != now)
+}
+
+fn ended<F>(o: Outcome<F>) -> (How, Published) {
+    (How::of(&o), o.record().clone())
+}
+
+/// One page among the highest-ranked.
+#[derive(Clone, Debug, Serialize)]
+pub struct TopPage {
+    /// Its docID.
+    pub docid: u64,
+    /// Its URL (or node name).
+    pub url: String,
+    /// Its PageRank.
+    pub rank: f64,
+}
+
+/// One near-duplicate algorithm's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct DedupSummary {
+    /// The algorithm.
+    pub alg: String,
+    /// Near-duplicate pairs.
+    pub pairs: u64,
+    /// Clusters.
+    pub clusters: u64,
+    /// Docs in clusters.
+    pub docs_in_clusters: u64,
+}
+
+/// A published file.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileSummary {
+    /// Its path.
+    pub path: PathBuf,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// The stage that wrote it.
+    pub stage: String,
+}
+
+/// What a job holds, for a person: the end of `webmill run`.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JobSummary {
+    /// Pages fetched (ingested jobs).
+    pub pages: Option<u64>,
+    /// Links found in them (ingested jobs).
+    pub links: Option<u64>,
+    /// Docs: URLs crawled or linked to, or nodes of an edge list.
+    pub docs: u64,
+    /// Arcs of the link graph.
+    pub arcs: u64,
+    /// Distinct hosts (ingested jobs).
+    pub hosts: Option<u64>,
+    /// PageRank's iterations, and whether it converged.
+    pub pagerank: Option<(u32, bool)>,
+    /// The highest-ranked pages, best first.
+    pub top: Vec<TopPage>,
+    /// Per near-duplicate algorithm.
+    pub dedup: Vec<DedupSummary>,
+    /// The index: words, postings, and bytes of lexicon and barrels.
+    pub index: Option<(u32, u64, u64)>,
+    /// Skipped input records or lines.
+    pub skipped: u64,
+    /// The first skips kept (file and where in it).
+    pub first_skips: Vec<String>,
+    /// Every published file.
+    pub files: Vec<FileSummary>,
+}
+
+impl JobSummary {
+    /// The summary of the job `view` with its `top` highest-ranked pages.
+    pub fn of(view: &JobView, top: usize) -> Result<JobSummary> {
+        let mut s = JobSummary::default();
+        if let Some(f) = view.figures::<Ingest>(StageId::Ingest)? {
+            let f: IngestFigures = f;
+            s.pages = Some(f.counts.pages);
+            s.links = Some(f.counts.links);
+            s.skipped += f.counts.skipped;
+            s.first_skips.extend(f.first_skips);
+        }
+        if let Some(f) = view.figures::<Resolve>(StageId::Resolve)? {
+            let f: ResolveFigures = f;
+            s.docs = f.nodes;
+            s.arcs = f.arcs;
+            s.hosts = Some(f.hosts);
+        }
+        if let Some(f) = view.figures::<ImportGraph>(StageId::ImportGraph)? {
+            let f: ImportFigures = f;
+            s.docs = f.nodes;
+            s.arcs = f.arcs;
+            s.skipped += f.skipped;
+            s.first_skips.extend(f.first_skips);
+        }
+        if let Some(f) = view.figures::<PageRank>(StageId::PageRank)? {
+            let f: PageRankFigures = f;
+            s.pagerank = Some((f.iterations, f.converged));
+            let ranks = RankVector::open(view.file(JobFile::Ranks)?)?;
+            let docs = DocTable::open(view.file(JobFile::Docs)?)?;
+            for (docid, rank) in ranks.top(top)? {
+                let url = docs.get(docid)?.map(|d| d.url).unwrap_or_default();
+                s.top.push(TopPage { docid, url, rank });
+            }
+        }
+        if let Some(f) = view.figures::<Index>(StageId::Index)? {
+            let f: IndexSummary = f;
+            s.index = Some((
+                f.words,
+                f.postings.0,
+                f.lexicon_bytes + f.barrel_bytes.0 + f.barrel_bytes.1,
+            ));
+        }
+        for alg in Alg::ALL {
+            if let Some(f) = view.figures::<Dedup>(StageId::Dedup(alg))? {
+                let f: DedupFigures = f;
+                s.dedup.push(DedupSummary {
+                    alg: alg.name().into(),
+                    pairs: f.pairs,
+                    clusters: f.clusters,
+                    docs_in_clusters: f.docs_in_clusters,
+                });
+            }
+        }
+        for (stage, p) in view.manifest().finished_in_order() {
+            for o in &p.outputs {
+                s.files.push(FileSummary {
+                    path: view.dir().join(&o.path),
+                    bytes: o.bytes,
+                    stage: stage.clone(),
+                });
+            }
+        }
+        Ok(s)
+    }
+}

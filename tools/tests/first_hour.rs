@@ -1,0 +1,395 @@
+//! What a new user met in their first hour, one regression test each (issue
+//! 13): OS errors printed once, inputs that yield nothing, bad `--out` and
+//! `--tmp-dir`, a refusal naming the changed flag, `inspect`'s stage order,
+//! `stats`' grouped figures, `top`'s help, `--tol`'s default, `--plot` in the
+//! README, read-only views beside a writer and on a read-only job, and the
+//! near-duplicate plot with few points.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::*;
+
+fn webmill(args: &[&str]) -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("webmill"));
+    c.args(args).stdin(Stdio::null());
+    c
+}
+
+fn output(mut c: Command) -> Output {
+    c.output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A finished job of a small generated site (every stage of `run`).
+fn site_job(dir: &Path) -> PathBuf {
+    let site = dir.join("site");
+    write_site(&site, 300, 3);
+    let job = dir.join("job");
+    let mut c = webmill(&["run", "-q", "--mem", "16M", "--out"]);
+    c.arg(&job)
+        .arg(format!("http://site.example/={}", site.display()));
+    let out = output(c);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    job
+}
+
+#[test]
+fn an_os_error_is_printed_once_with_what_was_asked() {
+    let out = output(webmill(&["inspect", "/nonexistent/x.wm"]));
+    assert_eq!(out.status.code(), Some(6));
+    let e = text(&out.stderr);
+    assert_eq!(e.matches("No such file or directory").count(), 1, "{e}");
+    assert!(!e.contains("os error"), "{e}");
+    for cmd in ["ingest", "run"] {
+        let out = output(webmill(&[
+            cmd,
+            "--out",
+            "/tmp/never-made",
+            "/nonexistent/input",
+        ]));
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let e = text(&out.stderr);
+        assert!(
+            e.contains("/nonexistent/input: input not found (an INPUT is a WARC or ARC file"),
+            "{cmd}: {e}"
+        );
+        assert!(!Path::new("/tmp/never-made").exists());
+    }
+}
+
+#[test]
+fn inputs_that_yield_nothing_are_errors_saying_what_was_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let readme = dir.path().join("README.md");
+    std::fs::write(&readme, "# A project\n\nNot a WARC file.\n").unwrap();
+    for (i, (cmd, input, want)) in [
+        ("ingest", &empty, "found 0 WARC records, 0 HTML files"),
+        ("run", &empty, "found 0 WARC records, 0 HTML files"),
+        ("ingest", &readme, "not a WARC record"),
+        ("run", &readme, "not a WARC record"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let job = dir.path().join(format!("job{i}"));
+        let mut c = webmill(&[cmd, "--out"]);
+        c.arg(&job).arg(input);
+        let out = output(c);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd} {}: {e}", input.display());
+        assert!(e.contains("nothing usable in"), "{e}");
+        assert!(e.contains("expected WARC or ARC files"), "{e}");
+        assert!(e.contains(want), "{e}");
+        // Asked again (even with --force), the same answer, not a bug report.
+        let mut c = webmill(&[cmd, "--force", "--out"]);
+        c.arg(&job).arg(input);
+        let again = output(c);
+        assert_eq!(again.status.code(), Some(2), "{}", text(&again.stderr));
+    }
+    let Some(data) = data_dir() else { return };
+    let warc = data.join("warc/example.warc.gz");
+    for (cmd, extra) in [("import-graph", vec![]), ("run", vec!["--graph", "snap"])] {
+        let mut c = webmill(&[cmd, "-q"]);
+        c.args(&extra)
+            .arg("--out")
+            .arg(dir.path().join(format!("g-{cmd}")))
+            .arg(&warc);
+        let out = output(c);
+        let e = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd}: {e}");
+        assert!(e.contains("expected edge lines"), "{e}");
+        assert!(
+            e.contains("this is a WARC file: give it to `webmill ingest`"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn out_into_a_non_job_directory_and_a_missing_tmp_dir_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.tsv");
+    std::fs::write(&input, "1\t2\n2\t3\n").unwrap();
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    std::fs::write(full.join("notes.txt"), "mine").unwrap();
+    let mut c = webmill(&["run", "--graph", "snap", "--out"]);
+    c.arg(&full).arg(&input);
+    let out = output(c);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("is not a webmill job"));
+    assert_eq!(std::fs::read_dir(&full).unwrap().count(), 1);
+    let mut c = webmill(&[
+        "run",
+        "--graph",
+        "snap",
+        "--tmp-dir",
+        "/nonexistent/tmp",
+        "--out",
+    ]);
+    c.arg(dir.path().join("job")).arg(&input);
+    let out = output(c);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--tmp-dir directory does not exist"));
+    assert!(!Path::new("/nonexistent/tmp").exists());
+}
+
+#[test]
+fn a_refusal_names_the_changed_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.tsv");
+    write_snap(&input, &random_graph(1, 500), false);
+    let job = dir.path().join("job");
+    let mut c = webmill(&["import-graph", "-q", "--out"]);
+    c.arg(&job).arg(&input);
+    assert!(output(c).status.success());
+    let mut c = webmill(&["pagerank", "-q"]);
+    c.arg(&job);
+    assert!(output(c).status.success());
+    let mut c = webmill(&["pagerank", "--damping", "0.9", "--max-iter", "50"]);
+    c.arg(&job);
+    let out = output(c);
+    assert_eq!(out.status.code(), Some(3));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("--damping was 0.85, now 0.9; --max-iter was 200, now 50"),
+        "{e}"
+    );
+    assert!(!e.contains('{'), "a parameter set printed as JSON: {e}");
+}
+
+#[test]
+fn inspect_stats_top_and_help_read_as_documented() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = site_job(dir.path());
+    let j = job.to_str().unwrap();
+
+    // inspect lists the stages in pipeline order.
+    let inspect = text(&output(webmill(&["inspect", j])).stdout);
+    let at: Vec<usize> = [
+        "stage ingest:",
+        "stage resolve:",
+        "stage pagerank:",
+        "stage index:",
+        "stage dedup-broder:",
+        "stage dedup-minhash:",
+    ]
+    .iter()
+    .map(|s| inspect.find(s).unwrap_or_else(|| panic!("{s} missing")))
+    .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{inspect}");
+
+    // stats: groups, digit separators, units; --json for machines.
+    let out = output(webmill(&["stats", "--bootstrap", "0", j]));
+    let stats = text(&out.stdout);
+    for want in [
+        "Input\n",
+        "Pages\n",
+        "Link graph\n",
+        "Degree distributions",
+        "Resources\n",
+    ] {
+        assert!(stats.contains(want), "{want:?} missing from\n{stats}");
+    }
+    let json: serde_json::Value = serde_json::from_slice(
+        &output(webmill(&["stats", "--json", "--bootstrap", "0", j])).stdout,
+    )
+    .unwrap();
+    let links = json["links"].as_u64().unwrap();
+    assert!(links >= 1000);
+    assert!(
+        stats.contains(&format!(
+            "links                      {}\n",
+            with_separators(links)
+        )),
+        "{stats}"
+    );
+    let html = json["html_bytes"].as_u64().unwrap();
+    assert!(
+        stats.contains(&format!("iB ({} bytes)", with_separators(html))),
+        "{stats}"
+    );
+
+    // top: its help names the columns it prints.
+    let help = text(&output(webmill(&["top", "--help"])).stdout);
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains("`rank docid url in_degree out_degree`"),
+        "{help}"
+    );
+    let top = text(&output(webmill(&["top", "-k", "3", j])).stdout);
+    assert_eq!(
+        top.lines().next(),
+        Some("# rank\tdocid\turl\tin_degree\tout_degree")
+    );
+    assert_eq!(top.lines().count(), 4);
+
+    // --tol's default as written.
+    for cmd in ["pagerank", "run"] {
+        let help = text(&output(webmill(&[cmd, "--help"])).stdout);
+        assert!(help.contains("[default: 1e-10]"), "{cmd}: {help}");
+    }
+    // --plot documented in the README with its argument.
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    assert!(
+        readme.contains("--plot FILE.svg"),
+        "README lacks --plot FILE.svg"
+    );
+}
+
+/// `n` with a comma every three digits.
+fn with_separators(n: u64) -> String {
+    let s = n.to_string();
+    let mut o = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            o.push(',');
+        }
+        o.push(c);
+    }
+    o
+}
+
+/// Paths, sizes, permissions and modification times of everything under
+/// `dir`, directories included (a file created and removed again changes
+/// its directory's time).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (u64, u32, std::time::SystemTime)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let m = std::fs::metadata(&d).unwrap();
+        out.insert(
+            d.clone(),
+            (0, m.permissions().mode(), m.modified().unwrap()),
+        );
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            if m.is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(p, (m.len(), m.permissions().mode(), m.modified().unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// The read-only views on `job`: each succeeds and leaves every byte and
+/// time of the job as it was.
+fn views_leave_the_job_alone(job: &Path, scratch: &Path) {
+    let j = job.to_str().unwrap();
+    let parquet = scratch.join("docs.parquet");
+    let p = parquet.to_str().unwrap();
+    let before = snapshot(job);
+    for args in [
+        vec!["stats", "--bootstrap", "0", j],
+        vec!["top", j],
+        vec!["inspect", j],
+        vec!["verify", j],
+        vec!["export", "docs", j],
+        vec!["export", "text", j],
+        vec!["export", "postings", j],
+        vec!["export", "pairs", "--urls", j],
+        vec!["export", "docs", "--format", "parquet", "-o", p, j],
+    ] {
+        let out = output(webmill(&args));
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        assert!(snapshot(job) == before, "{args:?} changed the job");
+    }
+}
+
+#[test]
+fn read_only_views_work_beside_a_writer_and_on_a_read_only_job() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = site_job(dir.path());
+    // Another process holds the job's write lock (this test, as a writer
+    // would): views do not care, writers are told.
+    let lock = std::fs::File::options()
+        .write(true)
+        .open(job.join(".lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let mut c = webmill(&["pagerank", "--force"]);
+    c.arg(&job);
+    let out = output(c);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("another webmill process is writing this job"));
+    views_leave_the_job_alone(&job, dir.path());
+    drop(lock);
+
+    // A read-only copy (the tests run as root, who may write anyway: the
+    // snapshot shows that nothing did).
+    let copy = dir.path().join("copy");
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(&job)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let status = Command::new("chmod")
+        .args(["-R", "a-w"])
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    views_leave_the_job_alone(&copy, dir.path());
+    let _ = Command::new("chmod")
+        .args(["-R", "u+w"])
+        .arg(&copy)
+        .status();
+}
+
+#[test]
+fn the_near_duplicate_plot_says_when_there_is_too_little_to_plot() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three pairs of identical pages among distinct ones: every page with a
+    // near-duplicate has exactly one, so the distribution is a single point.
+    let mut pages = BTreeMap::new();
+    let mut rng = Rng(9);
+    for i in 0..40 {
+        let words: Vec<String> = (0..120).map(|_| format!("w{}", rng.below(5000))).collect();
+        if i < 3 {
+            pages.insert(format!("copy{i}.html"), words.clone());
+        }
+        pages.insert(format!("p{i}.html"), words);
+    }
+    let site = dir.path().join("site");
+    write_word_pages(&site, &pages);
+    let job = dir.path().join("job");
+    let mut c = webmill(&[
+        "run",
+        "-q",
+        "--mem",
+        "16M",
+        "--no-index",
+        "--dedup",
+        "exact",
+        "--out",
+    ]);
+    c.arg(&job)
+        .arg(format!("http://dup.example/={}", site.display()));
+    let out = output(c);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let svg = std::fs::read_to_string(job.join("dedup-exact-per-page.svg")).unwrap();
+    assert!(
+        svg.contains("Too little to plot: 1 distinct value"),
+        "{svg}"
+    );
+    assert!(
+        svg.contains("near-duplicates of a page = 1: 6 pages"),
+        "{svg}"
+    );
+}
