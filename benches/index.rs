@@ -1,23 +1,57 @@
-//! The `index` stage on a real site: build throughput, peak RSS against the
-//! budget, and the sizes of the lexicon and the barrels next to the
-//! repository and the raw HTML.
+//! The `index` stage and the searcher on real sites, side by side with
+//! tantivy: build throughput, peak RSS against the budget, file sizes and
+//! conjunctive query latency.
 //!
-//! Data: a Debian HTML documentation package under `$WEBMILL_CORPUS`
-//! (default `/work/corpus`), `rust-doc` unless `WEBMILL_BENCH_SITE` names
-//! another; fetch it with `../shared/data/fetch-debian-docs.sh`. It is
-//! ingested once (not timed), then indexed at each budget in
-//! `WEBMILL_BENCH_MEM` (default `32M,1G`) with 1 and 2 threads, `RUNS` times
-//! each (default 3). Prints, per configuration, the median wall and CPU
-//! seconds, MB of HTML per CPU second, peak RSS (VmHWM, reset before each
-//! run), and once the file sizes.
+//! Data: Debian HTML documentation packages, looked for under
+//! `$WEBMILL_CORPUS`, `/work/corpus`, `/tmp/corpus` and `target/corpus`
+//! (fetch them with `../shared/data/fetch-debian-docs.sh`);
+//! `WEBMILL_BENCH_SITES` names them (default `rust-doc,vtk9-doc`, missing
+//! ones skipped). Each site is ingested and ranked once (not timed), then:
+//!
+//! * **build** — `index::build` at each budget of `WEBMILL_BENCH_MEM`
+//!   (default `32M,1G`) with 1 and 2 threads, `RUNS` times each (default
+//!   3): median wall and CPU seconds, MB of HTML per CPU second, peak RSS
+//!   (VmHWM, reset before each run); then the sizes of the lexicon, short
+//!   and full barrels next to the repository and the raw HTML.
+//! * **tantivy** (0.24, same machine, same run) — the same tokens: each
+//!   docID is one document with a `body` field holding every token our
+//!   index holds for it (page words, URL words, title words, anchor texts of
+//!   links to it) and a `title` field with its title words, both indexed
+//!   with frequencies and positions by a whitespace tokenizer (our tokens
+//!   are already lowercased words). Its input is a TSV file of those tokens
+//!   written once before timing (ours reads the job's compressed token
+//!   streams). Indexing at 1 and 2 threads with a 64 MiB arena per thread,
+//!   commit, merges finished: median wall, CPU, peak RSS; index size; then
+//!   a merge into one segment (timed apart) and its size.
+//! * **queries** — `QUERIES` (default 1000) conjunctive queries each of 1,
+//!   2 and 3 words, sampled by document frequency (a random posting's
+//!   document, then distinct random tokens of that document, so words come
+//!   about in proportion to their document frequency and every query
+//!   matches). Warm cache, one thread: each query run once to warm, then
+//!   timed. Ours: `Searcher::search` with the bare ranking (no snippets,
+//!   hosts or duplicates), top 10; tantivy: the intersection of `TermQuery`s
+//!   on `body` with BM25, `TopDocs(10)` and `Count`, on the merged index.
+//!   Prints p50/p99 per query length, ours split by the barrels that
+//!   answered (short, or full after falling through), and checks that both
+//!   engines count the same matches.
 //!
 //! `cargo bench --bench index`
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::io::{BufRead, BufWriter, Write};
+use std::path::Path;
 use std::time::Instant;
 
+use webmill::index::indexer::{fancy_hits, Tokens};
 use webmill::index::{build, Sources};
-use webmill::resources::{format_bytes, parse_bytes, peak_rss, reset_peak_rss};
+use webmill::ingest::pagefile::PageFile;
+use webmill::ingest::records;
+use webmill::job::{Job, JobFile, JobView, Settings};
+use webmill::resources::{
+    format_bytes, parse_bytes, peak_rss, release_freed_memory, reset_peak_rss,
+};
+use webmill::search::{HitType, Pass, Query, Searcher};
 
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
@@ -51,68 +85,246 @@ fn html_bytes(dir: &Path) -> u64 {
     total
 }
 
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
-fn main() {
-    let site = std::env::var("WEBMILL_BENCH_SITE").unwrap_or_else(|_| "rust-doc".into());
-    let root = std::env::var_os("WEBMILL_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/corpus"));
-    let Some(html) = std::fs::read_dir(root.join(&site).join("usr/share/doc"))
-        .ok()
-        .and_then(|mut d| d.next())
-        .and_then(|e| e.ok())
-        .map(|e| e.path().join("html"))
-        .filter(|p| p.is_dir())
-    else {
-        eprintln!(
-            "SKIPPED: {site} not found under {} (see ../shared/data/README.md)",
-            root.display()
-        );
-        return;
-    };
-    let runs: usize = std::env::var("RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
-    let mems: Vec<u64> = std::env::var("WEBMILL_BENCH_MEM")
-        .unwrap_or_else(|_| "32M,1G".into())
-        .split(',')
-        .map(|m| parse_bytes(m).expect("a size"))
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+struct Rng(u64);
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n.max(1)
+    }
+}
+
+/// Every docID's tokens as our index holds them, written as TSV lines
+/// `title words \t all words` in docID order (tantivy's input), and the
+/// sampled queries.
+fn write_tokens(job: &Job, out: &Path, queries: usize) -> Vec<Vec<String>> {
+    let docs = webmill::docs::DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
+    let mut text: Vec<String> = vec![String::new(); docs.len() as usize];
+    webmill::ingest::text::for_each_page_text(
+        &job.file(JobFile::Text).unwrap(),
+        &job.file(JobFile::PageDoc).unwrap(),
+        |_, doc, words| {
+            text[doc as usize] = words.to_string();
+            Ok(())
+        },
+    )
+    .unwrap();
+    let mut anchors: Vec<Vec<(u64, String)>> = vec![Vec::new(); docs.len() as usize];
+    PageFile::open(job.file(JobFile::Anchors).unwrap(), &records::ANCHORS)
+        .unwrap()
+        .for_each(|target, input| {
+            let (src, _, t) = records::decode_anchor(input)?;
+            anchors[target as usize].push((src, t.to_string()));
+            Ok(())
+        })
+        .unwrap();
+    let mut w = BufWriter::new(std::fs::File::create(out).unwrap());
+    let mut t = Tokens::default();
+    let mut bodies: Vec<Vec<String>> = Vec::new();
+    for d in docs.iter() {
+        let (id, d) = d.unwrap();
+        let list: Vec<(u64, &str)> = anchors[id as usize]
+            .iter()
+            .map(|(s, x)| (*s, x.as_str()))
+            .collect();
+        fancy_hits(&d.url, &d.title, &list, &mut t);
+        let title: Vec<&str> = t
+            .words
+            .split(' ')
+            .zip(&t.hits)
+            .filter(|(_, h)| HitType::of(**h) == HitType::Title)
+            .map(|(w, _)| w)
+            .collect();
+        let mut body = std::mem::take(&mut text[id as usize]);
+        if !t.words.is_empty() {
+            if !body.is_empty() {
+                body.push(' ');
+            }
+            body.push_str(&t.words);
+        }
+        writeln!(w, "{}\t{}", title.join(" "), body).unwrap();
+        if queries > 0 {
+            bodies.push(
+                body.split(' ')
+                    .filter(|x| !x.is_empty())
+                    .map(String::from)
+                    .collect(),
+            );
+        }
+    }
+    w.flush().unwrap();
+    // Queries: a random posting's document, then distinct random tokens of it.
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let postings: Vec<usize> = bodies
+        .iter()
+        .enumerate()
+        .flat_map(|(i, b)| {
+            let distinct: std::collections::BTreeSet<&String> = b.iter().collect();
+            std::iter::repeat_n(i, distinct.len())
+        })
         .collect();
+    let mut out = Vec::new();
+    for n in 1..=3 {
+        let mut made = 0;
+        while made < queries {
+            let doc = &bodies[postings[rng.below(postings.len() as u64) as usize]];
+            let mut q: Vec<String> = Vec::new();
+            for _ in 0..16 {
+                let w = &doc[rng.below(doc.len() as u64) as usize];
+                if !q.contains(w) {
+                    q.push(w.clone());
+                }
+                if q.len() == n {
+                    break;
+                }
+            }
+            if q.len() == n {
+                out.push(q);
+                made += 1;
+            }
+        }
+    }
+    out
+}
+
+/// tantivy side by side.
+mod tv {
+    use super::*;
+    use tantivy::collector::{Count, TopDocs};
+    use tantivy::query::{BooleanQuery, Query, TermQuery};
+    use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
+    use tantivy::tokenizer::{TextAnalyzer, WhitespaceTokenizer};
+    use tantivy::{doc, Index, IndexWriter, ReloadPolicy, Term};
+
+    pub struct Built {
+        pub index: Index,
+        pub body: Field,
+    }
+
+    fn schema() -> (Schema, Field, Field) {
+        let mut b = Schema::builder();
+        let opts = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer("ws")
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        );
+        let title = b.add_text_field("title", opts.clone());
+        let body = b.add_text_field("body", opts);
+        (b.build(), title, body)
+    }
+
+    /// Indexes the TSV at `tokens` into `dir` with `threads` threads.
+    pub fn build(tokens: &Path, dir: &Path, threads: usize) -> Built {
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir).unwrap();
+        let (schema, title, body) = schema();
+        let index = Index::create_in_dir(dir, schema).unwrap();
+        index
+            .tokenizers()
+            .register("ws", TextAnalyzer::from(WhitespaceTokenizer::default()));
+        let mut w: IndexWriter = index
+            .writer_with_num_threads(threads, threads * (64 << 20))
+            .unwrap();
+        let f = std::io::BufReader::new(std::fs::File::open(tokens).unwrap());
+        for line in f.lines() {
+            let line = line.unwrap();
+            let (t, b) = line.split_once('\t').unwrap();
+            w.add_document(doc!(title => t, body => b)).unwrap();
+        }
+        w.commit().unwrap();
+        w.wait_merging_threads().unwrap();
+        Built { index, body }
+    }
+
+    /// Merges every segment into one.
+    pub fn merge(b: &Built) {
+        let ids = b.index.searchable_segment_ids().unwrap();
+        let mut w: IndexWriter = b.index.writer_with_num_threads(1, 64 << 20).unwrap();
+        if ids.len() > 1 {
+            w.merge(&ids).wait().unwrap();
+        }
+        w.wait_merging_threads().unwrap();
+    }
+
+    pub fn segments(b: &Built) -> usize {
+        b.index.searchable_segment_ids().unwrap().len()
+    }
+
+    /// A function running one conjunctive query: (matches, top-10 length).
+    pub fn searcher(b: &Built) -> impl Fn(&[String]) -> (usize, usize) + '_ {
+        let reader = b
+            .index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .unwrap();
+        let body = b.body;
+        move |words: &[String]| {
+            let s = reader.searcher();
+            let subs: Vec<Box<dyn Query>> = words
+                .iter()
+                .map(|w| {
+                    Box::new(TermQuery::new(
+                        Term::from_field_text(body, w),
+                        IndexRecordOption::WithFreqs,
+                    )) as Box<dyn Query>
+                })
+                .collect();
+            let q = BooleanQuery::intersection(subs);
+            let (top, n) = s.search(&q, &(TopDocs::with_limit(10), Count)).unwrap();
+            (n, top.len())
+        }
+    }
+}
+
+fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let job_dir = tmp.path().join("job");
-    let mut job = webmill::job::Job::open(&job_dir, true).expect("job");
-    let s = webmill::job::Settings::new(1 << 30);
-    let opts = webmill::ingest::IngestOptions {
-        inputs: vec![webmill::ingest::InputSpec::parse(
-            &format!("http://x.example/={}", html.display()),
-            None,
-        )
-        .expect("input")],
-        ..Default::default()
-    };
-    webmill::ingest::ingest(&mut job, &opts, &s).expect("ingest");
-    webmill::ingest::resolve::resolve(&mut job, &s).expect("resolve");
+    let mut job = common::ranked_site_job(&job_dir, site, html);
     let sources = Sources {
-        text: job.file(webmill::job::JobFile::Text).unwrap(),
-        pagedoc: job.file(webmill::job::JobFile::PageDoc).unwrap(),
-        docs: job.file(webmill::job::JobFile::Docs).unwrap(),
-        anchors: job.file(webmill::job::JobFile::Anchors).unwrap(),
+        text: job.file(JobFile::Text).unwrap(),
+        pagedoc: job.file(JobFile::PageDoc).unwrap(),
+        docs: job.file(JobFile::Docs).unwrap(),
+        anchors: job.file(JobFile::Anchors).unwrap(),
     };
-    let html_total = html_bytes(&html);
-    let repo = std::fs::metadata(job.file(webmill::job::JobFile::Repository).unwrap())
-        .map_or(0, |m| m.len());
+    let html_total = html_bytes(html);
+    let repo = std::fs::metadata(job.file(JobFile::Repository).unwrap()).map_or(0, |m| m.len());
+    let text = std::fs::metadata(job.file(JobFile::Text).unwrap()).map_or(0, |m| m.len());
     println!(
-        "index bench: {site}, {} of HTML, repository {}",
+        "== {site}: {} of HTML, repository {}, token streams {}",
         format_bytes(html_total),
-        format_bytes(repo)
+        format_bytes(repo),
+        format_bytes(text)
     );
     let mut summary = None;
-    for &mem in &mems {
+    let mut ours_cpu = [0.0f64; 2];
+    let mut ours_wall = [0.0f64; 2];
+    for &mem in mems {
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -122,6 +334,7 @@ fn main() {
             for r in 0..runs {
                 let out = tmp.path().join(format!("out-{mem}-{threads}-{r}"));
                 let work = tmp.path().join(format!("tmp-{mem}-{threads}-{r}"));
+                release_freed_memory();
                 reset_peak_rss();
                 let (t, c) = (Instant::now(), cpu_seconds());
                 let s = pool
@@ -135,33 +348,188 @@ fn main() {
                 let _ = std::fs::remove_dir_all(&work);
             }
             let (w, c, m) = (median(&mut wall), median(&mut cpu), median(&mut rss));
+            if mem == *mems.last().unwrap_or(&mem) {
+                ours_cpu[threads - 1] = c;
+                ours_wall[threads - 1] = w;
+            }
             println!(
-                "--mem {:>9}  threads {threads}: wall {w:.2} s, cpu {c:.2} s, {:.0} MB of HTML per CPU s, peak RSS {}",
+                "webmill index --mem {:>9}  threads {threads}: wall {w:.2} s, cpu {c:.2} s, {:.0} MB of HTML per CPU s, peak RSS {}",
                 format_bytes(mem),
                 html_total as f64 / 1e6 / c,
                 format_bytes(m as u64)
             );
         }
     }
-    if let Some(s) = summary {
+    let Some(s) = summary else { return };
+    println!(
+        "words {}, postings {} full / {} short, hits {} ({} plain, {} fancy)",
+        s.words, s.postings.0, s.postings.1, s.hits, s.full_hits.0, s.full_hits.1
+    );
+    let ours_size = s.lexicon_bytes + s.barrel_bytes.0 + s.barrel_bytes.1;
+    println!(
+        "sizes: lexicon {} (term dictionary {}), full barrels {}, short barrels {}; together {} = {:.1}% of the HTML, {:.2}× the repository",
+        format_bytes(s.lexicon_bytes),
+        format_bytes(s.fst_bytes),
+        format_bytes(s.barrel_bytes.0),
+        format_bytes(s.barrel_bytes.1),
+        format_bytes(ours_size),
+        100.0 * ours_size as f64 / html_total as f64,
+        ours_size as f64 / repo as f64
+    );
+    println!(
+        "full barrels: {:.2} bytes per hit (the paper's hits alone: 2), {:.2} bytes per posting",
+        s.barrel_bytes.0 as f64 / s.hits as f64,
+        s.barrel_bytes.0 as f64 / s.postings.0 as f64,
+    );
+
+    // tantivy, from the same tokens.
+    let tokens = tmp.path().join("tokens.tsv");
+    let qs = write_tokens(&job, &tokens, queries);
+    let mut tantivy_cpu = [0.0f64; 2];
+    let mut tantivy_wall = [0.0f64; 2];
+    let mut built = None;
+    for threads in [1, 2] {
+        let (mut wall, mut cpu, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+        for r in 0..runs {
+            let dir = tmp.path().join(format!("tantivy-{threads}-{r}"));
+            release_freed_memory();
+            reset_peak_rss();
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let b = tv::build(&tokens, &dir, threads);
+            wall.push(t.elapsed().as_secs_f64());
+            cpu.push(cpu_seconds() - c);
+            rss.push(peak_rss().unwrap_or(0) as f64);
+            if threads == 1 && r == 0 {
+                built = Some((b, dir));
+            } else {
+                drop(b);
+                let _ = std::fs::remove_dir_all(&dir);
+            }
+        }
+        let (w, c, m) = (median(&mut wall), median(&mut cpu), median(&mut rss));
+        tantivy_cpu[threads - 1] = c;
+        tantivy_wall[threads - 1] = w;
         println!(
-            "words {}, postings {} full / {} short, hits {} ({} plain, {} fancy)",
-            s.words, s.postings.0, s.postings.1, s.hits, s.full_hits.0, s.full_hits.1
+            "tantivy                     threads {threads}: wall {w:.2} s, cpu {c:.2} s, {:.0} MB of HTML per CPU s, peak RSS {}",
+            html_total as f64 / 1e6 / c,
+            format_bytes(m as u64)
+        );
+    }
+    let Some((b, dir)) = built else { return };
+    let (segments, size) = (tv::segments(&b), dir_bytes(&dir));
+    let t = Instant::now();
+    tv::merge(&b);
+    let merge_s = t.elapsed().as_secs_f64();
+    let merged = dir_bytes(&dir);
+    println!(
+        "tantivy size: {} in {segments} segments; merged into one ({merge_s:.2} s): {}",
+        format_bytes(size),
+        format_bytes(merged)
+    );
+    println!(
+        "ratios webmill/tantivy: build CPU {:.2} (1 thread) {:.2} (2 threads), wall {:.2} / {:.2}; size {:.2} (vs merged {:.2})",
+        ours_cpu[0] / tantivy_cpu[0],
+        ours_cpu[1] / tantivy_cpu[1],
+        ours_wall[0] / tantivy_wall[0],
+        ours_wall[1] / tantivy_wall[1],
+        ours_size as f64 / size as f64,
+        ours_size as f64 / merged as f64
+    );
+    if queries == 0 {
+        return;
+    }
+
+    // Queries, one thread, warm.
+    let s = Settings::new(1 << 30);
+    webmill::index::build_index(&mut job, &webmill::index::IndexOptions::default(), &s)
+        .expect("index");
+    let view = JobView::open(&job_dir).unwrap();
+    let searcher = Searcher::open(&view).unwrap();
+    let tsearch = tv::searcher(&b);
+    let run_ours = |q: &[String]| {
+        let refs: Vec<&str> = q.iter().map(String::as_str).collect();
+        let r = searcher
+            .search(&Query::words(&refs).ranking_only(), 10, 0)
+            .unwrap();
+        (r.total as usize, r.pass)
+    };
+    for q in &qs {
+        run_ours(q);
+        tsearch(q);
+    }
+    let (mut mismatches, mut compared) = (0, 0);
+    for n in 1..=3 {
+        let (mut ours, mut theirs, mut short, mut full, mut theirs_full) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut df = Vec::new();
+        for q in qs.iter().filter(|q| q.len() == n) {
+            let t = Instant::now();
+            let (total, pass) = run_ours(q);
+            let ours_ms = t.elapsed().as_secs_f64() * 1e3;
+            let t = Instant::now();
+            let (count, _) = tsearch(q);
+            let theirs_ms = t.elapsed().as_secs_f64() * 1e3;
+            // Our total counts the matches of the barrels that answered: all
+            // of them only when the search fell through to the full ones.
+            if pass == Some(Pass::Full) {
+                compared += 1;
+                mismatches += usize::from(count != total);
+            }
+            ours.push(ours_ms);
+            theirs.push(theirs_ms);
+            if pass == Some(Pass::Full) {
+                full.push(ours_ms);
+                theirs_full.push(theirs_ms);
+            } else {
+                short.push(ours_ms);
+            }
+            df.push(total as f64);
+        }
+        println!(
+            "{n}-word queries ({} , median matches {:.0}): webmill p50 {:.3} ms p99 {:.3} ms; tantivy p50 {:.3} ms p99 {:.3} ms; p50 ratio {:.2}",
+            ours.len(),
+            percentile(&mut df, 0.5),
+            percentile(&mut ours, 0.5),
+            percentile(&mut ours, 0.99),
+            percentile(&mut theirs, 0.5),
+            percentile(&mut theirs, 0.99),
+            percentile(&mut ours, 0.5) / percentile(&mut theirs, 0.5)
         );
         println!(
-            "sizes: lexicon {} (term dictionary {}), full barrels {}, short barrels {}; forward barrels (temporary) {}",
-            format_bytes(s.lexicon_bytes),
-            format_bytes(s.fst_bytes),
-            format_bytes(s.barrel_bytes.0),
-            format_bytes(s.barrel_bytes.1),
-            format_bytes(s.forward.bytes)
+            "    answered by the short barrels: {} (p50 {:.3} ms, p99 {:.3}); fell through to the full barrels: {} (p50 {:.3} ms, p99 {:.3}; tantivy on these p50 {:.3} ms)",
+            short.len(),
+            percentile(&mut short, 0.5),
+            percentile(&mut short, 0.99),
+            full.len(),
+            percentile(&mut full, 0.5),
+            percentile(&mut full, 0.99),
+            percentile(&mut theirs_full, 0.5)
         );
-        println!(
-            "full barrels: {:.2} bytes per hit (the paper's hits alone: 2), {:.2} bytes per posting; forward word headers {} (paper layout {})",
-            s.barrel_bytes.0 as f64 / s.hits as f64,
-            s.barrel_bytes.0 as f64 / s.postings.0 as f64,
-            format_bytes(s.forward.header_bytes),
-            format_bytes(s.forward.paper_header_bytes)
-        );
+    }
+    println!("match counts differing between the engines (queries answered by the full barrels): {mismatches} of {compared}");
+}
+
+fn main() {
+    let sites = std::env::var("WEBMILL_BENCH_SITES").unwrap_or_else(|_| "rust-doc,vtk9-doc".into());
+    let runs: usize = std::env::var("RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let queries: usize = std::env::var("QUERIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1000);
+    let mems: Vec<u64> = std::env::var("WEBMILL_BENCH_MEM")
+        .unwrap_or_else(|_| "32M,1G".into())
+        .split(',')
+        .map(|m| parse_bytes(m).expect("a size"))
+        .collect();
+    for site in sites.split(',') {
+        match common::site_html(site) {
+            Some(html) => bench_site(site, &html, runs, &mems, queries),
+            None => eprintln!(
+                "SKIPPED: {site} not found (fetch it with ../shared/data/fetch-debian-docs.sh)"
+            ),
+        }
     }
 }

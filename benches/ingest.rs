@@ -132,7 +132,7 @@ fn bench_parse(dir: &Path, base: &str, runs: usize) {
         .iter()
         .filter_map(|rel| {
             let body = std::fs::read(dir.join(rel)).ok()?;
-            let url = webmill::ingest::url::normalize(&format!("{base}{}", rel.display()))?;
+            let url = webmill::url::normalize(&format!("{base}{}", rel.display()))?;
             Some((url, body))
         })
         .collect();

@@ -2,7 +2,9 @@
 //!
 //! The library holds the engine: the [container] file format every file uses, the
 //! [external sort](sort), [jobs](job) with resumable stages, and the stages
-//! themselves ([graph] import so far). It has no terminal code: progress goes
+//! themselves ([ingest] with its URL resolver, [graph] import, [rank],
+//! [index], [dedup]) and the analyses of a finished job ([analysis], [stats]).
+//! It has no terminal code: progress goes
 //! through [`progress::Reporter`]. The `webmill` command in `tools/` is a thin
 //! layer over it. See `ARCHITECTURE.md` for the map.
 
@@ -28,5 +30,7 @@ pub mod kinds;
 pub mod pipeline;
 pub mod plot;
 pub mod rank;
+pub mod search;
 pub mod stats;
 pub mod tsv;
+pub mod url;

@@ -72,6 +72,13 @@ pub fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// Hands memory the process freed back to the operating system (glibc keeps
+/// freed small allocations resident), so that a peak measured next is the
+/// next step's own. Does nothing on other platforms.
+pub fn release_freed_memory() {
+    crate::sort::memory::release_freed_heap();
+}
+
 /// Physical memory of the machine in bytes, if known.
 pub fn total_memory() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;

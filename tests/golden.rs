@@ -945,7 +945,7 @@ fn anchors_golden_decodes() {
 #[test]
 fn urls_golden_decodes() {
     for ((url, _, _), fp) in CRAWL_DOCS.iter().zip(FINGERPRINTS) {
-        assert_eq!(webmill::ingest::url::fingerprint(url), fp, "{url}");
+        assert_eq!(webmill::url::fingerprint(url), fp, "{url}");
         assert_eq!(xxhash_rust::xxh3::xxh3_64(url.as_bytes()), fp, "{url}");
     }
     let t = UrlTable::open(golden_path("urls.wm")).expect("open urls.wm");

@@ -182,7 +182,7 @@ fn naive_named(arcs: &[(String, String)], order: NameOrder, keep_self_loops: boo
         NameOrder::Bytes => n.as_bytes().to_vec(),
         NameOrder::Host => {
             let mut k = Vec::new();
-            webmill::ingest::url::sort_key(n, &mut k);
+            webmill::url::sort_key(n, &mut k);
             k
         }
     };

@@ -29,7 +29,7 @@ struct Naive {
 
 fn key(u: &str) -> Vec<u8> {
     let mut k = Vec::new();
-    webmill::ingest::url::sort_key(u, &mut k);
+    webmill::url::sort_key(u, &mut k);
     k
 }
 
@@ -65,7 +65,7 @@ fn naive_dirs(inputs: &[(&str, &Path)]) -> Naive {
                 .and_then(|b| pu.join(b.trim()).ok())
                 .unwrap_or(pu);
             for l in &page.links {
-                let Some(t) = webmill::ingest::url::resolve(&link_base, &l.href) else {
+                let Some(t) = webmill::url::resolve(&link_base, &l.href) else {
                     continue;
                 };
                 n.urls.entry(key(&t)).or_insert((false, String::new()));
@@ -149,7 +149,7 @@ fn job_view(job: &Job) -> Naive {
     let table = UrlTable::open(job.file(JobFile::Urls).unwrap()).unwrap();
     table.verify().unwrap();
     for (id, u) in urls.iter().enumerate() {
-        let fp = webmill::ingest::url::fingerprint(u);
+        let fp = webmill::url::fingerprint(u);
         assert!(table.lookup(fp).unwrap().contains(&(id as u64)), "{u}");
     }
     n

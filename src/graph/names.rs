@@ -24,7 +24,7 @@
 //!   Names sharing a prefix form one docID interval, so all the URLs under
 //!   `http://host/` are contiguous: the order LAW's web graphs are numbered in.
 //! - [`NameOrder::Host`]: the key is webmill's host-grouping URL key
-//!   ([`crate::ingest::url::sort_key`], the order of `webmill ingest`): a
+//!   ([`crate::url::sort_key`], the order of `webmill ingest`): a
 //!   host's pages are contiguous whatever their scheme, hosts are ordered by
 //!   reversed labels (SURT style, so `a.example.com` sits next to
 //!   `b.example.com`), then pages by path. Names are keyed as given, not
@@ -50,10 +50,10 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::ingest::url;
 use crate::input::{for_each_line, shown, LineVerdict, ReadReport};
 use crate::sort::record::{encode_bounded_bytes, encoded_bytes_len};
 use crate::sort::Record;
+use crate::url;
 use crate::varint;
 
 /// The order in which named nodes get docIDs (see the [module docs](self)).
@@ -62,7 +62,7 @@ pub enum NameOrder {
     /// Byte order of the names.
     #[default]
     Bytes,
-    /// Host-grouped URL order ([`crate::ingest::url::sort_key`]).
+    /// Host-grouped URL order ([`crate::url::sort_key`]).
     Host,
 }
 

@@ -31,6 +31,7 @@
 //! thread count or interruptions.
 
 pub mod bitpack;
+pub mod ciff;
 pub mod forward;
 pub mod hit;
 pub mod indexer;

@@ -28,7 +28,8 @@ pub mod pagefile;
 pub mod records;
 pub mod resolve;
 pub mod text;
-pub mod url;
+/// URL normalization lives in [`crate::url`] (shared with `import-graph`).
+pub use crate::url;
 pub mod urltable;
 pub mod warc;
 

@@ -5,7 +5,7 @@ use url::Url;
 
 use crate::ingest::html::{Extractor, LinkKind as HtmlLinkKind};
 use crate::ingest::records::{self, LinkKind, PageRec};
-use crate::ingest::url as wurl;
+use crate::url as wurl;
 
 /// What one page yields (payloads ready for the page files).
 #[derive(Default)]

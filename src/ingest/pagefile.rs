@@ -192,6 +192,38 @@ impl PageFile {
         Ok(())
     }
 
+    /// Calls `f(page, payload)` for the records of every block that may hold
+    /// records of `key`: from the first block that may (a key's records can
+    /// start in the blocks before the one it opens) to the one whose records
+    /// pass `key`. `f` decodes each record it is given (as for
+    /// [`visit_block`](Self::visit_block)) and keeps those of `key`; it
+    /// returns `false` to stop after the current block (later records of
+    /// that block are still passed to it). The lookup of one key's records:
+    /// anchors by target, a cluster's members, a page of the repository.
+    pub fn visit_key(
+        &self,
+        key: u64,
+        buf: &mut (Vec<u8>, Vec<u8>),
+        mut f: impl FnMut(u64, &mut &[u8]) -> Result<bool>,
+    ) -> Result<()> {
+        let Some(mut i) = self.find_block(key) else {
+            return Ok(());
+        };
+        while i > 0 && self.c.blocks()[i].key == key.to_be_bytes() {
+            i -= 1;
+        }
+        let (mut past, mut more) = (false, true);
+        while i < self.c.blocks().len() && !past && more {
+            self.visit_block(i, buf, |page, input| {
+                past |= page > key;
+                more &= f(page, input)?;
+                Ok(())
+            })?;
+            i += 1;
+        }
+        Ok(())
+    }
+
     /// Calls `f(page, payload)` for every record, in order.
     pub fn for_each(&self, mut f: impl FnMut(u64, &mut &[u8]) -> Result<()>) -> Result<()> {
         let mut buf = (Vec::new(), Vec::new());

@@ -35,11 +35,11 @@ use crate::graph::import::write_edges;
 use crate::graph::Direction;
 use crate::ingest::pagefile::{PageFile, PageFileWriter};
 use crate::ingest::records::{self, PageRec};
-use crate::ingest::url;
 use crate::ingest::urltable::UrlTableWriter;
 use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::Unit;
 use crate::sort::{Combine, ExternalSorter, Sorted};
+use crate::url;
 use crate::varint;
 
 /// Step 1's records: (sort key, page or `u64::MAX` for a link, payload).

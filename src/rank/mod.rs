@@ -567,9 +567,14 @@ fn run_pagerank(
         let next = iteration_path(&tmp, t + 1);
         let hist_so_far = history.clone();
         let meta = move |o: IterationOutcome| {
-            let mut h = hist_so_far.clone();
-            h.push(o.l1);
-            json!({"iteration": t + 1, "l1": o.l1, "sum": o.sum, "history": h})
+            let mut history = hist_so_far.clone();
+            history.push(o.l1);
+            IterationMeta {
+                iteration: t + 1,
+                sum: o.sum,
+                history,
+            }
+            .to_json()
         };
         let outcome = engine.iterate(t + 1, &prev, &next, &meta)?;
         crate::publish::failpoint("pagerank.iteration")?;
@@ -590,7 +595,7 @@ fn run_pagerank(
 
     // Publish.
     let last = RankVector::open(iteration_path(&tmp, t))?;
-    let sum = last.container().meta()["sum"].as_f64().unwrap_or(1.0);
+    let sum = IterationMeta::of(&last)?.sum;
     let l1 = history.last().copied().unwrap_or(f64::NAN);
     // The mode is not recorded in the file: every mode writes the same bytes.
     let meta = json!({
@@ -637,6 +642,37 @@ fn run_pagerank(
     })
 }
 
+/// The footer metadata of an iteration checkpoint (`iter-NNNNN.wm` in the
+/// stage's temporary directory): what a resumed run needs to go on exactly
+/// where the interrupted one stopped.
+#[derive(Debug, Deserialize)]
+struct IterationMeta {
+    /// The iteration this vector is the result of (0: the start vector).
+    iteration: u32,
+    /// Σ of the vector's entries.
+    sum: f64,
+    /// The L1 change of every iteration so far, the last one included.
+    history: Vec<f64>,
+}
+
+impl IterationMeta {
+    fn to_json(&self) -> Value {
+        json!({"iteration": self.iteration, "sum": self.sum, "history": self.history})
+    }
+
+    /// Reads a checkpoint's metadata; a checkpoint without it is damaged.
+    fn of(v: &RankVector) -> Result<IterationMeta> {
+        serde_json::from_value(v.container().meta().clone()).map_err(|e| {
+            Error::corrupt(
+                v.container().path(),
+                "footer metadata",
+                0,
+                format!("not an iteration checkpoint: {e}"),
+            )
+        })
+    }
+}
+
 /// Path of iteration `t`'s checkpoint.
 pub fn iteration_path(tmp: &Path, t: u32) -> PathBuf {
     tmp.join(format!("iter-{t:05}.wm"))
@@ -665,12 +701,8 @@ fn last_checkpoint(tmp: &Path) -> Result<Option<(u32, Vec<f64>)>> {
     while let Some((t, p)) = found.pop() {
         if best.is_none() {
             if let Ok(v) = RankVector::open(&p) {
-                if v.verify().is_ok() {
-                    let history = v.container().meta()["history"]
-                        .as_array()
-                        .map(|a| a.iter().filter_map(Value::as_f64).collect())
-                        .unwrap_or_default();
-                    best = Some((t, history));
+                if let (Ok(()), Ok(meta)) = (v.verify(), IterationMeta::of(&v)) {
+                    best = Some((t, meta.history));
                     continue;
                 }
             }
@@ -814,6 +846,11 @@ fn write_start(inputs: &Inputs, path: &Path) -> Result<()> {
             }
         }
     }
-    w.finish(&json!({"iteration": 0, "history": []}))?;
+    let start = IterationMeta {
+        iteration: 0,
+        sum: 1.0,
+        history: Vec::new(),
+    };
+    w.finish(&start.to_json())?;
     Ok(())
 }

@@ -5,6 +5,7 @@
 mod cmd;
 mod job_display;
 mod progress;
+mod serve;
 mod table;
 
 use std::path::PathBuf;
@@ -57,6 +58,16 @@ fn parse_mem(s: &str) -> Result<u64, String> {
 }
 
 impl Global {
+    /// `--threads`, if given.
+    pub fn threads_opt(&self) -> Option<usize> {
+        self.threads
+    }
+
+    /// `-q`.
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
     /// The memory budget in bytes.
     pub fn mem(&self) -> u64 {
         self.mem.unwrap_or_else(webmill::resources::default_budget)
@@ -138,6 +149,8 @@ enum Command {
     Top(cmd::top::Args),
     Stats(cmd::stats::Args),
     Export(cmd::export::Args),
+    Search(cmd::search::Args),
+    Serve(cmd::serve::Args),
     Inspect(cmd::inspect::Args),
     Verify(cmd::verify::Args),
     Dump(cmd::dump::Args),
@@ -190,6 +203,8 @@ fn main() -> ExitCode {
         Command::Top(a) => cmd::top::run(a, g),
         Command::Stats(a) => cmd::stats::run(a, g),
         Command::Export(a) => cmd::export::run(a, g),
+        Command::Search(a) => cmd::search::run(a, g),
+        Command::Serve(a) => cmd::serve::run(a, g),
         Command::Inspect(a) => cmd::inspect::run(a, g),
         Command::Verify(a) => cmd::verify::run(a, g),
         Command::Dump(a) => cmd::dump::run(a, g),

@@ -33,7 +33,10 @@ pub struct Args {
     /// docid keep` (cluster id = its smallest docID; keep: the one doc kept);
     /// anchors = `dst src kind text` (the anchor text of each link, by target);
     /// postings = `term docid tf` (tf: the term's hits in the doc, plain and
-    /// fancy; after index)
+    /// fancy; after index); ciff = the index (after index) in the Common
+    /// Index File Format, binary whatever --format says: a protobuf Header,
+    /// the postings lists in term byte order (docid gaps, tf), the doc
+    /// records in docid order; for Anserini, PISA's ciff2pisa and others
     #[arg(value_enum)]
     what: What,
     /// Job directory
@@ -62,6 +65,7 @@ enum What {
     Clusters,
     Anchors,
     Postings,
+    Ciff,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -104,6 +108,8 @@ fn columns(what: What, urls: bool) -> Vec<Column> {
             col("text", Str),
         ],
         What::Postings => vec![col("term", Str), col("docid", U64), col("tf", U32)],
+        // Not a table: written by the CIFF encoder.
+        What::Ciff => vec![],
     }
 }
 
@@ -135,6 +141,23 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             std::io::stdout(),
         )),
     };
+    if args.what == What::Ciff {
+        let mut writer = writer;
+        let scratch = g.scratch_dir()?;
+        let result = webmill::index::ciff::export(&job, &mut writer, &scratch, g.mem());
+        let _ = std::fs::remove_dir_all(&scratch);
+        let s = result?;
+        writer
+            .flush()
+            .map_err(|e| webmill::Error::io(&out_name, e))?;
+        if !g.quiet() {
+            eprintln!(
+                "ciff: {} terms, {} postings, {} docs, {} bytes",
+                s.terms, s.postings, s.docs, s.bytes
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut sink: Box<dyn Sink> = match args.format {
         Format::Tsv => Box::new(Tsv::new(writer, &cols)?),
         Format::Parquet => Box::new(Parquet::new(writer, &cols)?),
@@ -263,6 +286,7 @@ fn fill(
             })?;
         }
         What::Postings => postings(job, sink, out)?,
+        What::Ciff => anyhow::bail!("ciff is not a table (written before any sink)"),
     }
     Ok(())
 }

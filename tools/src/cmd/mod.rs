@@ -14,6 +14,8 @@ pub mod layout;
 pub mod overlap;
 pub mod pagerank;
 pub mod run;
+pub mod search;
+pub mod serve;
 pub mod stats;
 pub mod top;
 pub mod verify;

@@ -13,7 +13,7 @@
 //! NUL and the URL itself, which keeps distinct URLs distinct and makes the key
 //! decodable ([`url_of_key`]). DocIDs are handed out in this order.
 
-use url::Url;
+use ::url::Url;
 
 /// Schemes whose URLs are kept.
 const SCHEMES: [&str; 3] = ["http", "https", "file"];

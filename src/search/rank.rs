@@ -1,0 +1,694 @@
+//! The ranking function of Brin & Page §4.5.1, and its one table of weights.
+//!
+//! A document's hit lists for the query words are turned into numbers in
+//! three steps, each of which `--explain` shows:
+//!
+//! 1. **Counts by type.** Every hit has a [`HitType`]: title, anchor, URL,
+//!    or a plain hit by its relative font size (large, bold, normal, small).
+//!    Per word, the hits of each type are counted.
+//! 2. **Count-weights.** A count `n` becomes `cw(n) = n` up to the type's
+//!    knee `K`, then `K + (C − K)(1 − e^(−(n − K)/(C − K)))`, rising towards
+//!    the type's cap `C`: linear, then tapering (the
+//!    paper: "count-weights increase linearly with counts at first but
+//!    quickly taper off so that more than a certain count will not help").
+//!    The slope is 1 at the knee, so the curve is smooth.
+//! 3. **Proximity** (several words). The hits of the words are matched up
+//!    ([`Scorer`]): for each hit of the word with the fewest hits (the
+//!    *pivot*), every other word contributes its hit in the same field (page
+//!    text, URL, title, or the anchors of one source) nearest to where a
+//!    phrase would put it. The matched set's spread falls in one of
+//!    [`PROX_BINS`] bins, from an exact phrase (bin 0) to "not even close"
+//!    (bin 9: another field, a position clamped at the end of a long page, or
+//!    more than 127 words apart); see [`prox_bin`]. Matched sets are counted
+//!    per (type of the pivot hit, bin).
+//!
+//! The IR score is the dot product of the count-weights with the weights:
+//! `Σ_word Σ_type type_weight[type] · cw(count) + Σ_(type,bin)
+//! type_prox_weight[type][bin] · cw(count)`. With a PageRank vector the final
+//! score is `ir · (1 + pagerank_weight · ln(1 + N · pr))`, where `N · pr` is
+//! the PageRank relative to the average page (1 for an average page), so
+//! PageRank orders documents of similar text relevance and cannot lift an
+//! irrelevant one: a page 100× the average PageRank scores
+//! `1 + 4.6 · pagerank_weight` times its IR score.
+//!
+//! All weights are in [`RankingWeights`], measured as its docs say.
+
+use serde::{Deserialize, Serialize};
+
+use crate::index::hit::{FancyType, Hit, HitFields, MAX_ANCHOR_POSITION, MAX_PLAIN_POSITION};
+
+/// Hit types.
+pub const HIT_TYPES: usize = 7;
+/// Proximity bins.
+pub const PROX_BINS: usize = 10;
+
+/// The type of a hit, for ranking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HitType {
+    /// A word of the document's title.
+    Title,
+    /// A word of the anchor text of a link to the document.
+    Anchor,
+    /// A word of the document's URL.
+    Url,
+    /// A plain hit in large type: relative font ≥ 3 (`h1`–`h4` over body text).
+    Large,
+    /// A plain hit one size up: relative font 2 (bold, `h5`/`h6`, `big`).
+    Bold,
+    /// A plain hit in the body text size (relative font 1).
+    Plain,
+    /// A plain hit in small type (relative font 0: `small`, footnotes).
+    Small,
+}
+
+impl HitType {
+    /// Every type, in table order.
+    pub const ALL: [HitType; HIT_TYPES] = [
+        HitType::Title,
+        HitType::Anchor,
+        HitType::Url,
+        HitType::Large,
+        HitType::Bold,
+        HitType::Plain,
+        HitType::Small,
+    ];
+
+    /// Its index in the weight tables.
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            HitType::Title => "title",
+            HitType::Anchor => "anchor",
+            HitType::Url => "url",
+            HitType::Large => "large",
+            HitType::Bold => "bold",
+            HitType::Plain => "plain",
+            HitType::Small => "small",
+        }
+    }
+
+    /// The type of a hit (meta and reserved fancy hits count as plain).
+    #[inline]
+    pub fn of(hit: Hit) -> HitType {
+        match hit.fields() {
+            HitFields::Plain { font, .. } => match font {
+                0 => HitType::Small,
+                1 => HitType::Plain,
+                2 => HitType::Bold,
+                _ => HitType::Large,
+            },
+            HitFields::Anchor { .. } => HitType::Anchor,
+            HitFields::Fancy { kind, .. } => match kind {
+                FancyType::Url => HitType::Url,
+                FancyType::Title => HitType::Title,
+                _ => HitType::Plain,
+            },
+        }
+    }
+}
+
+/// Every weight of the ranking function, in one table.
+///
+/// | type   | weight | knee | cap |
+/// |--------|-------:|-----:|----:|
+/// | title  | 24     | 2    | 3   |
+/// | anchor | 12     | 2    | 3   |
+/// | URL    | 8      | 2    | 3   |
+/// | large  | 6      | 4    | 8   |
+/// | bold   | 3      | 4    | 8   |
+/// | plain  | 1      | 4    | 8   |
+/// | small  | 0.5    | 4    | 8   |
+///
+/// `type_prox_weight[t][b] = type_weight[t] · prox[b]`, `prox` = 16, 8, 6,
+/// 4, 2.4, 1.6, 1, 0.4, 0.2, 0 from phrase (bin 0) to not even close (bin
+/// 9); `pagerank_weight` = 0.1.
+///
+/// The defaults were chosen by measurement: `cargo bench --bench search`
+/// runs the title-query test ([`super::titles`]) on two Debian
+/// documentation sites (rust-doc, llvm-16-doc) with these weights and with
+/// each part changed in turn; ARCHITECTURE.md ("Search quality") has the
+/// table. What it showed (MRR@10 on 1000 rust-doc / 262 llvm titles):
+///
+/// * **tapering to a cap** matters most (0.986 / 1.000; without it 0.244 /
+///   0.635, with caps ×4 0.475 / 0.923): a documentation site's navigation
+///   repeats a page's name as anchor text from hundreds of pages (every
+///   page of the Unstable Book links to every other: 601 anchor hits), and
+///   reference pages repeat their type names hundreds of times; "more than
+///   a certain count will not help" has to be a ceiling, not a logarithm.
+/// * **type weights**: all 1 gives 0.310 / 0.837, title = plain 0.436 /
+///   0.854; anchors and URLs at the plain weight cost little here (0.978,
+///   0.980) — a site's own anchors say what its titles say.
+/// * **proximity**: none gives 0.523 / 0.901; ×2 or ÷2 within 0.01. The
+///   phrase in the title is what separates `Vec in alloc::vec` from
+///   `Vec in std::vec`, which hold the same words.
+/// * **PageRank** (`score = ir · (1 + w · ln(1 + N · pr))`): 0, 0.05 and 0.1
+///   within 0.002 of each other on title queries, ×4 (0.4) 0.560 / 0.992: a
+///   site's index pages have the highest PageRank and mention every name.
+///   It stays at 0.1 to order one-word queries among pages of equal text
+///   relevance (`vec`: the `Vec` pages, then the `vec` modules).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankingWeights {
+    /// Weight of one hit of each [`HitType`] (at counts below the knee).
+    pub type_weight: [f64; HIT_TYPES],
+    /// Count at which each type's count-weight stops growing linearly.
+    pub knee: [f64; HIT_TYPES],
+    /// The value each type's count-weight tapers towards.
+    pub cap: [f64; HIT_TYPES],
+    /// Weight of a matched set of hits per (type, proximity bin).
+    pub type_prox_weight: [[f64; PROX_BINS]; HIT_TYPES],
+    /// How much PageRank scales the IR score (0: not at all).
+    pub pagerank_weight: f64,
+}
+
+/// The default knees, in [`HitType::ALL`] order.
+pub const DEFAULT_KNEE: [f64; HIT_TYPES] = [2.0, 2.0, 2.0, 4.0, 4.0, 4.0, 4.0];
+/// The default caps, in [`HitType::ALL`] order.
+pub const DEFAULT_CAP: [f64; HIT_TYPES] = [3.0, 3.0, 3.0, 8.0, 8.0, 8.0, 8.0];
+
+/// The default proximity factors, phrase to not even close.
+pub const DEFAULT_PROX: [f64; PROX_BINS] = [16.0, 8.0, 6.0, 4.0, 2.4, 1.6, 1.0, 0.4, 0.2, 0.0];
+
+impl Default for RankingWeights {
+    fn default() -> Self {
+        let type_weight = [24.0, 12.0, 8.0, 6.0, 3.0, 1.0, 0.5];
+        RankingWeights::with_prox(type_weight, DEFAULT_KNEE, DEFAULT_CAP, DEFAULT_PROX, 0.1)
+    }
+}
+
+impl RankingWeights {
+    /// Weights whose type-prox-weights are `type_weight[t] · prox[b]`.
+    pub fn with_prox(
+        type_weight: [f64; HIT_TYPES],
+        knee: [f64; HIT_TYPES],
+        cap: [f64; HIT_TYPES],
+        prox: [f64; PROX_BINS],
+        pagerank_weight: f64,
+    ) -> RankingWeights {
+        let mut type_prox_weight = [[0.0; PROX_BINS]; HIT_TYPES];
+        for (t, row) in type_prox_weight.iter_mut().enumerate() {
+            for (b, w) in row.iter_mut().enumerate() {
+                *w = type_weight[t] * prox[b];
+            }
+        }
+        RankingWeights {
+            type_weight,
+            knee,
+            cap,
+            type_prox_weight,
+            pagerank_weight,
+        }
+    }
+
+    /// The count-weight of `n` hits (or matched sets) of type `t`: `n` up to
+    /// the knee `K`, then `K + (C − K)(1 − e^{−(n − K)/(C − K)})` towards
+    /// the cap `C` (slope 1 at the knee); `K` past it when `C ≤ K`.
+    #[inline]
+    pub fn count_weight(&self, t: HitType, n: u32) -> f64 {
+        let n = f64::from(n);
+        let k = self.knee[t.index()].max(1.0);
+        let room = self.cap[t.index()] - k;
+        if n <= k || room <= 0.0 {
+            n.min(k)
+        } else {
+            k + room * (1.0 - (-(n - k) / room).exp())
+        }
+    }
+
+    /// The final score from the IR score and the PageRank `pr` of a document
+    /// in a collection of `docs` documents.
+    #[inline]
+    pub fn combine(&self, ir: f64, pr: Option<f64>, docs: u64) -> f64 {
+        match pr {
+            Some(pr) => ir * self.pagerank_factor(pr, docs),
+            None => ir,
+        }
+    }
+
+    /// `1 + pagerank_weight · ln(1 + docs · pr)`.
+    #[inline]
+    pub fn pagerank_factor(&self, pr: f64, docs: u64) -> f64 {
+        1.0 + self.pagerank_weight * (docs as f64 * pr.max(0.0)).ln_1p()
+    }
+}
+
+/// The field a hit is in, for proximity: hits are matched within one field.
+const FIELD_TEXT: u16 = 0;
+const FIELD_URL: u16 = 1;
+const FIELD_TITLE: u16 = 2;
+const FIELD_META: u16 = 3;
+/// Anchor hits: `FIELD_ANCHOR + source hash`.
+const FIELD_ANCHOR: u16 = 16;
+
+/// One hit, placed for matching.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Placed {
+    field: u16,
+    pos: u16,
+    ty: HitType,
+    /// The position was clamped (the end of a long page or anchor).
+    clamped: bool,
+}
+
+fn place(h: Hit) -> Placed {
+    let ty = HitType::of(h);
+    let (field, pos, clamped) = match h.fields() {
+        HitFields::Plain { position, .. } => (
+            FIELD_TEXT,
+            position,
+            u32::from(position) >= MAX_PLAIN_POSITION,
+        ),
+        HitFields::Anchor {
+            source, position, ..
+        } => (
+            FIELD_ANCHOR + u16::from(source),
+            u16::from(position),
+            u32::from(position) >= MAX_ANCHOR_POSITION,
+        ),
+        HitFields::Fancy { kind, position, .. } => (
+            match kind {
+                FancyType::Url => FIELD_URL,
+                FancyType::Title => FIELD_TITLE,
+                _ => FIELD_META,
+            },
+            u16::from(position),
+            false,
+        ),
+    };
+    Placed {
+        field,
+        pos,
+        ty,
+        clamped,
+    }
+}
+
+/// Sorts hits by (field, position), the only order matching looks at.
+/// A hit list is its plain hits in position order, then its fancy hits, so
+/// the sorted prefix is found first and only the rest is sorted; the two
+/// runs are then merged (the stable sort finds them and merges in one pass).
+fn sort_by_field_and_position(placed: &mut [Placed]) {
+    let key = |p: &Placed| (p.field, p.pos);
+    let run = placed
+        .windows(2)
+        .take_while(|w| key(&w[0]) <= key(&w[1]))
+        .count()
+        + 1;
+    if run < placed.len() {
+        placed[run..].sort_unstable_by_key(key);
+        if key(&placed[run - 1]) > key(&placed[run]) {
+            placed.sort_by_key(key);
+        }
+    }
+}
+
+/// The proximity bin of a matched set of `n` hits spanning `span` positions
+/// (largest minus smallest), `phrase` when they stand in query order one
+/// after the other: 0 phrase; then by the slack `d = span − (n − 1)`: 1 for
+/// `d ≤ 0` (adjacent, out of order), 2 for `d ≤ 1`, 3 for ≤ 3, 4 for ≤ 7, 5
+/// for ≤ 15, 6 for ≤ 31, 7 for ≤ 63, 8 for ≤ 127, 9 beyond.
+pub fn prox_bin(n: usize, span: u32, phrase: bool) -> usize {
+    if phrase {
+        return 0;
+    }
+    let d = i64::from(span) - (n as i64 - 1);
+    match d {
+        i64::MIN..=0 => 1,
+        1 => 2,
+        2..=3 => 3,
+        4..=7 => 4,
+        8..=15 => 5,
+        16..=31 => 6,
+        32..=63 => 7,
+        64..=127 => 8,
+        _ => 9,
+    }
+}
+
+/// What the ranking saw of one word in one document.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WordExplain {
+    /// The word.
+    pub word: String,
+    /// Per hit type with hits: (type, count, count-weight, weight, count-weight · weight).
+    pub types: Vec<(HitType, u32, f64, f64, f64)>,
+}
+
+/// A (type, proximity bin) with matched sets.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProxExplain {
+    /// Type of the pivot hit.
+    pub ty: HitType,
+    /// Bin, 0 (phrase) to 9 (not even close).
+    pub bin: usize,
+    /// Matched sets.
+    pub count: u32,
+    /// Their count-weight.
+    pub count_weight: f64,
+    /// The type-prox-weight.
+    pub weight: f64,
+    /// `count_weight · weight`.
+    pub contribution: f64,
+}
+
+/// The numbers behind one result's score (the paper's debug mode).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Explain {
+    /// Per query word.
+    pub words: Vec<WordExplain>,
+    /// Per (type, bin) with matched sets (several words only).
+    pub proximity: Vec<ProxExplain>,
+    /// The IR score: the sum of every contribution.
+    pub ir: f64,
+    /// The document's PageRank, when the job has ranks.
+    pub pagerank: Option<f64>,
+    /// `1 + pagerank_weight · ln(1 + N · pr)` (1 without ranks).
+    pub pagerank_factor: f64,
+    /// `ir · pagerank_factor`.
+    pub score: f64,
+}
+
+/// Scores documents from their hit lists; keeps its buffers between calls.
+#[derive(Default)]
+pub struct Scorer {
+    words: Vec<Vec<Placed>>,
+    counts: Vec<[u32; HIT_TYPES]>,
+    prox: [[u32; PROX_BINS]; HIT_TYPES],
+}
+
+impl Scorer {
+    /// A scorer.
+    pub fn new() -> Scorer {
+        Scorer::default()
+    }
+
+    /// Loads the hit lists of the query words (in query order) of one
+    /// document and computes the counts.
+    pub fn load<'h>(&mut self, hits: impl IntoIterator<Item = &'h [Hit]>) {
+        let mut n = 0;
+        for list in hits {
+            if self.words.len() <= n {
+                self.words.push(Vec::new());
+                self.counts.push([0; HIT_TYPES]);
+            }
+            let placed = &mut self.words[n];
+            placed.clear();
+            let counts = &mut self.counts[n];
+            *counts = [0; HIT_TYPES];
+            for &h in list {
+                let p = place(h);
+                counts[p.ty.index()] += 1;
+                placed.push(p);
+            }
+            n += 1;
+        }
+        self.words.truncate(n);
+        self.counts.truncate(n);
+        self.match_proximity();
+    }
+
+    /// Counts matched sets per (type, bin): for each hit of the pivot word
+    /// (fewest hits; the first such in query order), the other words' hits in
+    /// the same field nearest to where a phrase would put them.
+    fn match_proximity(&mut self) {
+        self.prox = [[0; PROX_BINS]; HIT_TYPES];
+        let n = self.words.len();
+        if n < 2 {
+            return;
+        }
+        for placed in &mut self.words {
+            sort_by_field_and_position(placed);
+        }
+        let pivot = (0..n)
+            .min_by_key(|&i| (self.words[i].len(), i))
+            .unwrap_or(0);
+        for h in &self.words[pivot] {
+            let bin = self.bin_of(pivot, h);
+            self.prox[h.ty.index()][bin] += 1;
+        }
+    }
+
+    fn bin_of(&self, pivot: usize, h: &Placed) -> usize {
+        let n = self.words.len();
+        if h.clamped {
+            return PROX_BINS - 1;
+        }
+        let (mut lo, mut hi) = (i64::from(h.pos), i64::from(h.pos));
+        let mut phrase = true;
+        for (j, other) in self.words.iter().enumerate() {
+            if j == pivot {
+                continue;
+            }
+            let expected = i64::from(h.pos) + j as i64 - pivot as i64;
+            let Some(q) = nearest(other, h.field, expected) else {
+                return PROX_BINS - 1;
+            };
+            if q.clamped {
+                return PROX_BINS - 1;
+            }
+            let q = i64::from(q.pos);
+            phrase &= q == expected;
+            lo = lo.min(q);
+            hi = hi.max(q);
+        }
+        prox_bin(n, (hi - lo) as u32, phrase)
+    }
+
+    /// The IR score of the loaded document.
+    pub fn ir(&self, w: &RankingWeights) -> f64 {
+        let mut ir = 0.0;
+        for counts in &self.counts {
+            for t in HitType::ALL {
+                let c = counts[t.index()];
+                if c > 0 {
+                    ir += w.type_weight[t.index()] * w.count_weight(t, c);
+                }
+            }
+        }
+        for t in HitType::ALL {
+            for (b, &c) in self.prox[t.index()].iter().enumerate() {
+                if c > 0 {
+                    ir += w.type_prox_weight[t.index()][b] * w.count_weight(t, c);
+                }
+            }
+        }
+        ir
+    }
+
+    /// The loaded document's numbers, for `--explain`.
+    pub fn explain(
+        &self,
+        words: &[String],
+        w: &RankingWeights,
+        pagerank: Option<f64>,
+        docs: u64,
+    ) -> Explain {
+        let mut e = Explain::default();
+        for (i, counts) in self.counts.iter().enumerate() {
+            let mut we = WordExplain {
+                word: words.get(i).cloned().unwrap_or_default(),
+                types: Vec::new(),
+            };
+            for t in HitType::ALL {
+                let c = counts[t.index()];
+                if c > 0 {
+                    let cw = w.count_weight(t, c);
+                    let tw = w.type_weight[t.index()];
+                    we.types.push((t, c, cw, tw, cw * tw));
+                }
+            }
+            e.words.push(we);
+        }
+        for t in HitType::ALL {
+            for (bin, &count) in self.prox[t.index()].iter().enumerate() {
+                if count > 0 {
+                    let count_weight = w.count_weight(t, count);
+                    let weight = w.type_prox_weight[t.index()][bin];
+                    e.proximity.push(ProxExplain {
+                        ty: t,
+                        bin,
+                        count,
+                        count_weight,
+                        weight,
+                        contribution: count_weight * weight,
+                    });
+                }
+            }
+        }
+        e.ir = self.ir(w);
+        e.pagerank = pagerank;
+        e.pagerank_factor = pagerank.map_or(1.0, |pr| w.pagerank_factor(pr, docs));
+        e.score = w.combine(e.ir, pagerank, docs);
+        e
+    }
+}
+
+/// The hit of `field` in `hits` (sorted by field, position) nearest to
+/// `expected`; ties go to the smaller position.
+fn nearest(hits: &[Placed], field: u16, expected: i64) -> Option<&Placed> {
+    let start = hits.partition_point(|p| p.field < field);
+    let end = start + hits[start..].partition_point(|p| p.field == field);
+    let run = &hits[start..end];
+    if run.is_empty() {
+        return None;
+    }
+    let at = run.partition_point(|p| i64::from(p.pos) < expected);
+    let after = run.get(at);
+    let before = at.checked_sub(1).and_then(|i| run.get(i));
+    match (before, after) {
+        (Some(b), Some(a)) => {
+            if expected - i64::from(b.pos) <= i64::from(a.pos) - expected {
+                Some(b)
+            } else {
+                Some(a)
+            }
+        }
+        (b, a) => b.or(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source_hash_eq(a: u64, b: u64) -> bool {
+        crate::index::hit::source_hash(a) == crate::index::hit::source_hash(b)
+    }
+
+    fn text(positions: &[u32]) -> Vec<Hit> {
+        positions.iter().map(|&p| Hit::plain(false, 1, p)).collect()
+    }
+
+    fn bins(s: &Scorer) -> Vec<(HitType, usize, u32)> {
+        let mut v = Vec::new();
+        for t in HitType::ALL {
+            for (b, &c) in s.prox[t.index()].iter().enumerate() {
+                if c > 0 {
+                    v.push((t, b, c));
+                }
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn types_of_hits() {
+        assert_eq!(HitType::of(Hit::title(false, 0)), HitType::Title);
+        assert_eq!(HitType::of(Hit::anchor(true, 7, 3)), HitType::Anchor);
+        assert_eq!(HitType::of(Hit::url(false, 1)), HitType::Url);
+        assert_eq!(HitType::of(Hit::plain(false, 6, 1)), HitType::Large);
+        assert_eq!(HitType::of(Hit::plain(false, 3, 1)), HitType::Large);
+        assert_eq!(HitType::of(Hit::plain(false, 2, 1)), HitType::Bold);
+        assert_eq!(HitType::of(Hit::plain(true, 1, 1)), HitType::Plain);
+        assert_eq!(HitType::of(Hit::plain(false, 0, 1)), HitType::Small);
+    }
+
+    #[test]
+    fn count_weights_grow_linearly_then_taper() {
+        let w = RankingWeights::default();
+        for n in 0..=4 {
+            assert_eq!(w.count_weight(HitType::Plain, n), f64::from(n));
+        }
+        let mut prev = 4.0;
+        for n in 5..2000 {
+            let cw = w.count_weight(HitType::Plain, n);
+            assert!(cw >= prev && cw - prev <= 1.0 && cw <= 8.0, "{n}: {cw}");
+            prev = cw;
+        }
+        let e = (-1.0f64 / 4.0).exp();
+        assert!((w.count_weight(HitType::Plain, 5) - (4.0 + 4.0 * (1.0 - e))).abs() < 1e-12);
+        assert!(w.count_weight(HitType::Plain, 100) > 7.99);
+        assert_eq!(w.count_weight(HitType::Title, 2), 2.0);
+        assert!(w.count_weight(HitType::Title, 3) < 3.0);
+        assert!(w.count_weight(HitType::Anchor, 601) <= 3.0);
+        // A cap at or below the knee: linear up to the knee, then flat.
+        let mut flat = w.clone();
+        flat.cap[HitType::Url.index()] = 1.0;
+        assert_eq!(flat.count_weight(HitType::Url, 1), 1.0);
+        assert_eq!(flat.count_weight(HitType::Url, 9), 2.0);
+    }
+
+    #[test]
+    fn bins_from_phrase_to_not_even_close() {
+        assert_eq!(prox_bin(2, 1, true), 0);
+        assert_eq!(prox_bin(2, 1, false), 1);
+        assert_eq!(prox_bin(2, 2, false), 2);
+        assert_eq!(prox_bin(3, 2, false), 1);
+        assert_eq!(prox_bin(2, 4, false), 3);
+        assert_eq!(prox_bin(2, 8, false), 4);
+        assert_eq!(prox_bin(2, 16, false), 5);
+        assert_eq!(prox_bin(2, 32, false), 6);
+        assert_eq!(prox_bin(2, 64, false), 7);
+        assert_eq!(prox_bin(2, 128, false), 8);
+        assert_eq!(prox_bin(2, 129, false), 9);
+        assert_eq!(prox_bin(2, 4000, false), 9);
+    }
+
+    #[test]
+    fn phrases_and_near_hits_are_matched() {
+        let mut s = Scorer::new();
+        // "new york": a phrase at 10-11, the words 5 apart at 40/45.
+        let new = text(&[10, 40, 100]);
+        let york = text(&[11, 45]);
+        s.load([&york[..], &new[..]]);
+        // Pivot is york (fewer hits): 11 → new expected at 12, nearest 10
+        // (span 1, out of order) — query order is york, new.
+        assert_eq!(
+            bins(&s),
+            vec![(HitType::Plain, 1, 1), (HitType::Plain, 4, 1)]
+        );
+        s.load([&new[..], &york[..]]);
+        assert_eq!(
+            bins(&s),
+            vec![(HitType::Plain, 0, 1), (HitType::Plain, 4, 1)]
+        );
+        // Title phrase; the text hit of one word is in another field.
+        let a = [Hit::title(false, 2), Hit::plain(false, 1, 7)];
+        let b = [Hit::title(false, 3)];
+        s.load([&a[..], &b[..]]);
+        assert_eq!(bins(&s), vec![(HitType::Title, 0, 1)]);
+        // Anchors: matched only within one source.
+        let a = [Hit::anchor(false, 1, 0)];
+        let b = [Hit::anchor(false, 2, 1)];
+        let same = source_hash_eq(1, 2);
+        s.load([&a[..], &b[..]]);
+        let expect = if same { 0 } else { 9 };
+        assert_eq!(bins(&s), vec![(HitType::Anchor, expect, 1)]);
+        // A clamped position is not even close.
+        let a = text(&[5000]);
+        let b = text(&[4094]);
+        s.load([&a[..], &b[..]]);
+        assert_eq!(bins(&s), vec![(HitType::Plain, 9, 1)]);
+        // One word: no proximity.
+        s.load([&new[..]]);
+        assert!(bins(&s).is_empty());
+    }
+
+    #[test]
+    fn ir_is_the_dot_product() {
+        let w = RankingWeights::default();
+        let mut s = Scorer::new();
+        let a = [Hit::title(false, 0), Hit::plain(false, 1, 4)];
+        let b = [Hit::title(false, 1)];
+        s.load([&a[..], &b[..]]);
+        // a: title 1 (24) + plain 1 (1); b: title 1 (24); pivot b: title
+        // phrase (24 · 16).
+        assert!((s.ir(&w) - (24.0 + 1.0 + 24.0 + 384.0)).abs() < 1e-9);
+        let e = s.explain(&["a".into(), "b".into()], &w, Some(0.5), 2);
+        assert!((e.ir - s.ir(&w)).abs() < 1e-12);
+        let sum: f64 = e
+            .words
+            .iter()
+            .flat_map(|x| x.types.iter().map(|t| t.4))
+            .chain(e.proximity.iter().map(|p| p.contribution))
+            .sum();
+        assert!((sum - e.ir).abs() < 1e-9);
+        assert!((e.pagerank_factor - (1.0 + 0.1 * 2f64.ln())).abs() < 1e-12);
+        assert!((e.score - e.ir * e.pagerank_factor).abs() < 1e-9);
+    }
+}

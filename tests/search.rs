@@ -1,0 +1,406 @@
+//! The searcher against a brute-force scan of the token streams: random
+//! 1–3 word queries on generated sites give the same documents, scores and
+//! order as the naive index scored with the same function and Figure 4's
+//! short-then-full rule; pages never crawled are found by their anchors;
+//! queries without answers get one; corrupt files make `search` refuse with
+//! `verify`'s message.
+
+mod common;
+#[path = "common/site.rs"]
+mod site;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use common::Rng;
+use site::*;
+use webmill::index::hit::Hit;
+use webmill::index::{build_index, IndexOptions, Lexicon};
+use webmill::job::{Job, JobFile, JobView, Settings};
+use webmill::search::rank::Scorer;
+use webmill::search::{EmptyReason, Pass, Query, RankingWeights, Searcher};
+
+fn indexed_site(root: &std::path::Path, pages: usize, seed: u64, barrels: u32) -> Job {
+    let mut job = site_job(root, pages, seed);
+    let s = Settings {
+        reporter: Arc::new(webmill::progress::Silent),
+        ..Settings::new(16 << 20)
+    };
+    build_index(&mut job, &IndexOptions { barrels }, &s).unwrap();
+    job
+}
+
+/// Ranked (docID, score) of a page, the pass, the matches.
+type BrutePage = (Vec<(u64, f64)>, Pass, usize);
+
+/// Figure 4 over the naive index: the matching docIDs (in docID order, at
+/// most `cutoff`), with the pass they came from.
+struct Brute {
+    naive: Naive,
+    ranks: Vec<f64>,
+    docs: u64,
+}
+
+impl Brute {
+    fn new(job: &Job) -> Brute {
+        let ranks = webmill::rank::RankVector::open(job.file(JobFile::Ranks).unwrap())
+            .unwrap()
+            .load()
+            .unwrap();
+        Brute {
+            naive: naive_index(job),
+            docs: ranks.len() as u64,
+            ranks,
+        }
+    }
+
+    /// (docID, score) of the ranked results `offset..offset + k`, the pass,
+    /// the matches; `None` when a word is unknown.
+    fn search(
+        &self,
+        words: &[String],
+        k: usize,
+        offset: usize,
+        cutoff: usize,
+        w: &RankingWeights,
+    ) -> Option<BrutePage> {
+        let lists: Vec<_> = words
+            .iter()
+            .map(|q| self.naive.get(q))
+            .collect::<Option<_>>()?;
+        let all: BTreeSet<u32> = lists[0]
+            .keys()
+            .copied()
+            .filter(|d| lists.iter().all(|l| l.contains_key(d)))
+            .collect();
+        let short_of = |d: &u32| {
+            lists
+                .iter()
+                .all(|l| l[d].1.iter().any(|h| h.is_title_or_anchor()))
+        };
+        let every_word_short = lists.iter().all(|l| {
+            l.values()
+                .any(|(_, f)| f.iter().any(|h| h.is_title_or_anchor()))
+        });
+        let want = offset + k;
+        let short: Vec<u32> = all.iter().copied().filter(short_of).collect();
+        let (pass, mut docs) = if every_word_short && (short.len() >= want || short.len() >= cutoff)
+        {
+            (Pass::Short, short)
+        } else {
+            (Pass::Full, all.into_iter().collect())
+        };
+        docs.truncate(cutoff);
+        let mut scorer = Scorer::new();
+        let mut scored: Vec<(u64, f64)> = docs
+            .iter()
+            .map(|&d| {
+                let hits: Vec<Vec<Hit>> = lists
+                    .iter()
+                    .map(|l| {
+                        let (p, f) = &l[&d];
+                        p.iter().chain(f).copied().collect()
+                    })
+                    .collect();
+                scorer.load(hits.iter().map(Vec::as_slice));
+                let ir = scorer.ir(w);
+                (
+                    u64::from(d),
+                    w.combine(ir, Some(self.ranks[d as usize]), self.docs),
+                )
+            })
+            .collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let n = scored.len();
+        Some((scored.into_iter().skip(offset).take(k).collect(), pass, n))
+    }
+}
+
+/// Random 1–3 word queries, several page sizes, offsets and cut-offs: the
+/// searcher's results are the brute-force scan's, score for score.
+#[test]
+fn results_equal_a_brute_force_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = indexed_site(dir.path(), 160, 21, 4);
+    let brute = Brute::new(&job);
+    let view = JobView::open(job.dir()).unwrap();
+    let searcher = Searcher::open(&view).unwrap();
+    assert!(searcher.doc_count() > 160);
+    let vocab: Vec<String> = WORDS
+        .iter()
+        .map(|w| w.to_lowercase())
+        .chain(["page", "outside", "p3", "html", "site"].map(String::from))
+        .chain((0..8).map(|i| format!("alpha{i}")))
+        .collect();
+    let mut rng = Rng(99);
+    let (mut passes, mut checked, mut cut) = ([0usize; 2], 0, 0);
+    for round in 0..400 {
+        let n = 1 + rng.below(3) as usize;
+        let words: Vec<String> = (0..n)
+            .map(|_| vocab[rng.below(vocab.len() as u64) as usize].clone())
+            .collect();
+        let k = [1, 3, 10, 1000][round % 4];
+        let offset = [0, 0, 2, 7][rng.below(4) as usize];
+        let cutoff = if round % 5 == 0 {
+            1 + rng.below(20) as usize
+        } else {
+            40_000
+        };
+        let mut q = Query::parse(&words.join(" ")).ranking_only();
+        q.cutoff = cutoff;
+        let got = searcher.search(&q, k, offset).unwrap();
+        match brute.search(&q.words, k, offset, cutoff, &q.weights) {
+            None => {
+                assert!(
+                    matches!(got.empty, Some(EmptyReason::UnknownWords(_))),
+                    "{words:?}"
+                );
+            }
+            Some((want, pass, total)) => {
+                let got_list: Vec<(u64, f64)> =
+                    got.results.iter().map(|r| (r.docid, r.score)).collect();
+                assert_eq!(
+                    got_list, want,
+                    "{words:?} k {k} offset {offset} cutoff {cutoff}"
+                );
+                assert_eq!(got.total as usize, total, "{words:?}");
+                if total > 0 {
+                    assert_eq!(got.pass, Some(pass), "{words:?} k {k} cutoff {cutoff}");
+                    passes[usize::from(pass == Pass::Full)] += 1;
+                    cut += usize::from(got.cut_off);
+                } else {
+                    assert_eq!(got.empty, Some(EmptyReason::NoDocumentHasAll));
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 300, "{checked} queries compared");
+    assert!(
+        passes[0] > 20 && passes[1] > 20,
+        "short/full passes: {passes:?}"
+    );
+    assert!(cut > 10, "{cut} queries cut off");
+}
+
+/// A page never crawled is found by the words of the anchors pointing at
+/// it, and shown with that anchor text as its title.
+#[test]
+fn never_crawled_pages_are_found_by_their_anchor_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    std::fs::write(
+        site.join("a.html"),
+        "<title>Start</title><p>links below</p><a href=\"http://far.example/x\">quasar telescope</a>",
+    )
+    .unwrap();
+    std::fs::write(
+        site.join("b.html"),
+        "<title>Other</title><p>more text</p><a href=\"http://far.example/x\">quasar telescope</a><a href=\"a.html\">start</a>",
+    )
+    .unwrap();
+    let mut job = common::ingested_job(
+        &dir.path().join("job"),
+        &[format!("http://near.example/={}", site.display())],
+        16 << 20,
+    );
+    build_index(
+        &mut job,
+        &IndexOptions { barrels: 2 },
+        &Settings::new(16 << 20),
+    )
+    .unwrap();
+    let view = JobView::open(job.dir()).unwrap();
+    let s = Searcher::open(&view).unwrap();
+    let r = s.search(&Query::parse("Quasar telescope"), 10, 0).unwrap();
+    // The linking pages have the words too (anchor text is page text); the
+    // page they link to ranks first.
+    assert_eq!(r.results.len(), 3, "{r:?}");
+    let x = &r.results[0];
+    assert_eq!(x.url, "http://far.example/x");
+    assert!(!x.crawled && x.title_from_anchor);
+    assert_eq!(x.title, "quasar telescope");
+    assert_eq!(
+        r.pass,
+        Some(Pass::Full),
+        "fewer than k matches in the short barrels"
+    );
+    let one = s.search(&Query::parse("quasar"), 1, 0).unwrap();
+    assert_eq!(one.pass, Some(Pass::Short));
+    assert_eq!(one.results[0].url, "http://far.example/x");
+}
+
+/// Empty, punctuation-only, unknown-word and 1,000-word queries: an
+/// answer, not an error.
+#[test]
+fn queries_without_answers_get_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = indexed_site(dir.path(), 30, 4, 2);
+    let view = JobView::open(job.dir()).unwrap();
+    let s = Searcher::open(&view).unwrap();
+    for text in ["", "   ", "!!! ... — ;;", "\u{200b}"] {
+        let r = s.search(&Query::parse(text), 10, 0).unwrap();
+        assert_eq!(r.empty, Some(EmptyReason::NoWords), "{text:?}");
+    }
+    let r = s.search(&Query::parse("alpha zzyzx qqq"), 10, 0).unwrap();
+    assert_eq!(
+        r.empty,
+        Some(EmptyReason::UnknownWords(vec![
+            "zzyzx".into(),
+            "qqq".into()
+        ]))
+    );
+    assert!(r.results.is_empty());
+    let many: String = (0..1000).map(|i| format!("alpha w{i} ")).collect();
+    let r = s.search(&Query::parse(&many), 10, 0).unwrap();
+    assert_eq!(r.words.len(), 32);
+    assert_eq!(r.ignored_words, 1001 - 32);
+    assert!(r.empty.is_some());
+    let r = s
+        .search(&Query::parse(&"alpha ".repeat(1000)), 10, 0)
+        .unwrap();
+    assert_eq!(r.words.len(), 1);
+    assert!(!r.results.is_empty());
+    // k = 0 counts.
+    let r = s.search(&Query::parse("alpha"), 0, 0).unwrap();
+    assert!(r.total > 0 && r.results.is_empty());
+    // Past the last result: an empty page, the total still known.
+    let r = s.search(&Query::parse("alpha"), 10, 100_000).unwrap();
+    assert!(r.total > 0 && r.results.is_empty());
+}
+
+/// A corrupt barrel block or lexicon block: `verify` names the file and
+/// block, and a search that reads it refuses with the same message.
+#[test]
+fn corrupt_files_make_search_refuse_with_verifys_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = indexed_site(dir.path(), 80, 5, 2);
+    let lex = Lexicon::open(job.file(JobFile::Lexicon).unwrap()).unwrap();
+    let id = lex.lookup("alpha").unwrap();
+    let info = lex.entry(id).unwrap();
+    let barrel = lex.barrel_of(id) as u16;
+    drop(lex);
+    let cases = [
+        (JobFile::FullBarrel(barrel), info.full.block as usize),
+        (JobFile::Lexicon, 2 + id as usize / 1024),
+        (JobFile::Lexicon, 0),
+    ];
+    for (file, block) in cases {
+        let path = job.file(file).unwrap();
+        let good = std::fs::read(&path).unwrap();
+        let c = webmill::container::Container::open(&path).unwrap();
+        let at = c.blocks()[block].offset as usize + 24 + 3;
+        drop(c);
+        let mut bad = good.clone();
+        bad[at] ^= 0x10;
+        std::fs::write(&path, &bad).unwrap();
+        let verify = webmill::kinds::verify_file(&path)
+            .err()
+            .expect("verify finds the damage")
+            .to_string();
+        assert!(
+            verify.contains(&path.display().to_string())
+                && verify.contains(&format!("block {block}")),
+            "{verify}"
+        );
+        let view = JobView::open(job.dir()).unwrap();
+        // All of alpha's doclist: more than the short barrels hold.
+        let search = Searcher::open(&view)
+            .and_then(|s| s.search(&Query::parse("alpha").ranking_only(), 100_000, 0))
+            .expect_err("search refuses")
+            .to_string();
+        assert_eq!(search, verify, "{file:?}");
+        std::fs::write(&path, &good).unwrap();
+    }
+}
+
+/// The title-query measurement on a generated site: every page with a
+/// distinctive title is queried, found and counted.
+#[test]
+fn title_queries_find_pages_by_their_titles() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = indexed_site(dir.path(), 120, 8, 4);
+    let view = JobView::open(job.dir()).unwrap();
+    let s = Searcher::open(&view).unwrap();
+    let r = webmill::search::titles::title_queries(&s, 0, &RankingWeights::default()).unwrap();
+    // Titles are "W1 W2 page i" on 4 pages of 5: all distinct.
+    assert_eq!(r.titled, 96);
+    assert_eq!(r.distinctive, 96);
+    assert_eq!(r.queried, 96);
+    assert!(r.rate >= 0.9, "{r:?}");
+    assert!(r.mrr > 0.5 && r.mrr <= 1.0, "{r:?}");
+    let half = webmill::search::titles::title_queries(&s, 10, &RankingWeights::default()).unwrap();
+    assert!(half.queried >= 10 && half.queried <= 11, "{half:?}");
+}
+
+/// Two hosts and copies of one page: the copies collapse into one result
+/// (`similar`) once a dedup stage ran, and each host's other matches are
+/// listed under its best one (`host_more`).
+#[test]
+fn hosts_cluster_and_near_duplicates_collapse() {
+    use webmill::dedup::{stage::dedup, stage::DedupOptions, Alg};
+    use webmill::search::HostClustering;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let body: String = (0..60).map(|i| format!("lorem{i} ")).collect();
+    for i in 0..3 {
+        std::fs::write(
+            a.join(format!("copy{i}.html")),
+            format!("<title>Zebra facts</title><p>zebra {body}</p>"),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        a.join("other.html"),
+        "<p>a zebra here and there, nothing else</p>",
+    )
+    .unwrap();
+    std::fs::write(
+        b.join("one.html"),
+        "<title>Zebra</title><p>zebra stripes</p>",
+    )
+    .unwrap();
+    std::fs::write(b.join("two.html"), "<p>one zebra</p>").unwrap();
+    let inputs = [
+        format!("http://a.example/={}", a.display()),
+        format!("http://b.example/={}", b.display()),
+    ];
+    let mut job = common::ingested_job(&dir.path().join("job"), &inputs, 16 << 20);
+    let s = Settings::new(16 << 20);
+    build_index(&mut job, &IndexOptions { barrels: 2 }, &s).unwrap();
+    let search = |job: &Job, q: &Query| {
+        let view = JobView::open(job.dir()).unwrap();
+        Searcher::open(&view).unwrap().search(q, 10, 0).unwrap()
+    };
+    // Two crawled hosts: grouped by host, best first.
+    let r = search(&job, &Query::parse("zebra"));
+    assert!(r.host_clusters);
+    assert_eq!((r.total, r.groups), (6, 2), "{r:?}");
+    let more: Vec<usize> = r.results.iter().map(|x| x.host_more.len()).collect();
+    let hosts: BTreeSet<&str> = r.results.iter().map(|x| &x.url[..16]).collect();
+    assert_eq!(hosts.len(), 2, "{r:?}");
+    assert_eq!(more.iter().sum::<usize>(), 4);
+    assert!(r.results.iter().all(|x| x.similar.is_empty()));
+    let mut off = Query::parse("zebra");
+    off.hosts = HostClustering::Off;
+    assert_eq!(search(&job, &off).groups, 6);
+    // After dedup: the three copies are one result.
+    let opts = DedupOptions {
+        algs: vec![Alg::Exact],
+        ..DedupOptions::default()
+    };
+    dedup(&mut job, &opts, &s).unwrap();
+    let r = search(&job, &off);
+    assert_eq!(r.similar_by.as_deref(), Some("exact"));
+    assert_eq!(r.groups, 4, "{r:?}");
+    let copies = r.results.iter().find(|x| x.url.contains("copy")).unwrap();
+    assert_eq!(copies.similar.len(), 2);
+    off.collapse_similar = false;
+    assert_eq!(search(&job, &off).groups, 6);
+    // One crawled host only: auto does not group.
+    let r = search(&job, &Query::parse("lorem5"));
+    assert!(!r.host_clusters);
+}

@@ -1,0 +1,151 @@
+//! `webmill search` and `webmill export ciff` as a user runs them: text and
+//! JSON results, answers to queries without results, `--explain`, and a
+//! corrupt index making `search` fail with `verify`'s message and exit code.
+
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+
+fn webmill(args: &[&str], job: &Path) -> Output {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("webmill"));
+    let (first, rest) = args.split_first().unwrap();
+    c.arg(first).arg("-q").arg(job).args(rest);
+    c.output().unwrap()
+}
+
+/// A generated site ingested, ranked and indexed by the CLI.
+fn indexed(dir: &Path) -> PathBuf {
+    let site = dir.join("site");
+    write_site(&site, 120, 3);
+    let job = dir.join("job");
+    let st = Command::new(assert_cmd::cargo::cargo_bin("webmill"))
+        .args(["ingest", "-q", "--out"])
+        .arg(&job)
+        .arg(format!("http://site.example/={}", site.display()))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    for cmd in [&["pagerank"][..], &["index", "--barrels", "4"]] {
+        let out = webmill(cmd, &job);
+        assert!(
+            out.status.success(),
+            "{cmd:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    job
+}
+
+#[test]
+fn search_prints_results_and_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = indexed(dir.path());
+    let out = webmill(&["search", "alpha beta", "-k", "3", "--json"], &job);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["total"].as_u64().unwrap() > 3);
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    for r in results {
+        for key in [
+            "docid",
+            "url",
+            "title",
+            "score",
+            "snippet",
+            "host_more",
+            "similar",
+        ] {
+            assert!(!r[key].is_null(), "{key} missing in {r}");
+        }
+        assert!(r["url"].as_str().unwrap().starts_with("http://"));
+        assert!(r["host_more"].is_u64() && r["similar"].is_u64());
+    }
+    let scores: Vec<f64> = results
+        .iter()
+        .map(|r| r["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+
+    let text = webmill(&["search", "alpha beta", "--explain", "-k", "2"], &job);
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(
+        text.contains("matching documents") && text.contains("1. "),
+        "{text}"
+    );
+    assert!(
+        text.contains("word \"alpha\"") && text.contains("IR "),
+        "{text}"
+    );
+    assert!(
+        text.contains("*alpha*") || text.contains("*beta*"),
+        "marked words: {text}"
+    );
+
+    for (query, answer) in [
+        ("", "No results: the query has no words."),
+        ("?! --", "No results: the query has no words."),
+        ("alpha qqqzzz", "No results: no document contains qqqzzz."),
+    ] {
+        let out = webmill(&["search", query], &job);
+        assert!(out.status.success());
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), answer);
+    }
+    let long: String = (0..1000).map(|i| format!("alpha{i} ")).collect();
+    let out = webmill(&["search", &long], &job);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("968 more ignored"));
+}
+
+#[test]
+fn corrupt_index_makes_search_fail_like_verify() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = indexed(dir.path());
+    let lexicon = job.join("index/lexicon.wm");
+    let c = webmill::container::Container::open(&lexicon).unwrap();
+    let at = c.blocks()[2].offset as usize + 30;
+    drop(c);
+    let mut bytes = std::fs::read(&lexicon).unwrap();
+    bytes[at] ^= 1;
+    std::fs::write(&lexicon, bytes).unwrap();
+    let verify = webmill(&["verify"], &job);
+    let search = webmill(&["search", "alpha"], &job);
+    assert!(!verify.status.success() && !search.status.success());
+    assert_eq!(verify.status.code(), search.status.code());
+    let v = String::from_utf8_lossy(&verify.stderr);
+    let s = String::from_utf8_lossy(&search.stderr);
+    let msg = s.trim().trim_start_matches("webmill: error: ");
+    assert!(msg.contains("lexicon.wm") && msg.contains("block 2"), "{s}");
+    assert!(v.contains(msg), "verify: {v}\nsearch: {s}");
+}
+
+#[test]
+fn export_ciff_writes_a_strict_ciff_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = indexed(dir.path());
+    let out = Command::new(assert_cmd::cargo::cargo_bin("webmill"))
+        .args(["export", "-q", "ciff"])
+        .arg(&job)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = webmill::index::ciff::check(&out.stdout[..], |_| {}).unwrap();
+    let lex = webmill::index::Lexicon::open(job.join("index/lexicon.wm")).unwrap();
+    assert_eq!(c.header.num_postings_lists as u32, lex.words());
+    assert_eq!(c.header.total_terms_in_collection as u64, c.tf_sum);
+    assert!(
+        !job.join("tmp").exists() || std::fs::read_dir(job.join("tmp")).unwrap().next().is_none()
+    );
+}
