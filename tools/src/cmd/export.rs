@@ -8,7 +8,8 @@ use webmill::dedup::files::{for_each_cluster_member, for_each_pair};
 use webmill::dedup::Alg;
 use webmill::docs::DocTable;
 use webmill::graph::EdgeFile;
-use webmill::job::JobFile;
+use webmill::input::for_each_skip;
+use webmill::job::{JobFile, StageId};
 use webmill::sort::SortConfig;
 use webmill::tsv::escape;
 
@@ -25,7 +26,10 @@ pub struct Args {
     /// stream near-duplicate detection sees; ingested jobs only), pairs =
     /// `docid_a docid_b similarity` (a < b, sorted; after `webmill dedup`),
     /// clusters = `cluster_id docid keep` (cluster id = its smallest docID;
-    /// keep = 1 for the one doc kept per cluster)
+    /// keep = 1 for the one doc kept per cluster), skips = `stage key action
+    /// kind file location detail` (every input record or file a stage did not
+    /// keep and every cut it made, from `ingest` and `import-graph`; key = the
+    /// records kept before it, for a cut the record cut)
     #[arg(value_enum)]
     what: What,
     /// Job directory
@@ -43,6 +47,7 @@ enum What {
     Pairs,
     Clusters,
     Ranks,
+    Skips,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
@@ -94,6 +99,25 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
                 writeln!(out, "{c}\t{d}\t{}", u8::from(keep))
                     .map_err(|e| webmill::Error::io("stdout", e))
             })?;
+        }
+        What::Skips => {
+            writeln!(out, "# stage\t{}", webmill::input::report::HEADER)?;
+            let mut any = false;
+            for stage in [StageId::Ingest, StageId::ImportGraph] {
+                let file = JobFile::Skips(stage);
+                if !job.has(file) {
+                    continue;
+                }
+                any = true;
+                for_each_skip(&job.file(file)?, |key, s| {
+                    writeln!(out, "{stage}\t{}", s.tsv(key))
+                        .map_err(|e| webmill::Error::io("stdout", e))
+                })?;
+            }
+            if !any {
+                // Names what to run.
+                job.file(JobFile::Skips(StageId::Ingest))?;
+            }
         }
         What::Edges => {
             let f = EdgeFile::open(job.file(JobFile::Edges)?)?;
