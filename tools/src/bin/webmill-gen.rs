@@ -56,8 +56,11 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use rayon::prelude::*;
+
+#[path = "../gen/pages.rs"]
+mod pages;
 
 /// Generate a web-like graph as a SNAP edge list (`src<TAB>dst` lines).
 ///
@@ -128,6 +131,44 @@ struct Args {
     /// No summary on standard error
     #[arg(short, long)]
     quiet: bool,
+    /// Output: `snap` (an edge list) or `warc` (every node as an HTML page
+    /// with its links, words and planted near-duplicates, in a WARC file;
+    /// --gzip then compresses each record as its own member)
+    #[arg(long, value_enum, default_value_t = Format::Snap)]
+    format: Format,
+    /// warc: page length in words, MIN..MAX, uniform
+    #[arg(long, default_value = "50..150", value_parser = parse_range)]
+    words: (u64, u64),
+    /// warc: vocabulary size (Zipf law over it)
+    #[arg(long, default_value_t = 100_000)]
+    vocab: u64,
+    /// warc: fraction of pages whose text copies another page's
+    #[arg(long, default_value_t = 0.1)]
+    dup_fraction: f64,
+    /// warc: copies get up to this percentage of their words replaced
+    #[arg(long, default_value_t = 10)]
+    max_edits_pct: u64,
+}
+
+/// What `webmill-gen` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// `src<TAB>dst` lines.
+    Snap,
+    /// A WARC file of HTML pages.
+    Warc,
+}
+
+fn parse_range(s: &str) -> Result<(u64, u64), String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("{s:?}: expected MIN..MAX"))?;
+    let a: u64 = a.parse().map_err(|e| format!("{a:?}: {e}"))?;
+    let b: u64 = b.parse().map_err(|e| format!("{b:?}: {e}"))?;
+    if a == 0 || b < a {
+        return Err(format!("{s:?}: need 1 ≤ MIN ≤ MAX"));
+    }
+    Ok((a, b))
 }
 
 // ---------------------------------------------------------------------------
@@ -647,9 +688,61 @@ fn render(model: &Model, chunk: &Chunk) -> (Vec<u8>, Stats) {
     (buf, st)
 }
 
+/// The pages of a chunk as WARC records: `hosts` are all the hosts (to name
+/// a link's target), `text` the words' model.
+fn render_warc(
+    model: &Model,
+    chunk: &Chunk,
+    hosts: &[Host],
+    text: &pages::TextModel,
+    gzip: bool,
+) -> (Vec<u8>, Stats) {
+    let mut buf = Vec::with_capacity((chunk.end - chunk.start) as usize * 1500);
+    let mut st = Stats::default();
+    let (mut links, mut extra) = (Vec::new(), Vec::new());
+    let (mut targets, mut ws, mut html, mut uri, mut scratch) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let host_of = |t: u64| hosts.partition_point(|h| h.start <= t) as u64 - 1;
+    let mut h = host_of(chunk.start);
+    for node in chunk.start..chunk.end {
+        while node >= hosts[h as usize].end() {
+            h += 1;
+        }
+        let host = hosts[h as usize];
+        if node == host.start {
+            st.hosts += 1;
+        }
+        model.links(node, &host, &mut links, &mut extra);
+        st.nodes += 1;
+        st.arcs += links.len() as u64;
+        st.max_out = st.max_out.max(links.len() as u64);
+        if links.is_empty() {
+            st.dangling += 1;
+        }
+        targets.clear();
+        for &t in &links {
+            if (host.start..host.end()).contains(&t) {
+                st.in_host += 1;
+                targets.push((h, t));
+            } else {
+                targets.push((host_of(t), t));
+            }
+        }
+        html.clear();
+        pages::html(text, node, &targets, &mut ws, &mut html);
+        uri.clear();
+        pages::url(h, node, &mut uri);
+        pages::record(&uri, &html, gzip, &mut scratch, &mut buf);
+    }
+    (buf, st)
+}
+
 /// Writes the graph described by `args` to `out`; returns its figures.
 fn generate(args: &Args, out: &mut dyn Write) -> anyhow::Result<Stats> {
     let model = Model::new(args)?;
+    if args.format == Format::Warc {
+        return generate_warc(args, &model, out);
+    }
     writeln!(
         out,
         "# webmill-gen {}: web-like graph, nodes={} arcs≈{} seed={} out-exponent={} \
@@ -708,10 +801,59 @@ fn generate(args: &Args, out: &mut dyn Write) -> anyhow::Result<Stats> {
     Ok(stats)
 }
 
-/// Where the text goes: a file or stdout, possibly through a `gzip` child.
+/// `generate` for `--format warc`: all hosts first (a link names its
+/// target's host), then the pages chunk by chunk, in parallel, in order.
+fn generate_warc(args: &Args, model: &Model, out: &mut dyn Write) -> anyhow::Result<Stats> {
+    let hosts: Vec<Host> = HostStream::new(args).collect();
+    let text = pages::TextModel::new(
+        args.nodes,
+        args.seed,
+        args.words,
+        args.vocab,
+        args.dup_fraction,
+        args.max_edits_pct,
+    );
+    out.write_all(&pages::warcinfo(
+        &format!(
+            "web-like pages: nodes={} arcs~{} seed={} words={}..{} vocab={} dup-fraction={} max-edits-pct={}",
+            args.nodes, args.arcs, args.seed, args.words.0, args.words.1, args.vocab,
+            args.dup_fraction, args.max_edits_pct
+        ),
+        args.gzip,
+    ))?;
+    let batch = rayon::current_num_threads() * 2;
+    let chunk_nodes = CHUNK_NODES / 16;
+    let mut stats = Stats::default();
+    let mut next = 0u64;
+    while next < model.n {
+        let mut chunks = Vec::with_capacity(batch);
+        while chunks.len() < batch && next < model.n {
+            let end = (next + chunk_nodes).min(model.n);
+            chunks.push(Chunk {
+                start: next,
+                end,
+                hosts: Vec::new(),
+            });
+            next = end;
+        }
+        let rendered: Vec<(Vec<u8>, Stats)> = chunks
+            .par_iter()
+            .map(|c| render_warc(model, c, &hosts, &text, args.gzip))
+            .collect();
+        for (bytes, st) in rendered {
+            out.write_all(&bytes)?;
+            stats.add(&st);
+        }
+    }
+    out.flush()?;
+    Ok(stats)
+}
+
+/// Where the text goes: a file or stdout, possibly through a `gzip` child
+/// (never for WARC, whose records are compressed one by one).
 fn open_output(args: &Args) -> anyhow::Result<(Box<dyn Write>, Option<Child>)> {
     let to_stdout = args.output.as_os_str() == "-";
-    if !args.gzip {
+    if !args.gzip || args.format == Format::Warc {
         let w: Box<dyn Write> = if to_stdout {
             Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock()))
         } else {
