@@ -32,6 +32,7 @@ pub const KINDS: &[&FileKind] = &[
     &crate::index::inverted::BARREL,
     &crate::index::forward::FORWARD,
     &crate::index::sorter::LEXPART,
+    &crate::analysis::checkpoint::NODESETS,
     &SORTRUN,
 ];
 

@@ -16,6 +16,7 @@ pub mod sort;
 pub mod varint;
 
 pub use error::{Error, Result};
+pub mod analysis;
 pub mod dedup;
 pub mod docs;
 pub mod graph;

@@ -25,15 +25,29 @@
 //!   Kolmogorov–Smirnov distance over the tail: `D = max_k |F_data(k) −
 //!   F_fit(k)|` over every integer `k ≥ k_min` (between two observed degrees
 //!   the data's CDF is flat and the model's grows, so both ends of each gap are
-//!   checked). Candidates are the observed degrees with at least
-//!   [`MIN_TAIL`] nodes at or above them (a fit to a handful of hubs would win
-//!   on KS distance and mean nothing); when there are more than
-//!   [`MAX_CANDIDATES`], all degrees up to 100 are kept and the rest thinned to
-//!   a geometric progression of ratio 1.02.
+//!   checked). Every observed degree is a candidate, as CSN prescribe, as long
+//!   as at least [`MIN_TAIL`] nodes lie at or above it (a fit to a handful of
+//!   hubs would win on KS distance and mean nothing).
 //! * The standard error of `α` is given as `(α − 1) / √n`, `n` the nodes in
 //!   the tail: CSN's large-`k_min` approximation (at `k_min = 1` the spread of
 //!   the estimate over samples of a known law is 1.0× it for α = 2.1 and 1.3×
 //!   for α = 2.7).
+//! * **Goodness of fit** ([`bootstrap_p_value`], CSN §4.1): synthetic data
+//!   sets of the same size are drawn from the fitted model — each value, with
+//!   the probability of the tail's share, from the fitted law above `k_min`,
+//!   otherwise uniformly from the observed degrees below `k_min` — and each
+//!   is fitted the same way, `k_min` chosen again. The p-value is the share of
+//!   synthetic KS distances at least the data's. CSN rule a power law out
+//!   when `p ≤ 0.1` ([`PLAUSIBLE_P`]); `p` is known to about `±1/(2√R)` with `R`
+//!   replicates. Draws above `k_min` invert the exact discrete CCDF
+//!   `ζ(α, k)/ζ(α, k_min)` (tabulated, bisection beyond the table); every
+//!   replicate has its own seeded generator, so the p-value does not depend
+//!   on the thread count.
+//!
+//! IIR §19.2.1 quotes α ≈ 2.1 for in-degrees ([`IIR_IN_DEGREE_EXPONENT`],
+//! from Kumar et al. and Broder et al., who fitted lines to log-log
+//! histograms, a method CSN show to be biased); `webmill stats` prints the
+//! fitted exponent beside it.
 //!
 //! The exponent describes the tail only: web graphs' out-degrees are often not
 //! a power law below a few dozen links (navigation menus), which is why
@@ -126,8 +140,13 @@ pub fn graph_stats(job: &JobView) -> Result<Map<String, Value>> {
 
 /// Fewest nodes in a tail fitted by [`fit_power_law`].
 pub const MIN_TAIL: u64 = 50;
-/// Most `k_min` candidates [`fit_power_law`] tries (see the module doc).
-pub const MAX_CANDIDATES: usize = 400;
+/// CSN's threshold: a power law is ruled out when the goodness-of-fit
+/// p-value is at most this.
+pub const PLAUSIBLE_P: f64 = 0.1;
+/// The in-degree exponent IIR §19.2.1 reports.
+pub const IIR_IN_DEGREE_EXPONENT: f64 = 2.1;
+/// Bootstrap replicates of `webmill stats` by default (p to about ±0.05).
+pub const DEFAULT_BOOTSTRAP: u32 = 100;
 /// Degrees below this are counted in an array, the rest in a map.
 const DENSE_DEGREES: usize = 1 << 12;
 
@@ -372,21 +391,7 @@ pub fn fit_power_law(hist: &DegreeHistogram) -> Option<PowerLawFit> {
         tail_n[i] = tail_n[i + 1] + c;
         tail_ln[i] = tail_ln[i + 1] + c as f64 * (k as f64).ln();
     }
-    let mut candidates: Vec<usize> = (0..data.len())
-        .filter(|&i| tail_n[i] >= MIN_TAIL && i + 1 < data.len())
-        .collect();
-    if candidates.len() > MAX_CANDIDATES {
-        let mut kept = Vec::new();
-        let mut next_value = 0f64;
-        for i in candidates {
-            let k = data[i].0 as f64;
-            if k <= 100.0 || k >= next_value {
-                kept.push(i);
-                next_value = k * 1.02;
-            }
-        }
-        candidates = kept;
-    }
+    let candidates = (0..data.len()).filter(|&i| tail_n[i] >= MIN_TAIL && i + 1 < data.len());
     let mut best: Option<PowerLawFit> = None;
     for i in candidates {
         let n = tail_n[i] as f64;
@@ -406,6 +411,144 @@ pub fn fit_power_law(hist: &DegreeHistogram) -> Option<PowerLawFit> {
     best
 }
 
+/// The bootstrap goodness-of-fit test of a power-law fit (CSN §4.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GoodnessOfFit {
+    /// Share of synthetic data sets whose KS distance is at least the data's.
+    pub p_value: f64,
+    /// Synthetic data sets drawn.
+    pub replicates: u32,
+}
+
+impl GoodnessOfFit {
+    /// Whether a power law is a plausible model: `p > 0.1`.
+    pub fn plausible(&self) -> bool {
+        self.p_value > PLAUSIBLE_P
+    }
+}
+
+/// splitmix64, the generator of the bootstrap (one stream per replicate).
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next_u64(&mut self) -> u64 {
+        crate::dedup::minwise::splitmix64(&mut self.0)
+    }
+    /// Uniform in (0, 1].
+    fn unit(&mut self) -> f64 {
+        ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Exact draws from the discrete power law `k^-α / ζ(α, k_min)`, `k ≥ k_min`,
+/// by inverting its CCDF.
+struct PowerLawSampler {
+    alpha: f64,
+    k_min: u64,
+    z: f64,
+    /// `ccdf[j]` = P(K ≥ k_min + j), decreasing.
+    ccdf: Vec<f64>,
+}
+
+/// Degrees tabulated by [`PowerLawSampler`] above `k_min`.
+const SAMPLER_TABLE: u64 = 1 << 16;
+
+impl PowerLawSampler {
+    fn new(alpha: f64, k_min: u64) -> PowerLawSampler {
+        let z = hurwitz_zeta(alpha, k_min as f64);
+        let ccdf = (0..SAMPLER_TABLE)
+            .map(|j| hurwitz_zeta(alpha, (k_min + j) as f64) / z)
+            .collect();
+        PowerLawSampler {
+            alpha,
+            k_min,
+            z,
+            ccdf,
+        }
+    }
+
+    /// The `k` with P(K ≥ k) ≥ u > P(K ≥ k + 1), for u in (0, 1].
+    fn draw(&self, u: f64) -> u64 {
+        let at_least = self.ccdf.partition_point(|&c| c >= u) as u64;
+        if at_least < SAMPLER_TABLE {
+            return self.k_min + at_least.saturating_sub(1);
+        }
+        // Beyond the table: bracket, then bisect on the exact CCDF.
+        let ccdf = |k: u64| hurwitz_zeta(self.alpha, k as f64) / self.z;
+        let mut lo = self.k_min + SAMPLER_TABLE - 1;
+        let mut hi = lo.saturating_mul(2);
+        while ccdf(hi) >= u && hi < u64::MAX / 4 {
+            lo = hi;
+            hi = hi.saturating_mul(2);
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if ccdf(mid) >= u {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+/// The goodness-of-fit p-value of `fit` to `hist` by `replicates`
+/// synthetic data sets (see the module doc), seeded by `seed`; replicates
+/// run in parallel and the result does not depend on the thread count.
+pub fn bootstrap_p_value(
+    hist: &DegreeHistogram,
+    fit: &PowerLawFit,
+    replicates: u32,
+    seed: u64,
+) -> GoodnessOfFit {
+    use rayon::prelude::*;
+    let body: Vec<(u64, u64)> = hist
+        .iter()
+        .filter(|&(k, _)| k >= 1 && k < fit.k_min)
+        .collect();
+    let n: u64 = hist.iter().filter(|&(k, _)| k >= 1).map(|(_, c)| c).sum();
+    let body_n = n - fit.tail_nodes;
+    // Cumulative body counts, for uniform draws from the observed values.
+    let mut body_cum = Vec::with_capacity(body.len());
+    let mut acc = 0u64;
+    for &(_, c) in &body {
+        acc += c;
+        body_cum.push(acc);
+    }
+    let sampler = PowerLawSampler::new(fit.alpha, fit.k_min);
+    let tail_share = fit.tail_nodes as f64 / n.max(1) as f64;
+    let at_least = (0..replicates)
+        .into_par_iter()
+        .map(|r| {
+            let mut rng = SplitMix(seed ^ (r as u64 + 1).wrapping_mul(0xd1b5_4a32_d192_ed03));
+            let mut acc = Accumulator::default();
+            for _ in 0..n {
+                let k = if body_n == 0 || rng.unit() <= tail_share {
+                    sampler.draw(rng.unit())
+                } else {
+                    let x = rng.next_u64() % body_n;
+                    body[body_cum.partition_point(|&c| c <= x)].0
+                };
+                acc.add(k, 1);
+            }
+            match fit_power_law(&acc.finish()) {
+                Some(f) => f.ks >= fit.ks,
+                None => true,
+            }
+        })
+        .filter(|&worse| worse)
+        .count();
+    GoodnessOfFit {
+        p_value: if replicates == 0 {
+            f64::NAN
+        } else {
+            at_least as f64 / replicates as f64
+        },
+        replicates,
+    }
+}
+
 /// The in- and out-degree distributions of a job's link graph, with their
 /// power-law fits.
 #[derive(Clone, Debug)]
@@ -418,12 +561,17 @@ pub struct DegreeDistributions {
     pub out_fit: Option<PowerLawFit>,
     /// The fit of the in-degree tail.
     pub in_fit: Option<PowerLawFit>,
+    /// The goodness of the out-degree fit (when bootstrapped).
+    pub out_gof: Option<GoodnessOfFit>,
+    /// The goodness of the in-degree fit (when bootstrapped).
+    pub in_gof: Option<GoodnessOfFit>,
 }
 
 /// Reads both edge files of `job`'s graph (in parallel) into degree
-/// histograms and fits their tails. One pass over each file; memory is the
+/// histograms, fits their tails and tests each fit with `bootstrap`
+/// synthetic data sets (none when 0). One pass over each file; memory is the
 /// histograms and a block of each file.
-pub fn degree_distributions(job: &JobView) -> Result<DegreeDistributions> {
+pub fn degree_distributions(job: &JobView, bootstrap: u32) -> Result<DegreeDistributions> {
     let fwd = EdgeFile::open(job.file(JobFile::Edges)?)?;
     let rev = EdgeFile::open(job.file(JobFile::EdgesT)?)?;
     let (out_degree, in_degree) = rayon::join(
@@ -433,11 +581,20 @@ pub fn degree_distributions(job: &JobView) -> Result<DegreeDistributions> {
     let (out_degree, in_degree) = (out_degree?, in_degree?);
     let (out_fit, in_fit) =
         rayon::join(|| fit_power_law(&out_degree), || fit_power_law(&in_degree));
+    let gof = |hist: &DegreeHistogram, fit: &Option<PowerLawFit>, seed: u64| {
+        fit.as_ref()
+            .filter(|_| bootstrap > 0)
+            .map(|f| bootstrap_p_value(hist, f, bootstrap, seed))
+    };
+    let in_gof = gof(&in_degree, &in_fit, 0x1ee7);
+    let out_gof = gof(&out_degree, &out_fit, 0x0b7);
     Ok(DegreeDistributions {
         out_degree,
         in_degree,
         out_fit,
         in_fit,
+        out_gof,
+        in_gof,
     })
 }
 
@@ -449,14 +606,28 @@ fn round(x: f64, digits: i32) -> f64 {
 impl DegreeDistributions {
     /// The figures for `webmill stats`: per direction (`in`, `out`) the
     /// exponent `{dir}_degree_exponent` (null when no fit), its standard error,
-    /// `k_min`, the nodes in the tail, the KS distance and the number of
-    /// distinct degrees.
+    /// `k_min`, the nodes in the tail, the KS distance, the number of
+    /// distinct degrees, and with a bootstrap the p-value, the replicates and
+    /// whether a power law is plausible (`p > 0.1`); and IIR's in-degree
+    /// exponent beside ours (`iir_in_degree_exponent`).
     pub fn figures(&self) -> Map<String, Value> {
         let mut m = Map::new();
-        for (dir, hist, fit) in [
-            ("in", &self.in_degree, &self.in_fit),
-            ("out", &self.out_degree, &self.out_fit),
+        for (dir, hist, fit, gof) in [
+            ("in", &self.in_degree, &self.in_fit, &self.in_gof),
+            ("out", &self.out_degree, &self.out_fit, &self.out_gof),
         ] {
+            m.insert(
+                format!("{dir}_degree_p_value"),
+                json!(gof.map(|g| round(g.p_value, 3))),
+            );
+            m.insert(
+                format!("{dir}_degree_bootstrap"),
+                json!(gof.map(|g| g.replicates)),
+            );
+            m.insert(
+                format!("{dir}_degree_power_law_plausible"),
+                json!(gof.map(|g| g.plausible())),
+            );
             let f = fit.as_ref();
             m.insert(
                 format!("{dir}_degree_exponent"),
@@ -474,6 +645,10 @@ impl DegreeDistributions {
             m.insert(format!("{dir}_degree_ks"), json!(f.map(|f| round(f.ks, 4))));
             m.insert(format!("{dir}_degree_distinct"), json!(hist.distinct()));
         }
+        m.insert(
+            "iir_in_degree_exponent".into(),
+            json!(IIR_IN_DEGREE_EXPONENT),
+        );
         m
     }
 
@@ -486,9 +661,21 @@ impl DegreeDistributions {
     /// the noise of degrees seen once.
     pub fn plot_svg(&self, title: &str) -> String {
         let mut series = Vec::new();
-        for (name, hist, fit, color) in [
-            ("in-degree", &self.in_degree, &self.in_fit, "#1f77b4"),
-            ("out-degree", &self.out_degree, &self.out_fit, "#d62728"),
+        for (name, hist, fit, gof, color) in [
+            (
+                "in-degree",
+                &self.in_degree,
+                &self.in_fit,
+                &self.in_gof,
+                "#1f77b4",
+            ),
+            (
+                "out-degree",
+                &self.out_degree,
+                &self.out_fit,
+                &self.out_gof,
+                "#d62728",
+            ),
         ] {
             let n = hist.nodes();
             if n == 0 {
@@ -519,13 +706,29 @@ impl DegreeDistributions {
                 ks.dedup();
                 series.push(Series {
                     label: format!(
-                        "{name} fit: α = {:.2} ± {:.2}, k ≥ {}",
-                        f.alpha, f.alpha_error, f.k_min
+                        "{name} fit: α = {:.2} ± {:.2}, k ≥ {}{}",
+                        f.alpha,
+                        f.alpha_error,
+                        f.k_min,
+                        gof.map_or(String::new(), |g| format!(", p = {:.2}", g.p_value))
                     ),
                     color: color.to_string(),
                     style: SeriesStyle::Dashed,
                     points: ks.iter().map(|&k| (k as f64, f.ccdf(k, n))).collect(),
                 });
+                if name == "in-degree" {
+                    // IIR's exponent, through the same first point.
+                    let iir = PowerLawFit {
+                        alpha: IIR_IN_DEGREE_EXPONENT,
+                        ..*f
+                    };
+                    series.push(Series {
+                        label: format!("IIR §19.2: α = {IIR_IN_DEGREE_EXPONENT}"),
+                        color: "#7f7f7f".to_string(),
+                        style: SeriesStyle::Line,
+                        points: ks.iter().map(|&k| (k as f64, iir.ccdf(k, n))).collect(),
+                    });
+                }
             }
         }
         loglog_plot_svg(
@@ -541,22 +744,7 @@ impl DegreeDistributions {
 mod tests {
     use super::*;
 
-    /// splitmix64: a small, independent pseudo-random source for the tests.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next_u64(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        /// Uniform in (0, 1].
-        fn unit(&mut self) -> f64 {
-            ((self.next_u64() >> 11) + 1) as f64 / (1u64 << 53) as f64
-        }
-    }
+    use super::SplitMix as Rng;
 
     /// An exact draw from P(k) ∝ k^-a, k ≥ 1: Devroye's rejection algorithm
     /// for the Zipf law (Non-Uniform Random Variate Generation, 1986,

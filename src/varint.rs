@@ -14,6 +14,12 @@ pub fn put(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Bytes [`put`] writes for `v`: one per started 7 bits (at least one).
+#[inline]
+pub fn len(v: u64) -> usize {
+    (u64::BITS - (v | 1).leading_zeros()).div_ceil(7) as usize
+}
+
 /// Reads an unsigned LEB128 varint from the front of `input`, advancing it.
 ///
 /// Returns `None` if the input ends inside the varint or the value does not fit

@@ -27,6 +27,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
+use webmill::analysis::checkpoint;
+use webmill::analysis::nodeset::{NodeBits, NodeLabels};
 use webmill::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use webmill::docs::{Doc, DocTable, DocWriter};
 use webmill::graph::{Direction, EdgeFile, EdgeWriter};
@@ -48,7 +50,7 @@ struct Golden {
     write: fn(&Path) -> webmill::Result<PathBuf>,
 }
 
-const GOLDEN: [Golden; 17] = [
+const GOLDEN: [Golden; 18] = [
     Golden {
         name: "container.wm",
         write: write_container,
@@ -66,8 +68,16 @@ const GOLDEN: [Golden; 17] = [
         write: write_sortrun,
     },
     Golden {
+        name: "sortrun-long.wm",
+        write: write_sortrun_long,
+    },
+    Golden {
         name: "ranks.wm",
         write: write_ranks,
+    },
+    Golden {
+        name: "nodesets.wm",
+        write: write_nodesets,
     },
     Golden {
         name: "pages.wm",
@@ -268,46 +278,104 @@ fn docs_golden_decodes() {
 // ---------------------------------------------------------------------------
 // sortrun.wm: a level-0 run of seven (u64, u32) records covering input records
 // [0, 7), in blocks of at most 64 raw bytes (five 12-byte records).
+// sortrun-long.wm: three (u64, bytes, u32) records whose strings are shorter
+// than, as long as, and longer than the block key's bound (256 bytes), a
+// block each: the keys keep, keep but end the key at, and cut the string.
 
 const RUN_RECORDS: [(u64, u32); 7] = [(1, 7), (1, 9), (2, 0), (5, 3), (8, 1), (13, 2), (21, 4)];
 
-fn write_sortrun(dir: &Path) -> webmill::Result<PathBuf> {
+type LongRun = (u64, Vec<u8>, u32);
+
+fn long_run_records() -> Vec<LongRun> {
+    let cut = vec![b'a'; 256];
+    let longer = [&cut[..], &[b'b'; 44][..]].concat();
+    vec![(1, b"abc".to_vec(), 9), (2, cut, 5), (2, longer, 1)]
+}
+
+/// Writes `records` as a level-0 zstd run in blocks of at most 64 raw bytes,
+/// named `name` in `dir`.
+fn write_run<T: webmill::sort::Record>(
+    dir: &Path,
+    name: &str,
+    records: &[T],
+) -> webmill::Result<PathBuf> {
     // The writer names its file after what it covers; write it aside and rename.
-    let aside = dir.join("sortrun");
+    let aside = dir.join(name).with_extension("aside");
     fs::create_dir_all(&aside).map_err(|e| webmill::Error::io(&aside, e))?;
-    let mut w = RunWriter::<(u64, u32)>::create(&aside, 0, 0, 7, "none", RunCodec::Zstd(3), 64)?;
-    w.write_sorted(&RUN_RECORDS, None)?;
+    let n = records.len() as u64;
+    let mut w = RunWriter::<T>::create(&aside, 0, 0, n, "none", RunCodec::Zstd(3), 64)?;
+    w.write_sorted(records, None)?;
     let info = w.finish()?;
-    let path = dir.join("sortrun.wm");
+    let path = dir.join(name);
     fs::rename(&info.path, &path).map_err(|e| webmill::Error::io(&path, e))?;
     Ok(path)
 }
 
-#[test]
-fn sortrun_golden_decodes() {
-    let path = golden_path("sortrun.wm");
-    let c = Container::open_kind(&path, "sortrun", 1).expect("open sortrun.wm");
+fn write_sortrun(dir: &Path) -> webmill::Result<PathBuf> {
+    write_run(dir, "sortrun.wm", &RUN_RECORDS)
+}
+
+fn write_sortrun_long(dir: &Path) -> webmill::Result<PathBuf> {
+    write_run(dir, "sortrun-long.wm", &long_run_records())
+}
+
+/// Opens the golden run `name` of `record_type` with `n` records: checks its
+/// header and footer, returns each block's (key, record count) and the
+/// records.
+fn read_golden_run<T: webmill::sort::Record>(
+    name: &str,
+    record_type: &str,
+) -> (Vec<(Vec<u8>, u64)>, Vec<T>) {
+    let path = golden_path(name);
+    let c = Container::open_kind(&path, "sortrun", 2).expect("open the golden run");
+    let mut r = RunReader::<T>::open(&path).expect("open run");
+    let n = r.records();
     assert_eq!(
         c.params(),
-        &json!({"record_type": "(u64,u32)", "combine": "none", "level": 0, "start": 0, "end": 7,
+        &json!({"record_type": record_type, "combine": "none", "level": 0, "start": 0, "end": n,
                 "codec": "zstd:3"})
     );
-    assert_eq!(c.meta(), &json!({"records": 7}));
-    let index: Vec<(Vec<u8>, u64)> = c
+    assert_eq!(c.meta(), &json!({ "records": n }));
+    let index = c
         .blocks()
         .iter()
         .map(|b| (b.key.clone(), b.records))
         .collect();
-    let key = |(a, b): (u64, u32)| [&a.to_le_bytes()[..], &b.to_le_bytes()[..]].concat();
-    assert_eq!(index, [(key(RUN_RECORDS[0]), 5), (key(RUN_RECORDS[5]), 2)]);
-
-    let mut r = RunReader::<(u64, u32)>::open(&path).expect("open run");
-    assert_eq!(r.records(), 7);
     let mut records = Vec::new();
     while let Some(rec) = r.next_record().expect("record") {
         records.push(rec);
     }
+    (index, records)
+}
+
+#[test]
+fn sortrun_golden_decodes() {
+    let (index, records) = read_golden_run::<(u64, u32)>("sortrun.wm", "(u64,u32)");
+    // Fixed-width records are their own block keys.
+    let key = |(a, b): (u64, u32)| [&a.to_le_bytes()[..], &b.to_le_bytes()[..]].concat();
+    assert_eq!(index, [(key(RUN_RECORDS[0]), 5), (key(RUN_RECORDS[5]), 2)]);
     assert_eq!(records, RUN_RECORDS);
+}
+
+#[test]
+fn sortrun_long_golden_decodes() {
+    let (index, records) = read_golden_run::<LongRun>("sortrun-long.wm", "(u64,bytes,u32)");
+    assert_eq!(records, long_run_records());
+    // Keys written out by hand: u64 LE, varint length, bytes, u32 LE.
+    let key = |a: u64, len: &[u8], bytes: &[u8], b: u32| {
+        [&a.to_le_bytes()[..], len, bytes, &b.to_le_bytes()[..]].concat()
+    };
+    let cut = [b'a'; 256];
+    assert_eq!(
+        index,
+        [
+            (key(1, &[3], b"abc", 9), 1),
+            // 256 = 0x80 0x02 as a varint; the string reached the bound, so the
+            // field after it is 0.
+            (key(2, &[0x80, 0x02], &cut, 0), 1),
+            (key(2, &[0x80, 0x02], &cut, 0), 1),
+        ]
+    );
 }
 
 // ---------------------------------------------------------------------------
@@ -333,6 +401,55 @@ fn write_ranks(dir: &Path) -> webmill::Result<PathBuf> {
     w.extend(&RANKS[1..])?;
     w.finish(&ranks_meta())?;
     Ok(path)
+}
+
+// ---------------------------------------------------------------------------
+// nodesets.wm: an analysis checkpoint of a 70-node graph: one bit set (nodes
+// 0, 3 and 64 set: two words) and a 32-bit label per node (label v = 2v).
+
+fn nodesets_arrays() -> (NodeBits, NodeLabels) {
+    let mut bits = NodeBits::new(70);
+    for v in [0, 3, 64] {
+        bits.insert(v);
+    }
+    let mut labels = NodeLabels::new(70);
+    for v in 0..70 {
+        labels.set(v, 2 * v);
+    }
+    (bits, labels)
+}
+
+fn write_nodesets(dir: &Path) -> webmill::Result<PathBuf> {
+    let path = dir.join("nodesets.wm");
+    let (bits, labels) = nodesets_arrays();
+    checkpoint::save(
+        &path,
+        &json!({"nodes": 70}),
+        &json!({"step": "Components"}),
+        &checkpoint::Arrays {
+            bits: vec![("active", &bits)],
+            labels: Some(("labels", &labels)),
+        },
+    )?;
+    Ok(path)
+}
+
+#[test]
+fn nodesets_golden_decodes() {
+    let path = golden_path("nodesets.wm");
+    checkpoint::verify(&path).expect("verify nodesets.wm");
+    let (mut bits, mut labels) = (NodeBits::new(70), NodeLabels::new(70));
+    let state = checkpoint::load(
+        &path,
+        &json!({"nodes": 70}),
+        &mut checkpoint::ArraysMut {
+            bits: vec![("active", &mut bits)],
+            labels: Some(("labels", &mut labels)),
+        },
+    )
+    .expect("load nodesets.wm");
+    assert_eq!(state, Some(json!({"step": "Components"})));
+    assert_eq!((bits, labels), nodesets_arrays());
 }
 
 #[test]

@@ -99,3 +99,23 @@ fn junk_is_not_a_container() {
     std::fs::write(&p, vec![0xabu8; 4096]).unwrap();
     assert!(matches!(Container::open(&p), Err(Error::BadMagic { .. })));
 }
+
+/// A block key longer than the index can hold is refused with an internal
+/// error naming the file, not a panic; a key of exactly 65535 bytes fits.
+#[test]
+fn overlong_block_key_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("keys.wm");
+    let mut w = ContainerWriter::create(&path, "test", 1, &json!({})).unwrap();
+    w.write_block(BlockCodec::Raw, &vec![7; 65535], 1, b"x")
+        .unwrap();
+    let err = w
+        .write_block(BlockCodec::Raw, &vec![7; 65536], 1, b"y")
+        .unwrap_err();
+    assert!(matches!(err, Error::Internal(_)), "{err:?}");
+    assert!(err.to_string().contains("keys.wm"), "{err}");
+    w.finish(&json!({})).unwrap();
+    let c = Container::open(&path).unwrap();
+    assert_eq!(c.blocks().len(), 1);
+    assert_eq!(c.blocks()[0].key.len(), 65535);
+}

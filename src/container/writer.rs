@@ -173,14 +173,24 @@ impl ContainerWriter {
         self.append_block(block, first_key, records)
     }
 
-    /// Appends a block encoded earlier (possibly on another thread).
+    /// Appends a block encoded earlier (possibly on another thread). A key
+    /// longer than 65535 bytes is refused (an internal error: kinds bound
+    /// their keys).
     pub fn append_block(
         &mut self,
         block: EncodedBlock,
         first_key: &[u8],
         records: u64,
     ) -> Result<()> {
-        assert!(first_key.len() <= u16::MAX as usize, "block key too long");
+        if first_key.len() > u16::MAX as usize {
+            return Err(Error::internal(format!(
+                "{}: block {} has a key of {} bytes; a container's keys hold at most {}",
+                self.path().display(),
+                self.index.len(),
+                first_key.len(),
+                u16::MAX
+            )));
+        }
         let offset = self.file.position();
         let stored = block.payload.len() as u64;
         let mut head = Vec::with_capacity(24);

@@ -50,7 +50,7 @@ mod cluster;
 pub mod eval;
 pub mod files;
 pub mod minhash;
-mod minwise;
+pub(crate) mod minwise;
 pub mod rabin;
 pub mod shingle;
 mod sketchers;

@@ -52,6 +52,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::ingest::url;
 use crate::input::{for_each_line, shown, LineVerdict, ReadReport};
+use crate::sort::record::{encode_bounded_bytes, encoded_bytes_len};
 use crate::sort::Record;
 use crate::varint;
 
@@ -135,6 +136,15 @@ impl Record for NameKey {
     fn decode(input: &mut &[u8]) -> Option<Self> {
         varint::get_bytes(input).map(|b| NameKey(b.into()))
     }
+    fn encoded_len(&self) -> usize {
+        encoded_bytes_len(&self.0)
+    }
+    fn encode_bounded(&self, out: &mut Vec<u8>, budget: &mut usize) -> bool {
+        encode_bounded_bytes(&self.0, out, budget)
+    }
+    fn least() -> Self {
+        NameKey(Box::default())
+    }
 }
 
 /// An arc between named nodes as a sort record: the source key and the
@@ -216,6 +226,24 @@ impl Record for NamedArc {
         let src = varint::get_bytes(input)?;
         let dst = varint::get_bytes(input)?;
         NamedArc::new(src, dst)
+    }
+    fn encoded_len(&self) -> usize {
+        encoded_bytes_len(self.src()) + encoded_bytes_len(self.dst())
+    }
+    /// As a `(Vec<u8>, Vec<u8>)` record: the source cut first; the
+    /// destination empty if the source saturated.
+    fn encode_bounded(&self, out: &mut Vec<u8>, budget: &mut usize) -> bool {
+        if encode_bounded_bytes(self.src(), out, budget) {
+            varint::put_bytes(out, b"");
+            return true;
+        }
+        encode_bounded_bytes(self.dst(), out, budget)
+    }
+    fn least() -> Self {
+        NamedArc {
+            keys: Box::default(),
+            split: 0,
+        }
     }
 }
 
@@ -432,6 +460,29 @@ mod tests {
                 (s.clone(), d.clone()).encode(&mut want);
             }
             proptest::prop_assert_eq!(buf, want);
+            // Their bounded keys, encoded lengths and least records too.
+            for budget in 0..10 {
+                for ((arc, key), (s, d)) in arcs.iter().zip(&keys).zip(&a) {
+                    let bounded = |r: &dyn Fn(&mut Vec<u8>, &mut usize) -> bool| {
+                        let (mut out, mut left) = (Vec::new(), budget);
+                        let saturated = r(&mut out, &mut left);
+                        (out, left, saturated)
+                    };
+                    let pair = (s.clone(), d.clone());
+                    proptest::prop_assert_eq!(
+                        bounded(&|o, b| arc.encode_bounded(o, b)),
+                        bounded(&|o, b| pair.encode_bounded(o, b))
+                    );
+                    proptest::prop_assert_eq!(
+                        bounded(&|o, b| key.encode_bounded(o, b)),
+                        bounded(&|o, b| s.encode_bounded(o, b))
+                    );
+                    proptest::prop_assert_eq!(arc.encoded_len(), pair.encoded_len());
+                    proptest::prop_assert_eq!(key.encoded_len(), s.encoded_len());
+                }
+            }
+            proptest::prop_assert!(NamedArc::least() == NamedArc::new(b"", b"").unwrap());
+            proptest::prop_assert_eq!(NameKey::least(), NameKey(Box::default()));
             for (x, (xs, xd)) in arcs.iter().zip(&a) {
                 for (y, (ys, yd)) in arcs.iter().zip(&a) {
                     proptest::prop_assert_eq!(x.cmp(y), (xs, xd).cmp(&(ys, yd)));

@@ -76,6 +76,16 @@ pub struct SortEntry {
 }
 
 impl SortEntry {
+    /// Appends the entry's encoding with `hits` as its hit list.
+    fn encode_with_hits(&self, out: &mut Vec<u8>, hits: &[u16]) {
+        out.extend_from_slice(&self.key.to_le_bytes());
+        out.push(self.part);
+        varint::put(out, hits.len() as u64);
+        for v in hits {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
     /// The wordID.
     pub fn word(&self) -> u32 {
         (self.key >> 32) as u32
@@ -120,12 +130,27 @@ impl Record for SortEntry {
         }
     }
     fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.key.to_le_bytes());
-        out.push(self.part);
-        let h = self.hits.as_slice();
-        varint::put(out, h.len() as u64);
-        for v in h {
-            out.extend_from_slice(&v.to_le_bytes());
+        self.encode_with_hits(out, self.hits.as_slice());
+    }
+    fn encoded_len(&self) -> usize {
+        let n = self.hits.as_slice().len();
+        9 + varint::len(n as u64) + 2 * n
+    }
+    /// The hit list is cut like a byte string, in hits (see
+    /// [`Record::encode_bounded`]); key and part are whole.
+    fn encode_bounded(&self, out: &mut Vec<u8>, budget: &mut usize) -> bool {
+        let hits = self.hits.as_slice();
+        let cut = *budget / 2;
+        let kept = hits.len().min(cut);
+        self.encode_with_hits(out, &hits[..kept]);
+        *budget -= 2 * kept;
+        hits.len() >= cut
+    }
+    fn least() -> Self {
+        SortEntry {
+            key: 0,
+            part: 0,
+            hits: HitList::Inline(0, [0; INLINE_HITS]),
         }
     }
     fn decode(input: &mut &[u8]) -> Option<Self> {
@@ -395,7 +420,30 @@ mod tests {
             let mut input = &out[..];
             let back = SortEntry::decode(&mut input).unwrap();
             prop_assert!(input.is_empty());
+            prop_assert_eq!(e.encoded_len(), out.len());
             prop_assert_eq!(back, e);
+        }
+
+        /// Bounded keys (hit lists cut in hits) keep the order the merge
+        /// relies on, for budgets around the lists' lengths, and the least
+        /// entry is below all.
+        #[test]
+        fn entries_have_bounded_keys(
+            budget in 0usize..24,
+            entries in proptest::collection::vec(
+                (0u64..2, 0u8..2, proptest::collection::vec(0u16..3, 0..12)), 1..24),
+        ) {
+            let entries: Vec<SortEntry> = entries
+                .into_iter()
+                .map(|(key, part, hits)| {
+                    let b: Vec<u8> = hits.iter().flat_map(|h| h.to_le_bytes()).collect();
+                    SortEntry { key, part, hits: HitList::from_le_bytes(&b) }
+                })
+                .collect();
+            crate::sort::record::testing::check_bounded_keys(&entries, budget, 9 + 1)?;
+            for e in &entries {
+                prop_assert!(SortEntry::least() <= *e);
+            }
         }
     }
 }

@@ -122,10 +122,21 @@ impl<T: Record> LoserTree<T> {
         if self.heads.is_empty() {
             return None;
         }
+        Some(match next {
+            Some(next) => self.replace_winner_head(next),
+            None => self.take_winner(),
+        })
+    }
+
+    /// [`LoserTree::replace_winner`] when a source is live and has a next
+    /// record: takes the winner's head and puts `next` in its place.
+    ///
+    /// # Panics
+    ///
+    /// If every source is exhausted ([`LoserTree::winner`] is `None`).
+    #[inline]
+    pub fn replace_winner_head(&mut self, next: T) -> T {
         let w = self.tree[0].slot;
-        let Some(next) = next else {
-            return Some(self.remove(w));
-        };
         let mut winner = Node {
             prefix: next.key_prefix(),
             slot: w,
@@ -148,7 +159,18 @@ impl<T: Record> LoserTree<T> {
             node /= 2;
         }
         self.tree[0] = winner;
-        Some(out)
+        out
+    }
+
+    /// [`LoserTree::replace_winner`] when the winner's source is exhausted:
+    /// takes its head and removes the source.
+    ///
+    /// # Panics
+    ///
+    /// If every source is exhausted ([`LoserTree::winner`] is `None`).
+    #[inline]
+    pub fn take_winner(&mut self) -> T {
+        self.remove(self.tree[0].slot)
     }
 
     /// Removes an exhausted slot and rebuilds the tree; returns its last head.

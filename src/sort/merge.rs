@@ -5,9 +5,9 @@
 //! waits on a mispredicted branch per comparison, and it was the other half of
 //! the sort bench's profile besides run formation. Here the key space is cut
 //! into *segments* at splitters picked from the runs' block indexes (each
-//! block's first record, weighted by the block's record count), so segments
-//! hold about the same number of records. Worker threads (as many as rayon's
-//! pool has) each take the next segment, position a cursor in every run at the
+//! block's key, weighted by the block's record count), so segments hold about
+//! the same number of records. Worker threads (as many as rayon's pool has)
+//! each take the next segment, position a cursor in every run at the
 //! segment's first key (the block index finds the block, a search within the
 //! block the record), merge the segment with a loser tree and send it in
 //! batches down the segment's own channel. The consumer reads the channels in
@@ -15,11 +15,37 @@
 //! segments are disjoint key ranges, and within one, ties between runs go to
 //! the earlier run.
 //!
+//! # Block keys
+//!
+//! A block's key is the *bounded key* `t(x)` of its first record `x` (see
+//! [`super::record`]), not `x` itself: records may be arbitrarily long, keys
+//! are short. Splitters are block keys, so every comparison the merge makes
+//! is a record against a key, or a key against a key, and two facts proven in
+//! [`super::record`] keep it exact: `t(x) ≤ x`, and `t(x) < y ⇒ x < y` for
+//! any key `y`. With keys `k_0 ≤ k_1 ≤ …` of blocks starting with
+//! `x_0 ≤ x_1 ≤ …` (`t` is monotone):
+//!
+//! * a segment `[lo, hi)` starts in block `p - 1`, where `p` is the number of
+//!   keys `< lo`: `k_{p-1} < lo` gives `x_{p-1} < lo`, so every record of
+//!   earlier blocks (each ≤ `x_{p-1}`) is below the segment; `k_p ≥ lo` gives
+//!   `x_p ≥ lo`, so the seek never passes block `p`;
+//! * a cursor stops at a block whose key is `≥ hi` (then `x ≥ k ≥ hi`) or at
+//!   a record `≥ hi` (records are compared whole).
+//!
+//! A run may have many blocks with the same key (records sharing a long
+//! prefix); splitters are strictly increasing, so such records fall in one
+//! segment, which is then merged by one thread.
+//!
+//! # Memory
+//!
 //! Memory is bounded twice: a worker may start segment `m` only while the
 //! consumer is at most [`Parallelism::ahead`] segments behind, and each
-//! segment's channel holds a bounded number of batches, so a segment far larger
-//! than planned (one key repeated millions of times) is streamed, not buffered.
-//! Each cursor holds one decoded block.
+//! segment's channel holds a bounded number of batches, each of a bounded
+//! number of records and (for records owning heap memory) about
+//! [`BATCH_BYTES`] bytes, so a segment far larger than planned (one key
+//! repeated millions of times, long records) is streamed, not buffered. Each
+//! cursor holds one decoded block; each run's keys take at most
+//! [`MAX_BLOCK_KEY`](super::record::MAX_BLOCK_KEY) string bytes per block.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -27,13 +53,18 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
-use super::record::Record;
+use super::record::{encode_block_key, Record};
 use super::run::{open_run, RunInfo};
 use super::{Combine, LoserTree};
 use crate::container::Container;
 use crate::error::{Error, Result};
 
-/// A run opened for merging: its container and each block's first record.
+/// Bytes of merged records (their heap memory counted) a batch holds before it
+/// is sent, whatever its record count.
+pub(super) const BATCH_BYTES: usize = 256 << 10;
+
+/// A run opened for merging: its container and each block's key (the bounded
+/// key of its first record).
 struct MergeRun<T> {
     container: Container,
     firsts: Vec<T>,
@@ -42,21 +73,33 @@ struct MergeRun<T> {
 impl<T: Record> MergeRun<T> {
     fn open(path: &Path) -> Result<MergeRun<T>> {
         let container = open_run::<T>(path)?;
+        let mut again = Vec::new();
         let firsts = container
             .blocks()
             .iter()
             .enumerate()
             .map(|(i, b)| {
-                let mut input = b.key.as_slice();
-                match T::decode(&mut input) {
-                    Some(r) if input.is_empty() => Ok(r),
-                    _ => Err(Error::corrupt(
+                let bad = |detail: &str| {
+                    Error::corrupt(
                         container.path(),
                         format!("block {i}"),
                         b.offset,
-                        "the index's first key is not one record",
-                    )),
+                        detail.to_string(),
+                    )
+                };
+                let mut input = b.key.as_slice();
+                let key = match T::decode(&mut input) {
+                    Some(r) if input.is_empty() => r,
+                    _ => return Err(bad("the index's block key is not one record")),
+                };
+                // The merge is exact only if keys are bounded keys (see the
+                // module docs): fixed points of `encode_block_key`.
+                again.clear();
+                encode_block_key(&key, &mut again);
+                if again != b.key {
+                    return Err(bad("the index's block key is not a bounded key"));
                 }
+                Ok(key)
             })
             .collect::<Result<Vec<T>>>()?;
         Ok(MergeRun { container, firsts })
@@ -82,13 +125,16 @@ struct Cursor<'a, T: Record> {
     bytes: Vec<u8>,
     pos: usize,
     scratch: Vec<u8>,
+    /// The error that ended the cursor early, for [`Cursor::check`].
+    failed: Option<Error>,
 }
 
 impl<'a, T: Record> Cursor<'a, T> {
     /// A cursor at the first record ≥ `lo` (the run's first if `lo` is `None`).
     fn new(run: &'a MergeRun<T>, lo: Option<&T>, hi: Option<&'a T>) -> Result<Cursor<'a, T>> {
-        // Records equal to `lo` may end the block before the first block whose
-        // first record is ≥ `lo`, so start at the last block beginning below it.
+        // Records ≥ `lo` may end the block before the first block whose key
+        // is ≥ `lo`, so start at the last block whose key is below it (see
+        // the module docs: no earlier block holds a record ≥ `lo`).
         let block = lo.map_or(0, |lo| {
             run.firsts.partition_point(|f| f < lo).saturating_sub(1)
         });
@@ -100,6 +146,7 @@ impl<'a, T: Record> Cursor<'a, T> {
             bytes: Vec::new(),
             pos: 0,
             scratch: Vec::new(),
+            failed: None,
         };
         if block < run.firsts.len() {
             c.load()?;
@@ -150,46 +197,72 @@ impl<'a, T: Record> Cursor<'a, T> {
         }
     }
 
-    /// The next record of the segment, or `None` past its end.
+    /// The next record of the segment, or `None` past its end or after an
+    /// error, which [`Cursor::check`] then returns. (Not a `Result`: the
+    /// merge's inner loop is leaner without the error type in its values.)
     #[inline]
-    fn next_record(&mut self) -> Result<Option<T>> {
-        if self.pos == self.bytes.len() && !self.next_block()? {
-            return Ok(None);
+    fn next_record(&mut self) -> Option<T> {
+        if self.pos == self.bytes.len() && !self.next_block() {
+            return None;
         }
         let mut input = &self.bytes[self.pos..];
-        let r = T::decode(&mut input).ok_or_else(|| self.run.bad_record(self.block))?;
+        let Some(r) = T::decode(&mut input) else {
+            return self.fail(self.run.bad_record(self.block));
+        };
         self.pos = self.bytes.len() - input.len();
         match self.hi {
             // Prefixes follow the order: a smaller prefix means a smaller record.
             Some(hi) if r.key_prefix() >= self.hi_prefix && r >= *hi => {
                 // Past the segment: nothing more from this run.
-                self.bytes.clear();
-                self.pos = 0;
-                self.block = self.run.firsts.len();
-                Ok(None)
+                self.end();
+                None
             }
-            _ => Ok(Some(r)),
+            _ => Some(r),
         }
     }
 
-    /// Loads the next non-empty block that may hold records of the segment;
-    /// `false` at the run's (or the segment's) end.
+    /// `Err` with the error that ended the cursor, if one did.
+    fn check(&mut self) -> Result<()> {
+        self.failed.take().map_or(Ok(()), Err)
+    }
+
+    /// Ends the cursor with `e`.
     #[cold]
     #[inline(never)]
-    fn next_block(&mut self) -> Result<bool> {
+    fn fail(&mut self, e: Error) -> Option<T> {
+        self.failed = Some(e);
+        self.end();
+        None
+    }
+
+    /// Ends the cursor: no more records.
+    fn end(&mut self) {
+        self.bytes.clear();
+        self.pos = 0;
+        self.block = self.run.firsts.len();
+    }
+
+    /// Loads the next non-empty block that may hold records of the segment;
+    /// `false` at the run's (or the segment's) end, or after an error.
+    #[cold]
+    #[inline(never)]
+    fn next_block(&mut self) -> bool {
         loop {
             if self.block + 1 >= self.run.firsts.len() {
-                self.block = self.run.firsts.len();
-                return Ok(false);
+                self.end();
+                return false;
             }
             self.block += 1;
             if self.hi.is_some_and(|hi| self.run.firsts[self.block] >= *hi) {
-                self.block = self.run.firsts.len();
-                return Ok(false);
+                self.end();
+                return false;
             }
-            self.load()?;
+            if let Err(e) = self.load() {
+                self.fail(e);
+                return false;
+            }
             if !self.bytes.is_empty() {
-                return Ok(true);
+                return true;
             }
         }
     }
@@ -228,7 +301,7 @@ impl Parallelism {
         let ahead = workers;
         let record = std::mem::size_of::<T>().max(1) as u64 + if T::HAS_HEAP { 32 } else { 0 };
         let segment_records = (budget / 2 / (ahead as u64 + 1) / record).max(1024);
-        let batch_records = ((256u64 << 10) / record).clamp(64, segment_records) as usize;
+        let batch_records = (BATCH_BYTES as u64 / record).clamp(64, segment_records) as usize;
         Parallelism {
             workers,
             ahead,
@@ -299,22 +372,13 @@ impl<T: Record> Shared<T> {
             .collect::<Result<Vec<_>>>()?;
         let heads = cursors
             .iter_mut()
-            .map(Cursor::next_record)
+            .map(|c| {
+                let head = c.next_record();
+                c.check().map(|()| head)
+            })
             .collect::<Result<Vec<_>>>()?;
         let mut tree = LoserTree::new(heads);
-        let mut batch = Vec::with_capacity(self.par.batch_records);
-        while let Some(w) = tree.winner() {
-            let next = cursors[w].next_record()?;
-            batch.extend(tree.replace_winner(next));
-            if batch.len() == self.par.batch_records {
-                let full =
-                    std::mem::replace(&mut batch, Vec::with_capacity(self.par.batch_records));
-                if tx.send(Ok(full)).is_err() {
-                    return Ok(());
-                }
-            }
-        }
-        if !batch.is_empty() && tx.send(Ok(batch)).is_err() {
+        if !self.send_merged(&mut tree, &mut cursors, tx)? {
             return Ok(());
         }
         // The end marker: a segment whose channel closes without it was cut
@@ -322,17 +386,56 @@ impl<T: Record> Shared<T> {
         let _ = tx.send(Ok(Vec::new()));
         Ok(())
     }
+
+    /// Merges what `tree` and `cursors` hold into batches sent down `tx`;
+    /// `false` if the consumer has gone. The merge's inner loop: cursors
+    /// return an `Option` and the tree is told which case it is in, so no
+    /// `Result<Option<T>>` is built per record (measured with callgrind on
+    /// the sort bench: 15% more instructions in the merge threads when one
+    /// was).
+    #[inline]
+    fn send_merged(
+        &self,
+        tree: &mut LoserTree<T>,
+        cursors: &mut [Cursor<'_, T>],
+        tx: &SyncSender<Batch<T>>,
+    ) -> Result<bool> {
+        let mut batch = Vec::with_capacity(self.par.batch_records);
+        let mut heap_bytes = 0;
+        while let Some(w) = tree.winner() {
+            let out = match cursors[w].next_record() {
+                Some(next) => tree.replace_winner_head(next),
+                None => {
+                    cursors[w].check()?;
+                    tree.take_winner()
+                }
+            };
+            if T::HAS_HEAP {
+                heap_bytes += out.heap_bytes();
+            }
+            batch.push(out);
+            if batch.len() == self.par.batch_records || (T::HAS_HEAP && heap_bytes >= BATCH_BYTES) {
+                let full =
+                    std::mem::replace(&mut batch, Vec::with_capacity(self.par.batch_records));
+                heap_bytes = 0;
+                if tx.send(Ok(full)).is_err() {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(batch.is_empty() || tx.send(Ok(batch)).is_ok())
+    }
 }
 
 /// Picks splitters so that segments hold about `segment_records` records,
-/// from the runs' block first records weighted by block sizes. Splitters are
-/// strictly increasing.
+/// from the runs' block keys weighted by block sizes. Splitters are strictly
+/// increasing block keys.
 fn plan_splitters<T: Record>(runs: &[MergeRun<T>], segment_records: u64) -> Result<Vec<T>> {
     let total: u64 = runs.iter().map(|r| r.container.records()).sum();
     if total <= segment_records {
         return Ok(Vec::new());
     }
-    // (run, block) of every block but the runs' first (which start at -∞ anyway).
+    // The key of every block but the runs' first (which start at -∞ anyway).
     let mut samples: Vec<(&T, u64)> = runs
         .iter()
         .flat_map(|r| {
@@ -528,6 +631,90 @@ impl<T: Record> Drop for Merged<T> {
         self.receivers.clear();
         for w in self.workers.drain(..) {
             let _ = w.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sort::record::MAX_BLOCK_KEY;
+    use crate::sort::{RunCodec, RunWriter};
+
+    type Rec = (u64, Vec<u8>, u32);
+
+    /// Records whose strings are within two bytes of the key bound, some
+    /// differing only past it, with a field after the string: many blocks
+    /// share a key, and keys of strings exactly as long as the bound must
+    /// lose the field after them.
+    fn records_around_the_cut() -> Vec<Rec> {
+        let mut strings = Vec::new();
+        for len in MAX_BLOCK_KEY - 2..=MAX_BLOCK_KEY + 2 {
+            let s = vec![b'a'; len];
+            let mut t = s.clone();
+            t[len - 1] = b'b';
+            strings.extend([s, t]);
+        }
+        strings.push(b"a".to_vec());
+        let mut out = Vec::new();
+        for k in 0..2 {
+            for s in &strings {
+                for v in 0..3 {
+                    out.push((k, s.clone(), v));
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// A cursor over `[lo, hi)`, for every `lo` and `hi` among the records'
+    /// bounded keys (splitters come from other runs' blocks) and the open
+    /// ends, reads exactly the run's records in the range: the block search
+    /// and the segment end are exact with bounded keys, in a run of blocks of
+    /// one to four records.
+    #[test]
+    fn cursors_find_exact_ranges_with_bounded_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = records_around_the_cut();
+        let n = records.len() as u64;
+        let mut w =
+            RunWriter::<Rec>::create(dir.path(), 0, 0, n, "none", RunCodec::Raw, 600).unwrap();
+        w.write_sorted(&records, None).unwrap();
+        let info = w.finish().unwrap();
+        let run = MergeRun::<Rec>::open(&info.path).unwrap();
+        assert!(run.firsts.len() > 20, "{} blocks", run.firsts.len());
+        let mut keys: Vec<Rec> = records
+            .iter()
+            .map(|r| {
+                let mut key = Vec::new();
+                encode_block_key(r, &mut key);
+                Rec::decode(&mut key.as_slice()).unwrap()
+            })
+            .collect();
+        keys.dedup();
+        let mut bounds: Vec<Option<&Rec>> = keys.iter().map(Some).collect();
+        bounds.push(None);
+        for &lo in &bounds {
+            for &hi in &bounds {
+                if let (Some(lo), Some(hi)) = (lo, hi) {
+                    if lo >= hi {
+                        continue;
+                    }
+                }
+                let mut c = Cursor::new(&run, lo, hi).unwrap();
+                let mut got = Vec::new();
+                while let Some(r) = c.next_record() {
+                    got.push(r);
+                }
+                c.check().unwrap();
+                let want: Vec<Rec> = records
+                    .iter()
+                    .filter(|r| lo.is_none_or(|lo| *r >= lo) && hi.is_none_or(|hi| *r < hi))
+                    .cloned()
+                    .collect();
+                assert!(got == want, "[{lo:?}, {hi:?}): {got:?}");
+            }
         }
     }
 }

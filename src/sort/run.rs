@@ -1,15 +1,24 @@
-//! Sort runs: the `sortrun` container kind (version 1).
+//! Sort runs: the `sortrun` container kind (version 2).
 //!
 //! A run is a sorted sequence of records of one [`Record`] type, in blocks of
-//! about `block_bytes` raw bytes each, zstd-compressed when that pays (see
-//! [`RunCodec`]) and raw otherwise. Header parameters:
-//! `{"record_type", "combine", "level", "start", "end", "codec"}` where `level`
-//! is the merge level (0 = formed from input) and `[start, end)` is the range of
-//! input record numbers the run covers (what makes it reusable after a crash).
-//! Footer metadata: `{"records": N}`. A block's first key is the encoding of its
-//! first record ([`Record::encode`], little-endian fields — not byte-comparable,
-//! so `find_block` does not apply to runs); its record count is in the index.
-//! Records are concatenated encodings.
+//! as many records as fit in `block_bytes` raw bytes (at least one),
+//! zstd-compressed when that pays (see [`RunCodec`]) and raw otherwise. Header
+//! parameters: `{"record_type", "combine", "level", "start", "end", "codec"}`
+//! where `level` is the merge level (0 = formed from input) and `[start, end)`
+//! is the range of input record numbers the run covers (what makes it reusable
+//! after a crash). Footer metadata: `{"records": N}`. A block's first key is
+//! the *bounded key* of its first record ([`encode_block_key`]: the record
+//! with its byte strings cut to [`MAX_BLOCK_KEY`](super::record::MAX_BLOCK_KEY)
+//! bytes together, see [`super::record`]), itself a valid record ≤ the first
+//! record, and byte for byte the first record when that has no long string;
+//! its fields are little-endian, not byte-comparable, so `find_block` does not
+//! apply to runs. A block's record count is in the index. Records are
+//! concatenated encodings.
+//!
+//! Version 2 (bounded keys) differs from version 1 (whole first records) only
+//! for records whose byte strings reach the bound; the version changed because
+//! the key's meaning did, and a version-1 run left by an older build is
+//! refused, so a resumed sort redoes it.
 //!
 //! Runs are temporary: they are published atomically but not fsynced; after a
 //! power failure a damaged run fails verification at recovery and is redone.
@@ -23,14 +32,14 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use rayon::prelude::*;
 use serde_json::json;
 
-use super::record::Record;
+use super::record::{encode_block_key, Record};
 use crate::container::{BlockCodec, Container, ContainerWriter, EncodedBlock};
 use crate::error::{Error, Result};
 
 /// File kind tag of sort runs.
 pub const KIND: &str = "sortrun";
 /// Format version of sort runs.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// Blocks at least this large are encoded in parallel and read ahead on a
 /// background thread; smaller ones (tiny budgets) cost less to handle inline
@@ -158,19 +167,16 @@ impl<T: Record> RunWriter<T> {
                 None => &records[k],
             }
         };
-        let mut probe = Vec::new();
-        at(0).encode(&mut probe);
-        let per_block = (self.block_bytes / probe.len().max(1)).max(1);
         let batch_blocks = rayon::current_num_threads() * 2;
+        let mut bounds = Vec::with_capacity(batch_blocks + 1);
         let mut start = 0;
         while start < n {
-            let end = (start + per_block * batch_blocks).min(n);
-            let codec = self.block_codec(&at, start, per_block.min(end - start))?;
-            let encode = |b: usize| {
-                let e = (b + per_block).min(end);
+            self.cut_blocks(&at, start, n, batch_blocks, &mut bounds);
+            let codec = self.block_codec(&at, bounds[0], bounds[1])?;
+            let encode = |(b, e): (usize, usize)| {
                 let mut raw = Vec::with_capacity(self.block_bytes + 64);
                 let mut key = Vec::new();
-                at(b).encode(&mut key);
+                encode_block_key(at(b), &mut key);
                 if order.is_some() {
                     // Gathering records scattered over the buffer waits on a
                     // cache miss per record. Touching a group's prefixes
@@ -191,22 +197,69 @@ impl<T: Record> RunWriter<T> {
                 }
                 Ok((key, (e - b) as u64, EncodedBlock::encode_owned(codec, raw)?))
             };
-            let starts: Vec<usize> = (start..end).step_by(per_block).collect();
+            let blocks = bounds.windows(2).map(|w| (w[0], w[1]));
             // Small blocks are cheaper to encode here than to hand to other threads.
             let encoded: Vec<Result<(Vec<u8>, u64, EncodedBlock)>> =
                 if self.block_bytes >= PARALLEL_BLOCK {
-                    starts.into_par_iter().map(encode).collect()
+                    blocks
+                        .collect::<Vec<_>>()
+                        .into_par_iter()
+                        .map(encode)
+                        .collect()
                 } else {
-                    starts.into_iter().map(encode).collect()
+                    blocks.map(encode).collect()
                 };
             for e in encoded {
                 let (key, count, block) = e?;
                 self.writer.append_block(block, &key, count)?;
             }
-            start = end;
+            start = bounds[bounds.len() - 1];
         }
         self.info.records += n as u64;
         Ok(())
+    }
+
+    /// Cuts records `start..n` into at most `blocks` blocks, setting `bounds`
+    /// to their boundaries (`start`, then each block's end): each block holds
+    /// as many records as fit in `block_bytes` raw bytes, at least one. Fixed
+    /// widths make that a count; variable ones are measured record by record,
+    /// so a block of short records followed by long ones stays near
+    /// `block_bytes`.
+    fn cut_blocks<'a>(
+        &self,
+        at: &impl Fn(usize) -> &'a T,
+        start: usize,
+        n: usize,
+        blocks: usize,
+        bounds: &mut Vec<usize>,
+    ) where
+        T: 'a,
+    {
+        bounds.clear();
+        bounds.push(start);
+        if let Some(width) = T::WIDTH {
+            let per_block = (self.block_bytes / width.max(1)).max(1);
+            let mut b = start;
+            while b < n && bounds.len() <= blocks {
+                b = (b + per_block).min(n);
+                bounds.push(b);
+            }
+            return;
+        }
+        let mut k = start;
+        while k < n && bounds.len() <= blocks {
+            let mut bytes = at(k).encoded_len();
+            k += 1;
+            while k < n {
+                let len = at(k).encoded_len();
+                if bytes + len > self.block_bytes {
+                    break;
+                }
+                bytes += len;
+                k += 1;
+            }
+            bounds.push(k);
+        }
     }
 
     /// Settles [`RunCodec::Auto`] on the run's first block.
@@ -214,7 +267,7 @@ impl<T: Record> RunWriter<T> {
         &mut self,
         at: &impl Fn(usize) -> &'a T,
         start: usize,
-        len: usize,
+        end: usize,
     ) -> Result<BlockCodec>
     where
         T: 'a,
@@ -224,7 +277,7 @@ impl<T: Record> RunWriter<T> {
             RunCodec::Zstd(level) => Ok(BlockCodec::Zstd(level)),
             RunCodec::Auto(level) => {
                 let mut raw = Vec::new();
-                for k in start..start + len {
+                for k in start..end {
                     at(k).encode(&mut raw);
                 }
                 let trial = EncodedBlock::encode(BlockCodec::Zstd(level), &raw)?;
@@ -233,7 +286,7 @@ impl<T: Record> RunWriter<T> {
                 } else {
                     RunCodec::Raw
                 };
-                self.block_codec(at, start, len)
+                self.block_codec(at, start, end)
             }
         }
     }

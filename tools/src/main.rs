@@ -119,11 +119,15 @@ impl Global {
 #[derive(Subcommand, Debug)]
 enum Command {
     Ingest(cmd::ingest::Args),
+    Bowtie(cmd::bowtie::Args),
+    Overlap(cmd::overlap::Args),
+    Layout(cmd::layout::Args),
     ImportGraph(cmd::import_graph::Args),
     Pagerank(cmd::pagerank::Args),
     Index(cmd::index::Args),
     Dedup(cmd::dedup::Args),
     DedupEval(cmd::dedup_eval::Args),
+    DedupReport(cmd::dedup_report::Args),
     Top(cmd::top::Args),
     Stats(cmd::stats::Args),
     Export(cmd::export::Args),
@@ -166,11 +170,15 @@ fn main() -> ExitCode {
     let g = &cli.global;
     let result = match cli.command {
         Command::Ingest(a) => cmd::ingest::run(a, g),
+        Command::Bowtie(a) => cmd::bowtie::run(a, g),
+        Command::Overlap(a) => cmd::overlap::run(a, g),
+        Command::Layout(a) => cmd::layout::run(a, g),
         Command::ImportGraph(a) => cmd::import_graph::run(a, g),
         Command::Pagerank(a) => cmd::pagerank::run(a, g),
         Command::Index(a) => cmd::index::run(a, g),
         Command::Dedup(a) => cmd::dedup::run(a, g),
         Command::DedupEval(a) => cmd::dedup_eval::run(a, g),
+        Command::DedupReport(a) => cmd::dedup_report::run(a, g),
         Command::Top(a) => cmd::top::run(a, g),
         Command::Stats(a) => cmd::stats::run(a, g),
         Command::Export(a) => cmd::export::run(a, g),

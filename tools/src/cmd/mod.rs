@@ -1,13 +1,17 @@
 //! One module per subcommand: a clap `Args` struct and `run(args, global)`.
 
+pub mod bowtie;
 pub mod dedup;
 pub mod dedup_eval;
+pub mod dedup_report;
 pub mod dump;
 pub mod export;
 pub mod import_graph;
 pub mod index;
 pub mod ingest;
 pub mod inspect;
+pub mod layout;
+pub mod overlap;
 pub mod pagerank;
 pub mod stats;
 pub mod top;
@@ -55,6 +59,19 @@ pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
 pub fn flush(mut out: impl Write) -> anyhow::Result<()> {
     out.flush()?;
     Ok(())
+}
+
+/// The name of a job directory, for plot titles.
+pub fn job_name(dir: &std::path::Path) -> String {
+    dir.file_name()
+        .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into())
+}
+
+/// Writes an SVG plot to `path`.
+pub fn write_plot(path: &std::path::Path, svg: String) -> anyhow::Result<()> {
+    use anyhow::Context;
+    std::fs::write(path, svg)
+        .with_context(|| format!("cannot write the plot to {}", path.display()))
 }
 
 /// Formats an integer with thousands separators.
