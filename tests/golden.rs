@@ -50,7 +50,7 @@ struct Golden {
     write: fn(&Path) -> webmill::Result<PathBuf>,
 }
 
-const GOLDEN: [Golden; 18] = [
+const GOLDEN: &[Golden] = &[
     Golden {
         name: "container.wm",
         write: write_container,
@@ -1358,7 +1358,7 @@ fn index_goldens_decode() {
 fn writers_reproduce_golden_bytes() {
     let update = std::env::var("WEBMILL_UPDATE_GOLDEN").is_ok_and(|v| v == "1");
     let tmp = tempfile::tempdir().expect("temp dir");
-    for g in &GOLDEN {
+    for g in GOLDEN {
         let made = (g.write)(tmp.path()).unwrap_or_else(|e| panic!("writing {}: {e}", g.name));
         let new = fs::read(&made).expect("read the new file");
         let golden = golden_path(g.name);
@@ -1399,7 +1399,7 @@ fn writers_reproduce_golden_bytes() {
 /// its kind.
 #[test]
 fn verify_file_accepts_golden_files() {
-    for g in &GOLDEN {
+    for g in GOLDEN {
         let path = golden_path(g.name);
         if g.name == "container.wm" {
             let c = Container::open(&path).expect("open container.wm");
@@ -1418,7 +1418,7 @@ fn verify_file_accepts_golden_files() {
 #[test]
 fn every_changed_byte_is_detected() {
     let tmp = tempfile::tempdir().expect("temp dir");
-    for g in &GOLDEN {
+    for g in GOLDEN {
         let good = fs::read(golden_path(g.name)).expect("read golden file");
         let path = tmp.path().join(g.name);
         let name = path.display().to_string();
