@@ -1,25 +1,12 @@
 //! The HTML extractor on arbitrary bodies, with and without a header
 //! charset and a link limit: never panics; one flag byte per word, at most
 //! the limit of links, words and anchors within their documented caps.
+//!
+//! The check itself is `fuzz/checks/html_extract.rs`, shared with the stable replay
+//! of `tests/fuzz_regressions.rs`.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use webmill::ingest::html::{Extractor, MAX_ANCHOR_BYTES, MAX_TITLE_BYTES, MAX_WORD_BYTES};
+#[path = "../checks/html_extract.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| {
-    let (charset, body) = match data.split_first() {
-        Some((b, rest)) if b % 4 == 1 => (Some("windows-1252"), rest),
-        Some((b, rest)) if b % 4 == 2 => (Some("shift_jis"), rest),
-        Some((b, rest)) if b % 4 == 3 => (Some("utf-16le"), rest),
-        _ => (None, data),
-    };
-    let mut ex = Extractor::new();
-    ex.set_max_links(16);
-    if let Ok(page) = ex.extract(body, charset) {
-        assert_eq!(page.words().count(), page.flags.len());
-        assert!(page.words().all(|w| w.len() <= MAX_WORD_BYTES));
-        assert!(page.title.len() <= MAX_TITLE_BYTES);
-        assert!(page.links.len() <= 16);
-        assert!(page.links.iter().all(|l| l.anchor.len() <= MAX_ANCHOR_BYTES));
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));

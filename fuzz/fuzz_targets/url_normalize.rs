@@ -1,25 +1,12 @@
 //! URL normalization, resolution and sort keys on arbitrary strings: a kept
 //! URL is within the limit, normalizing it again gives it back, and its sort
 //! key gives the URL back.
+//!
+//! The check itself is `fuzz/checks/url_normalize.rs`, shared with the stable replay
+//! of `tests/fuzz_regressions.rs`.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use webmill::ingest::url::{self, UrlVerdict, MAX_URL_BYTES};
+#[path = "../checks/url_normalize.rs"]
+mod check;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(s) = std::str::from_utf8(data) else {
-        return;
-    };
-    let base = ::url::Url::parse("http://base.example/a/b.html").expect("base");
-    for v in [url::normalize_checked(s), url::resolve_checked(&base, s)] {
-        if let UrlVerdict::Kept(u) = v {
-            assert!(u.len() <= MAX_URL_BYTES);
-            assert_eq!(url::normalize(&u).as_deref(), Some(u.as_str()), "not idempotent");
-            let mut key = Vec::new();
-            url::sort_key(&u, &mut key);
-            assert_eq!(url::url_of_key(&key), u.as_bytes());
-            let _ = url::host_of_key(&key);
-            let _ = url::fingerprint(&u);
-        }
-    }
-});
+libfuzzer_sys::fuzz_target!(|data: &[u8]| check::check(data));
