@@ -112,6 +112,9 @@ struct StageCost {
     peak_rss: u64,
     peak_tmp: u64,
     final_bytes: u64,
+    /// The stage's own figures (the manifest's `extra`).
+    #[serde(default)]
+    extra: Value,
 }
 
 /// Every stage at one size.
@@ -261,6 +264,7 @@ fn run_command(
             peak_rss: f["peak_rss"].as_u64().unwrap_or(0),
             peak_tmp: tmp.get(s).copied().unwrap_or(0),
             final_bytes: f["bytes"].as_u64().unwrap_or(0),
+            extra: f["extra"].clone(),
         });
     }
     Ok(out)

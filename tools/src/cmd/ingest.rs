@@ -145,6 +145,13 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             format_bytes(f.peak_rss),
             format_bytes(settings.mem),
         ));
+        if x.duplicate_captures > 0 {
+            reporter.note(&format!(
+                "resolve: {} pages are further captures of a URL captured before: each is kept as a page of the same doc, whose canonical capture is the first (the others have canonical 0 in {}: `webmill dump` it)",
+                thousands(x.duplicate_captures),
+                args.out.join(JobFile::PageDoc.name()).display(),
+            ));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
