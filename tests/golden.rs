@@ -471,7 +471,10 @@ fn skip_entries() -> Vec<(u64, SkipEntry)> {
                 "body decoded only up to its first 1048576 bytes",
             ),
         ),
-        (3, SkipEntry::new(SkipKind::SpecialFile, fifo, "", "a FIFO, not read")),
+        (
+            3,
+            SkipEntry::new(SkipKind::SpecialFile, fifo, "", "a FIFO, not read"),
+        ),
     ]
 }
 

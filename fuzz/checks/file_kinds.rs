@@ -39,9 +39,12 @@ pub fn check(data: &[u8]) {
             return;
         };
         for (i, block) in parts.filter(|p| p.len() >= 9).take(64).enumerate() {
-            let codec = if i % 2 == 0 { BlockCodec::Raw } else { BlockCodec::Zstd(1) };
-            if w
-                .write_block(codec, &block[..8], u64::from(block[8]), &block[9..])
+            let codec = if i % 2 == 0 {
+                BlockCodec::Raw
+            } else {
+                BlockCodec::Zstd(1)
+            };
+            if w.write_block(codec, &block[..8], u64::from(block[8]), &block[9..])
                 .is_err()
             {
                 return;

@@ -19,6 +19,9 @@ pub fn check(data: &[u8]) {
         assert!(page.words().all(|w| w.len() <= MAX_WORD_BYTES));
         assert!(page.title.len() <= MAX_TITLE_BYTES);
         assert!(page.links.len() <= 16);
-        assert!(page.links.iter().all(|l| l.anchor.len() <= MAX_ANCHOR_BYTES));
+        assert!(page
+            .links
+            .iter()
+            .all(|l| l.anchor.len() <= MAX_ANCHOR_BYTES));
     }
 }

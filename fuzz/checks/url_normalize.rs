@@ -13,7 +13,11 @@ pub fn check(data: &[u8]) {
     for v in [url::normalize_checked(s), url::resolve_checked(&base, s)] {
         if let UrlVerdict::Kept(u) = v {
             assert!(u.len() <= MAX_URL_BYTES);
-            assert_eq!(url::normalize(&u).as_deref(), Some(u.as_str()), "not idempotent");
+            assert_eq!(
+                url::normalize(&u).as_deref(),
+                Some(u.as_str()),
+                "not idempotent"
+            );
             let mut key = Vec::new();
             url::sort_key(&u, &mut key);
             assert_eq!(url::url_of_key(&key), u.as_bytes());

@@ -50,7 +50,14 @@ pub fn check(data: &[u8]) {
             let brief = |evs: &[WarcEvent]| -> Vec<String> {
                 evs.iter()
                     .map(|e| match e {
-                        WarcEvent::Record(r) => format!("record {:?} {:?} block {} length {} headers {}", r.pos, r.kind, r.block.len(), r.length, r.headers.len()),
+                        WarcEvent::Record(r) => format!(
+                            "record {:?} {:?} block {} length {} headers {}",
+                            r.pos,
+                            r.kind,
+                            r.block.len(),
+                            r.length,
+                            r.headers.len()
+                        ),
                         WarcEvent::Skip { at, skip } => format!("skip {at:?}: {skip}"),
                     })
                     .collect()

@@ -160,7 +160,10 @@ mod tests {
             UrlVerdict::Kept("http://h.example/d/sub/x%20y%231%3F.html".into())
         );
         let d = file_url(&base, Path::new(OsStr::from_bytes("é\u{e9}".as_bytes())));
-        assert_eq!(d, UrlVerdict::Kept("http://h.example/d/%C3%A9%C3%A9".into()));
+        assert_eq!(
+            d,
+            UrlVerdict::Kept("http://h.example/d/%C3%A9%C3%A9".into())
+        );
     }
 
     #[cfg(unix)]

@@ -142,7 +142,10 @@ mod tests {
         assert_eq!(a.record_bytes, 4 << 20);
         assert_eq!((a.record_bytes, a.links), (b.record_bytes, b.links));
         assert!(b.gate_bytes < a.gate_bytes);
-        assert_eq!(RecordLimits::from_budget(1 << 20, 2).record_bytes, 256 << 10);
+        assert_eq!(
+            RecordLimits::from_budget(1 << 20, 2).record_bytes,
+            256 << 10
+        );
         assert_eq!(RecordLimits::from_budget(1 << 40, 2).record_bytes, 1 << 30);
     }
 

@@ -46,13 +46,13 @@ use crate::error::{Error, IoContext, Result};
 use crate::ingest::dir::{file_url, list_dir, DirEntry};
 use crate::ingest::html::Extractor;
 use crate::ingest::limits::{Permit, RecordGate, RecordLimits};
-use crate::ingest::page::{Fetched, PageOut};
+use crate::ingest::page::{Cuts, Fetched, PageOut};
 use crate::ingest::pagefile::PageFileWriter;
 use crate::ingest::url::UrlVerdict;
 use crate::input::{SkipCounts, SkipEntry, SkipKind, SkipWriter, KEEP_SKIPS};
-use crate::resources::format_bytes;
 use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::{Task, Unit as ProgressUnit};
+use crate::resources::format_bytes;
 
 /// File name extensions read as HTML in directory inputs.
 const HTML_EXTENSIONS: [&str; 4] = ["html", "htm", "xhtml", "shtml"];
@@ -427,7 +427,9 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
         .map(|(u, work)| {
             let r = match work {
                 Work::Warc(p) => warc_unit(u, p, &ctx, &progress),
-                Work::Files { dir, base, files } => files_unit(u, dir, base, files, &ctx, &progress),
+                Work::Files { dir, base, files } => {
+                    files_unit(u, dir, base, files, &ctx, &progress)
+                }
             };
             if s.strict {
                 if let Ok(segs) = &r {
@@ -690,7 +692,7 @@ enum Item {
         file: PathBuf,
         place: String,
         /// What was cut before it was parsed (block, body).
-        cuts: Vec<(SkipKind, String)>,
+        cuts: Cuts,
         /// Held while a big record is in memory.
         permit: Option<Permit>,
     },
@@ -706,7 +708,13 @@ impl Item {
     }
 
     fn holds_permit(&self) -> bool {
-        matches!(self, Item::Page { permit: Some(_), .. })
+        matches!(
+            self,
+            Item::Page {
+                permit: Some(_),
+                ..
+            }
+        )
     }
 }
 
@@ -767,17 +775,17 @@ fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment, limits: &RecordLimits
         ex.set_max_links(limits.links);
         ex
     };
-    let outs: Vec<std::result::Result<PageOut, SkipEntry>> =
-        if batch.iter().any(Item::holds_permit) {
-            // Holding the gate: no parallel iterator (see `limits`).
-            let mut ex = extractor();
-            batch.iter().map(|item| process_one(&mut ex, item)).collect()
-        } else {
-            batch
-                .par_iter()
-                .map_init(extractor, process_one)
-                .collect()
-        };
+    let outs: Vec<std::result::Result<PageOut, SkipEntry>> = if batch.iter().any(Item::holds_permit)
+    {
+        // Holding the gate: no parallel iterator (see `limits`).
+        let mut ex = extractor();
+        batch
+            .iter()
+            .map(|item| process_one(&mut ex, item))
+            .collect()
+    } else {
+        batch.par_iter().map_init(extractor, process_one).collect()
+    };
     for (item, out) in batch.iter().zip(outs) {
         match (item, out) {
             (
@@ -796,7 +804,12 @@ fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment, limits: &RecordLimits
                 let page_cuts = std::mem::take(&mut out.cuts);
                 seg.push(out)?;
                 for (kind, detail) in cuts.iter().chain(&page_cuts) {
-                    seg.skip(&SkipEntry::new(*kind, file.clone(), place.clone(), detail.clone()))?;
+                    seg.skip(&SkipEntry::new(
+                        *kind,
+                        file.clone(),
+                        place.clone(),
+                        detail.clone(),
+                    ))?;
                 }
             }
             (_, Err(skip)) => seg.skip(&skip)?,
@@ -812,7 +825,7 @@ fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment, limits: &RecordLimits
 fn read_file(
     path: &Path,
     ctx: &UnitContext,
-) -> std::io::Result<(Vec<u8>, Vec<(SkipKind, String)>, Option<Permit>)> {
+) -> std::io::Result<(Vec<u8>, Cuts, Option<Permit>)> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
     let len = file.metadata()?.len();
@@ -824,7 +837,10 @@ fn read_file(
     let mut cuts = Vec::new();
     if body.len() as u64 > ctx.limits.record_bytes {
         body.truncate(ctx.limits.record_bytes as usize);
-        cuts.push((SkipKind::BlockCut, cut_detail("file", len, &ctx.limits, ctx.settings)));
+        cuts.push((
+            SkipKind::BlockCut,
+            cut_detail("file", len, &ctx.limits, ctx.settings),
+        ));
     }
     Ok((body, cuts, permit))
 }
@@ -1019,10 +1035,7 @@ struct Response {
 
 /// Takes a record's HTTP response apart with its body cut at `max`; `None`
 /// when the record holds no document (requests, metadata, DNS).
-fn response(
-    rec: &warc::WarcRecord,
-    max: u64,
-) -> Option<std::result::Result<Response, String>> {
+fn response(rec: &warc::WarcRecord, max: u64) -> Option<std::result::Result<Response, String>> {
     let resp = match rec.http_response(max)? {
         Ok(r) => r,
         Err(e) => return Some(Err(e)),
@@ -1060,7 +1073,12 @@ fn warc_item(
     let limits = &ctx.limits;
     let place = rec.pos.to_string();
     let skip = |kind: SkipKind, detail: String| {
-        Some(Item::Skip(SkipEntry::new(kind, path, place.clone(), detail)))
+        Some(Item::Skip(SkipEntry::new(
+            kind,
+            path,
+            place.clone(),
+            detail,
+        )))
     };
     *counts
         .records

@@ -8,6 +8,9 @@ use crate::ingest::records::{self, LinkKind, PageRec};
 use crate::ingest::url::{self as wurl, UrlVerdict};
 use crate::input::SkipKind;
 
+/// Cuts made to a kept page: each with its kind and what was cut.
+pub type Cuts = Vec<(SkipKind, String)>;
+
 /// What one page yields (payloads ready for the page files).
 #[derive(Default)]
 pub struct PageOut {
@@ -25,7 +28,7 @@ pub struct PageOut {
     pub dropped_links: u64,
     /// What was cut from the page (it is kept): links beyond the per-page
     /// limit, links whose URL is too long; each with a detail for the report.
-    pub cuts: Vec<(SkipKind, String)>,
+    pub cuts: Cuts,
 }
 
 /// A page to process: its URL (normalized), HTTP status (0 for files), date,
@@ -78,39 +81,38 @@ pub fn process(ex: &mut Extractor, f: &Fetched<'_>) -> Result<PageOut, NotHtml> 
     };
     let mut too_long = 0u64;
     let mut longest = 0usize;
-    let mut push_link = |out: &mut PageOut, base: &Url, kind: LinkKind, href: &str, anchor: &str| {
-        match wurl::resolve_checked(base, href) {
-            UrlVerdict::Kept(target) => {
-                let mut anchor = anchor;
-                if anchor.len() > MAX_ANCHOR_BYTES {
-                    let mut end = MAX_ANCHOR_BYTES;
-                    while !anchor.is_char_boundary(end) {
-                        end -= 1;
+    let mut push_link =
+        |out: &mut PageOut, base: &Url, kind: LinkKind, href: &str, anchor: &str| {
+            match wurl::resolve_checked(base, href) {
+                UrlVerdict::Kept(target) => {
+                    let mut anchor = anchor;
+                    if anchor.len() > MAX_ANCHOR_BYTES {
+                        let mut end = MAX_ANCHOR_BYTES;
+                        while !anchor.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        anchor = &anchor[..end];
                     }
-                    anchor = &anchor[..end];
+                    let mut p = Vec::with_capacity(target.len() + anchor.len() + 4);
+                    records::encode_link(kind, &target, anchor, &mut p);
+                    out.links.push(p);
                 }
-                let mut p = Vec::with_capacity(target.len() + anchor.len() + 4);
-                records::encode_link(kind, &target, anchor, &mut p);
-                out.links.push(p);
+                UrlVerdict::TooLong(n) => {
+                    out.dropped_links += 1;
+                    too_long += 1;
+                    longest = longest.max(n);
+                }
+                UrlVerdict::NotWeb => out.dropped_links += 1,
             }
-            UrlVerdict::TooLong(n) => {
-                out.dropped_links += 1;
-                too_long += 1;
-                longest = longest.max(n);
-            }
-            UrlVerdict::NotWeb => out.dropped_links += 1,
-        }
-    };
+        };
     if let Some(loc) = f.location {
         push_link(&mut out, &page_url, LinkKind::Redirect, loc, "");
     }
     if !f.body.is_empty() && !(300..400).contains(&f.status) {
-        let page = ex
-            .extract(f.body, f.charset)
-            .map_err(|e| NotHtml {
-                kind: SkipKind::Binary,
-                reason: e.to_string(),
-            })?;
+        let page = ex.extract(f.body, f.charset).map_err(|e| NotHtml {
+            kind: SkipKind::Binary,
+            reason: e.to_string(),
+        })?;
         rec.title = page.title.clone();
         let base = page
             .base_href

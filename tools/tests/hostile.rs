@@ -56,7 +56,8 @@ impl Run {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(out.status.success(), "ingest failed: {stderr}");
-        let manifest = serde_json::from_slice(&std::fs::read(job.join("job.json")).unwrap()).unwrap();
+        let manifest =
+            serde_json::from_slice(&std::fs::read(job.join("job.json")).unwrap()).unwrap();
         Run {
             job: job.to_path_buf(),
             stderr,
@@ -148,7 +149,10 @@ fn a_page_of_a_million_links_is_cut_at_the_budgets_limit() {
     assert_eq!(run.skips("links-cut"), 1);
     let lines = run.skip_lines();
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(lines[0].starts_with("ingest\t0\tcut\tblock-cut\t"), "{lines:?}");
+    assert!(
+        lines[0].starts_with("ingest\t0\tcut\tblock-cut\t"),
+        "{lines:?}"
+    );
     assert!(lines[0].contains("links.warc\toffset 0\t"), "{lines:?}");
     assert!(lines[1].contains("links-cut") && lines[1].contains("16384 links kept"));
     assert!(run.stderr.contains("skips-ingest.wm"), "{}", run.stderr);
@@ -170,7 +174,8 @@ fn a_gzip_bomb_is_decoded_up_to_the_limit_and_reported() {
     let lines = run.skip_lines();
     assert_eq!(lines.len(), 1);
     assert!(
-        lines[0].contains("body-cut") && lines[0].contains("decoded only up to its first 1048576 bytes"),
+        lines[0].contains("body-cut")
+            && lines[0].contains("decoded only up to its first 1048576 bytes"),
         "{lines:?}"
     );
     assert_eq!(run.titles(), ["Bomb"]);
@@ -266,7 +271,10 @@ fn long_urls_are_kept_up_to_the_limit_and_reported_beyond() {
 fn odd_directory_entries_are_reported_and_names_stay_distinct() {
     let dir = tempfile::tempdir().unwrap();
     hostile(dir.path(), &["names"], &[]);
-    let input = format!("http://names.example/={}", dir.path().join("names").display());
+    let input = format!(
+        "http://names.example/={}",
+        dir.path().join("names").display()
+    );
     let run = Run::ingest(&dir.path().join("job"), &[], &[PathBuf::from(input)]);
     run.assert_within_budget();
     // a\xff.html and a\xfe.html, ok.html, the link to it, sub/inner.html.
@@ -279,9 +287,15 @@ fn odd_directory_entries_are_reported_and_names_stay_distinct() {
     assert_eq!(run.skips("special-file"), 1);
     let lines = run.skip_lines();
     assert_eq!(lines.len(), 3);
-    assert!(lines.iter().any(|l| l.contains("pipe.html") && l.contains("FIFO")));
-    assert!(lines.iter().any(|l| l.contains("link-to-dir") && l.contains("not followed")));
-    assert!(lines.iter().any(|l| l.contains("dangling.html") && l.contains("leads nowhere")));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("pipe.html") && l.contains("FIFO")));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("link-to-dir") && l.contains("not followed")));
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("dangling.html") && l.contains("leads nowhere")));
     let docs = Command::new(bin("webmill"))
         .args(["export", "docs"])
         .arg(&run.job)

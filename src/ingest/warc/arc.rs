@@ -3,8 +3,8 @@
 //! turning ARC records into WARC-like records with synthesized headers (see
 //! the [module docs](super), `# Inputs`).
 
-use super::record::Block;
 use super::http::starts_with_http;
+use super::record::Block;
 use super::record::{parse_decimal, RecordType, WarcRecord};
 use super::stream::{Stop, Stream};
 use super::{truncate, ArchiveFormat, Line, WarcEvent, WarcPosition, WarcReader};

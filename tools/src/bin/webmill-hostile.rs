@@ -106,7 +106,11 @@ fn normal_page(out: &mut dyn Write, n: u64) -> io::Result<()> {
         "<html><head><title>Page {n}</title></head><body><h1>Normal page {n}</h1><p>Some words about page number {n}.</p><a href=\"/p{}.html\">next</a></body></html>",
         n + 1
     );
-    page(out, &format!("http://normal.example/p{n}.html"), html.as_bytes())
+    page(
+        out,
+        &format!("http://normal.example/p{n}.html"),
+        html.as_bytes(),
+    )
 }
 
 /// The page with `n` links.

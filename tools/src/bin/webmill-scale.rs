@@ -311,7 +311,12 @@ fn measure(args: &Args, dir: &Path, bin: &Path, n: u64) -> anyhow::Result<SizeCo
     let j = job.display().to_string();
     let mut commands: Vec<(Vec<String>, Vec<String>)> = vec![
         (
-            vec!["ingest".into(), "--out".into(), j.clone(), warc.display().to_string()],
+            vec![
+                "ingest".into(),
+                "--out".into(),
+                j.clone(),
+                warc.display().to_string(),
+            ],
             vec!["ingest".into(), "resolve".into()],
         ),
         (vec!["pagerank".into(), j.clone()], vec!["pagerank".into()]),
@@ -334,9 +339,9 @@ fn measure(args: &Args, dir: &Path, bin: &Path, n: u64) -> anyhow::Result<SizeCo
     let cost = SizeCost {
         pages: n,
         mem: args.mem,
-        threads: args.threads.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, |p| p.get())
-        }),
+        threads: args
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |p| p.get())),
         corpus_bytes: fs::metadata(&warc)?.len(),
         generate_seconds,
         job_bytes: disk_use(&job),
@@ -373,13 +378,23 @@ fn print_size(c: &SizeCost) {
             c.pages as f64 / s.wall.max(1e-9),
             s.records,
             mib(s.peak_rss),
-            if s.peak_rss <= allowance(c.mem) { "yes" } else { "NO" },
+            if s.peak_rss <= allowance(c.mem) {
+                "yes"
+            } else {
+                "NO"
+            },
             mib(s.peak_tmp),
             mib(s.final_bytes)
         );
     }
-    let (w, u): (f64, f64) = c.stages.iter().fold((0.0, 0.0), |(w, u), s| (w + s.wall, u + s.cpu));
-    println!("| all | {w:.1} | {u:.1} | {:.0} | | | | | |", c.pages as f64 / w.max(1e-9));
+    let (w, u): (f64, f64) = c
+        .stages
+        .iter()
+        .fold((0.0, 0.0), |(w, u), s| (w + s.wall, u + s.cpu));
+    println!(
+        "| all | {w:.1} | {u:.1} | {:.0} | | | | | |",
+        c.pages as f64 / w.max(1e-9)
+    );
 }
 
 /// The growth table: per stage, the exponent of wall and CPU between
@@ -388,7 +403,9 @@ fn print_growth(sizes: &[SizeCost]) {
     if sizes.len() < 2 {
         return;
     }
-    println!("\nGrowth: k in cost ∝ N^k between consecutive sizes (N log N: k_nlogn); CPU µs per page");
+    println!(
+        "\nGrowth: k in cost ∝ N^k between consecutive sizes (N log N: k_nlogn); CPU µs per page"
+    );
     let mut header = "| stage |".to_string();
     let mut rule = "|---|".to_string();
     for w in sizes.windows(2) {
@@ -403,7 +420,11 @@ fn print_growth(sizes: &[SizeCost]) {
     let nlogn = |a: f64, b: f64| (b * b.ln() / (a * a.ln())).ln() / (b / a).ln();
     let mut row = "| N log N |".to_string();
     for w in sizes.windows(2) {
-        row += &format!(" {:.2} | {:.2} |", nlogn(w[0].pages as f64, w[1].pages as f64), nlogn(w[0].pages as f64, w[1].pages as f64));
+        row += &format!(
+            " {:.2} | {:.2} |",
+            nlogn(w[0].pages as f64, w[1].pages as f64),
+            nlogn(w[0].pages as f64, w[1].pages as f64)
+        );
     }
     println!("{row}{}", " |".repeat(sizes.len()));
     for s in &sizes[0].stages {

@@ -173,7 +173,13 @@ pub fn url(host: u64, node: u64, out: &mut Vec<u8>) {
 
 /// Appends page `node`'s HTML: its words, and links to `targets` (each with
 /// its host).
-pub fn html(model: &TextModel, node: u64, targets: &[(u64, u64)], ws: &mut Vec<u32>, out: &mut Vec<u8>) {
+pub fn html(
+    model: &TextModel,
+    node: u64,
+    targets: &[(u64, u64)],
+    ws: &mut Vec<u32>,
+    out: &mut Vec<u8>,
+) {
     model.page_words(node, ws);
     out.extend_from_slice(b"<!DOCTYPE html><html><head><title>");
     words(&ws[..ws.len().min(3)], out);
@@ -218,7 +224,9 @@ pub fn record(uri: &[u8], body: &[u8], gzip: bool, scratch: &mut Vec<u8>, out: &
 
 /// The `warcinfo` record that starts the file.
 pub fn warcinfo(description: &str, gzip: bool) -> Vec<u8> {
-    let body = format!("software: webmill-gen\r\nformat: WARC File Format 1.0\r\ndescription: {description}\r\n");
+    let body = format!(
+        "software: webmill-gen\r\nformat: WARC File Format 1.0\r\ndescription: {description}\r\n"
+    );
     let mut rec = format!(
         "WARC/1.0\r\nWARC-Type: warcinfo\r\nWARC-Date: 2024-02-29T12:00:00Z\r\nContent-Type: application/warc-fields\r\nContent-Length: {}\r\n\r\n{body}\r\n\r\n",
         body.len()
