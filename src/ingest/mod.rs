@@ -822,10 +822,7 @@ fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment, limits: &RecordLimits
 
 /// Reads at most `limits.record_bytes` of a directory file (through the gate
 /// when big): its bytes, what was cut, the permit.
-fn read_file(
-    path: &Path,
-    ctx: &UnitContext,
-) -> std::io::Result<(Vec<u8>, Cuts, Option<Permit>)> {
+fn read_file(path: &Path, ctx: &UnitContext) -> std::io::Result<(Vec<u8>, Cuts, Option<Permit>)> {
     use std::io::Read;
     let file = std::fs::File::open(path)?;
     let len = file.metadata()?.len();

@@ -137,37 +137,25 @@ pub fn for_each_line(
                 let text = text.strip_suffix(b"\r").unwrap_or(text);
                 line(file, text)?
             };
-            match verdict {
-                LineVerdict::Used => report.arcs += 1,
-                LineVerdict::Ignored => {}
-                LineVerdict::Bad(reason) => report.skip(
-                    Skip {
-                        path: path.clone(),
-                        location: format!("line {line_no}"),
-                        kind: SkipKind::BadLine,
-                        reason,
-                    },
-                    strict,
-                )?,
-                LineVerdict::TooLong(reason) => report.skip(
-                    Skip {
-                        path: path.clone(),
-                        location: format!("line {line_no}"),
-                        kind: SkipKind::LineTooLong,
-                        reason,
-                    },
-                    strict,
-                )?,
-                LineVerdict::Unknown(reason) => report.skip(
-                    Skip {
-                        path: path.clone(),
-                        location: format!("line {line_no}"),
-                        kind: SkipKind::UnknownNode,
-                        reason,
-                    },
-                    strict,
-                )?,
-            }
+            let (kind, reason) = match verdict {
+                LineVerdict::Used => {
+                    report.arcs += 1;
+                    continue;
+                }
+                LineVerdict::Ignored => continue,
+                LineVerdict::Bad(reason) => (SkipKind::BadLine, reason),
+                LineVerdict::TooLong(reason) => (SkipKind::LineTooLong, reason),
+                LineVerdict::Unknown(reason) => (SkipKind::UnknownNode, reason),
+            };
+            report.skip(
+                Skip {
+                    path: path.clone(),
+                    location: format!("line {line_no}"),
+                    kind,
+                    reason,
+                },
+                strict,
+            )?;
         }
         report.bytes += last_seen;
     }

@@ -61,6 +61,8 @@ use rayon::prelude::*;
 
 #[path = "../gen/pages.rs"]
 mod pages;
+#[path = "../gen/text.rs"]
+mod text;
 
 /// Generate a web-like graph as a SNAP edge list (`src<TAB>dst` lines).
 ///
@@ -136,18 +138,9 @@ struct Args {
     /// --gzip then compresses each record as its own member)
     #[arg(long, value_enum, default_value_t = Format::Snap)]
     format: Format,
-    /// warc: page length in words, MIN..MAX, uniform
-    #[arg(long, default_value = "50..150", value_parser = parse_range)]
-    words: (u64, u64),
-    /// warc: vocabulary size (Zipf law over it)
-    #[arg(long, default_value_t = 100_000)]
-    vocab: u64,
-    /// warc: fraction of pages whose text copies another page's
-    #[arg(long, default_value_t = 0.1)]
-    dup_fraction: f64,
-    /// warc: copies get up to this percentage of their words replaced
-    #[arg(long, default_value_t = 10)]
-    max_edits_pct: u64,
+    /// warc: the pages' words and planted near-duplicates
+    #[command(flatten)]
+    text: text::TextArgs,
 }
 
 /// What `webmill-gen` writes.
@@ -157,18 +150,6 @@ enum Format {
     Snap,
     /// A WARC file of HTML pages.
     Warc,
-}
-
-fn parse_range(s: &str) -> Result<(u64, u64), String> {
-    let (a, b) = s
-        .split_once("..")
-        .ok_or_else(|| format!("{s:?}: expected MIN..MAX"))?;
-    let a: u64 = a.parse().map_err(|e| format!("{a:?}: {e}"))?;
-    let b: u64 = b.parse().map_err(|e| format!("{b:?}: {e}"))?;
-    if a == 0 || b < a {
-        return Err(format!("{s:?}: need 1 ≤ MIN ≤ MAX"));
-    }
-    Ok((a, b))
 }
 
 // ---------------------------------------------------------------------------
@@ -603,6 +584,21 @@ impl Stats {
         self.in_host += o.in_host;
         self.max_out = self.max_out.max(o.max_out);
     }
+
+    /// Counts node `node` of `host` and its out-links `links`.
+    fn count_node(&mut self, node: u64, host: &Host, links: &[u64]) {
+        if node == host.start {
+            self.hosts += 1;
+        }
+        self.nodes += 1;
+        self.arcs += links.len() as u64;
+        self.max_out = self.max_out.max(links.len() as u64);
+        if links.is_empty() {
+            self.dangling += 1;
+        }
+        let own = host.start..host.end();
+        self.in_host += links.iter().filter(|t| own.contains(t)).count() as u64;
+    }
 }
 
 /// Consecutive nodes `start..end` and the hosts that hold them.
@@ -656,16 +652,8 @@ fn render(model: &Model, chunk: &Chunk) -> (Vec<u8>, Stats) {
         while node >= host.end() {
             host = *hosts.next().expect("hosts cover the chunk");
         }
-        if node == host.start {
-            st.hosts += 1;
-        }
         model.links(node, &host, &mut links, &mut extra);
-        st.nodes += 1;
-        st.arcs += links.len() as u64;
-        st.max_out = st.max_out.max(links.len() as u64);
-        if links.is_empty() {
-            st.dangling += 1;
-        }
+        st.count_node(node, &host, &links);
         // One line = the source's digits and a tab (written once per node),
         // then the target's digits and a newline. A whole fixed-size line is
         // appended, the target written into it in place, and the tail cut
@@ -674,9 +662,6 @@ fn render(model: &Model, chunk: &Chunk) -> (Vec<u8>, Stats) {
         let prefix = decimal(&mut line, 0, node);
         line[prefix] = b'\t';
         for &t in &links {
-            if (host.start..host.end()).contains(&t) {
-                st.in_host += 1;
-            }
             let len = buf.len();
             buf.extend_from_slice(&line);
             let tail = &mut buf[len..];
@@ -694,14 +679,15 @@ fn render_warc(
     model: &Model,
     chunk: &Chunk,
     hosts: &[Host],
-    text: &pages::TextModel,
+    text: &text::TextModel,
+    seed: u64,
     gzip: bool,
 ) -> (Vec<u8>, Stats) {
     let mut buf = Vec::with_capacity((chunk.end - chunk.start) as usize * 1500);
     let mut st = Stats::default();
     let (mut links, mut extra) = (Vec::new(), Vec::new());
-    let (mut targets, mut ws, mut html, mut uri, mut scratch) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut targets, mut html, mut uri, mut scratch) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let host_of = |t: u64| hosts.partition_point(|h| h.start <= t) as u64 - 1;
     let mut h = host_of(chunk.start);
     for node in chunk.start..chunk.end {
@@ -709,27 +695,17 @@ fn render_warc(
             h += 1;
         }
         let host = hosts[h as usize];
-        if node == host.start {
-            st.hosts += 1;
-        }
         model.links(node, &host, &mut links, &mut extra);
-        st.nodes += 1;
-        st.arcs += links.len() as u64;
-        st.max_out = st.max_out.max(links.len() as u64);
-        if links.is_empty() {
-            st.dangling += 1;
-        }
+        st.count_node(node, &host, &links);
         targets.clear();
-        for &t in &links {
-            if (host.start..host.end()).contains(&t) {
-                st.in_host += 1;
-                targets.push((h, t));
-            } else {
-                targets.push((host_of(t), t));
-            }
-        }
+        let own = host.start..host.end();
+        targets.extend(
+            links
+                .iter()
+                .map(|&t| (if own.contains(&t) { h } else { host_of(t) }, t)),
+        );
         html.clear();
-        pages::html(text, node, &targets, &mut ws, &mut html);
+        pages::html(text, seed, node, &targets, &mut html);
         uri.clear();
         pages::url(h, node, &mut uri);
         pages::record(&uri, &html, gzip, &mut scratch, &mut buf);
@@ -805,19 +781,12 @@ fn generate(args: &Args, out: &mut dyn Write) -> anyhow::Result<Stats> {
 /// target's host), then the pages chunk by chunk, in parallel, in order.
 fn generate_warc(args: &Args, model: &Model, out: &mut dyn Write) -> anyhow::Result<Stats> {
     let hosts: Vec<Host> = HostStream::new(args).collect();
-    let text = pages::TextModel::new(
-        args.nodes,
-        args.seed,
-        args.words,
-        args.vocab,
-        args.dup_fraction,
-        args.max_edits_pct,
-    );
+    let text = text::TextModel::new(args.seed, args.nodes, &args.text);
     out.write_all(&pages::warcinfo(
         &format!(
             "web-like pages: nodes={} arcs~{} seed={} words={}..{} vocab={} dup-fraction={} max-edits-pct={}",
-            args.nodes, args.arcs, args.seed, args.words.0, args.words.1, args.vocab,
-            args.dup_fraction, args.max_edits_pct
+            args.nodes, args.arcs, args.seed, args.text.words.0, args.text.words.1, args.text.vocab,
+            args.text.dup_fraction, args.text.max_edits_pct
         ),
         args.gzip,
     ))?;
@@ -838,7 +807,7 @@ fn generate_warc(args: &Args, model: &Model, out: &mut dyn Write) -> anyhow::Res
         }
         let rendered: Vec<(Vec<u8>, Stats)> = chunks
             .par_iter()
-            .map(|c| render_warc(model, c, &hosts, &text, args.gzip))
+            .map(|c| render_warc(model, c, &hosts, &text, args.seed, args.gzip))
             .collect();
         for (bytes, st) in rendered {
             out.write_all(&bytes)?;

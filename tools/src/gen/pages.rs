@@ -6,16 +6,11 @@
 //! title (its first three words), a heading, a paragraph of running text and
 //! its out-links as a list, each with two words of anchor text:
 //!
-//! * **Words** follow a Zipf law (`P(rank r) ∝ 1/r`) over `--vocab` words
-//!   spelled in base 26 (`a`, `b`, …, `aa`, …); a page has `--words MIN..MAX`
-//!   of them, uniform; they are drawn from the node's own stream, so a page's
-//!   text is a pure function of `(seed, node)`.
-//! * **Near-duplicates**: with probability `--dup-fraction` a page is a copy
-//!   of a source page `s` drawn uniformly (unless `s` is itself a copy: no
-//!   chains): `s`'s text with `m` words replaced, `m` uniform in
-//!   `0..=--max-edits-pct`% of its length. Its links stay its own (they follow
-//!   the graph), so a copy's token stream differs from its source's by the
-//!   edits and the anchor words.
+//! Its words, and whether it copies another page's (a planted
+//! near-duplicate: the source's words with a few replaced), are the text model
+//! of `text.rs` with the page's node as the doc; its links stay its own (they
+//! follow the graph), so a copy's token stream differs from its source's by
+//! the edits and the anchor words.
 //!
 //! Records are WARC/1.0 `response` records with an HTTP/1.1 200 header; with
 //! `--gzip` each record is its own gzip member (Common Crawl style, level 1).
@@ -25,144 +20,23 @@ use std::io::Write;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
-/// The text half of the model: Zipf words, planted copies.
-pub struct TextModel {
-    cdf: Vec<f64>,
-    min_words: u64,
-    max_words: u64,
-    dup_fraction: f64,
-    max_edits_pct: u64,
-    seed: u64,
-    n: u64,
+use super::text::{Stream, TextModel};
+
+/// Stream purpose of the anchor words (the text model uses 1 to 3).
+const ANCHOR: u64 = 4;
+
+/// Two anchor words for the link from `d` to `t`.
+pub fn anchor(model: &TextModel, seed: u64, d: u64, t: u64) -> [u32; 2] {
+    let mut s = Stream::new(seed, d ^ t.rotate_left(32), ANCHOR);
+    [model.word(&mut s), model.word(&mut s)]
 }
 
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A splitmix64 stream keyed by (seed, node, purpose).
-struct Stream(u64);
-
-impl Stream {
-    fn new(seed: u64, d: u64, purpose: u64) -> Stream {
-        Stream(mix(seed ^ 0x5445_5854 ^ mix(d.wrapping_add(purpose << 56))))
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        mix(self.0)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-impl TextModel {
-    /// The model for `n` pages.
-    pub fn new(
-        n: u64,
-        seed: u64,
-        words: (u64, u64),
-        vocab: u64,
-        dup_fraction: f64,
-        max_edits_pct: u64,
-    ) -> TextModel {
-        let mut cdf = Vec::with_capacity(vocab as usize);
-        let mut sum = 0.0;
-        for r in 1..=vocab.max(1) {
-            sum += 1.0 / r as f64;
-            cdf.push(sum);
-        }
-        for c in &mut cdf {
-            *c /= sum;
-        }
-        TextModel {
-            cdf,
-            min_words: words.0.max(1),
-            max_words: words.1.max(words.0.max(1)),
-            dup_fraction,
-            max_edits_pct,
-            seed,
-            n,
-        }
-    }
-
-    fn word(&self, s: &mut Stream) -> u32 {
-        let u = s.unit();
-        self.cdf.partition_point(|&c| c < u).min(self.cdf.len() - 1) as u32
-    }
-
-    fn is_copy(&self, d: u64) -> Option<u64> {
-        let mut s = Stream::new(self.seed, d, 1);
-        if s.unit() >= self.dup_fraction {
-            return None;
-        }
-        let src = s.below(self.n);
-        let mut t = Stream::new(self.seed, src, 1);
-        (src != d && t.unit() >= self.dup_fraction).then_some(src)
-    }
-
-    fn base_words(&self, d: u64, out: &mut Vec<u32>) {
-        let mut s = Stream::new(self.seed, d, 2);
-        let len = self.min_words + s.below(self.max_words - self.min_words + 1);
-        out.clear();
-        out.extend((0..len).map(|_| self.word(&mut s)));
-    }
-
-    /// The words (ranks) of page `d`; returns its source if it is a copy.
-    pub fn page_words(&self, d: u64, out: &mut Vec<u32>) -> Option<u64> {
-        match self.is_copy(d) {
-            None => {
-                self.base_words(d, out);
-                None
-            }
-            Some(src) => {
-                self.base_words(src, out);
-                let mut s = Stream::new(self.seed, d, 3);
-                let len = out.len() as u64;
-                let edits = s.below(len * self.max_edits_pct / 100 + 1);
-                for _ in 0..edits {
-                    let at = s.below(len) as usize;
-                    out[at] = self.word(&mut s);
-                }
-                Some(src)
-            }
-        }
-    }
-
-    /// Two anchor words for the link from `d` to `t`.
-    pub fn anchor(&self, d: u64, t: u64) -> [u32; 2] {
-        let mut s = Stream::new(self.seed, d ^ t.rotate_left(32), 4);
-        [self.word(&mut s), self.word(&mut s)]
-    }
-}
-
-/// Appends word `rank` spelled in base 26.
-pub fn spell(mut rank: u32, out: &mut Vec<u8>) {
-    let mut buf = [0u8; 8];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'a' + (rank % 26) as u8;
-        rank /= 26;
-        if rank == 0 {
-            break;
-        }
-        rank -= 1;
-    }
-    out.extend_from_slice(&buf[i..]);
-}
-
-fn words(ws: &[u32], out: &mut Vec<u8>) {
+fn words(model: &TextModel, ws: &[u32], out: &mut Vec<u8>) {
     for (i, &w) in ws.iter().enumerate() {
         if i > 0 {
             out.push(b' ');
         }
-        spell(w, out);
+        out.extend_from_slice(model.spelled[w as usize].as_bytes());
     }
 }
 
@@ -172,27 +46,22 @@ pub fn url(host: u64, node: u64, out: &mut Vec<u8>) {
 }
 
 /// Appends page `node`'s HTML: its words, and links to `targets` (each with
-/// its host).
-pub fn html(
-    model: &TextModel,
-    node: u64,
-    targets: &[(u64, u64)],
-    ws: &mut Vec<u32>,
-    out: &mut Vec<u8>,
-) {
-    model.page_words(node, ws);
+/// its host); `seed` keys the anchor words.
+pub fn html(model: &TextModel, seed: u64, node: u64, targets: &[(u64, u64)], out: &mut Vec<u8>) {
+    let (ws, _) = model.page(node);
+    let head = &ws[..ws.len().min(3)];
     out.extend_from_slice(b"<!DOCTYPE html><html><head><title>");
-    words(&ws[..ws.len().min(3)], out);
+    words(model, head, out);
     out.extend_from_slice(b"</title></head><body><h1>");
-    words(&ws[..ws.len().min(3)], out);
+    words(model, head, out);
     out.extend_from_slice(b"</h1><p>");
-    words(ws, out);
+    words(model, &ws, out);
     out.extend_from_slice(b"</p><ul>");
     for &(h, t) in targets {
         out.extend_from_slice(b"<li><a href=\"");
         url(h, t, out);
         out.extend_from_slice(b"\">");
-        words(&model.anchor(node, t), out);
+        words(model, &anchor(model, seed, node, t), out);
         out.extend_from_slice(b"</a></li>");
     }
     out.extend_from_slice(b"</ul></body></html>");
@@ -243,32 +112,30 @@ pub fn warcinfo(description: &str, gzip: bool) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::TextArgs;
 
     #[test]
-    fn spelling_is_bijective_on_small_ranks() {
-        let mut seen = std::collections::BTreeSet::new();
-        for r in 0..2000 {
-            let mut w = Vec::new();
-            spell(r, &mut w);
-            assert!(seen.insert(w));
-        }
-        let mut w = Vec::new();
-        spell(26, &mut w);
-        assert_eq!(w, b"aa");
-    }
-
-    #[test]
-    fn copies_share_their_sources_words() {
-        let m = TextModel::new(1000, 7, (50, 60), 1000, 0.3, 0);
+    fn a_copy_shares_its_sources_text_not_its_links() {
+        let args = TextArgs {
+            words: (50, 60),
+            vocab: 1000,
+            dup_fraction: 0.3,
+            max_edits_pct: 0,
+        };
+        let m = TextModel::new(7, 1000, &args);
+        let (d, s) = (0..1000)
+            .find_map(|d| m.page(d).1.map(|(s, _)| (d, s)))
+            .unwrap();
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        let copies: Vec<(u64, u64)> = (0..1000)
-            .filter_map(|d| m.page_words(d, &mut a).map(|s| (d, s)))
-            .collect();
-        assert!(copies.len() > 150 && copies.len() < 300, "{}", copies.len());
-        for (d, s) in copies {
-            m.page_words(d, &mut a);
-            assert_eq!(m.page_words(s, &mut b), None);
-            assert_eq!(a, b, "max edits 0: exact copies");
-        }
+        html(&m, 7, d, &[(0, 1)], &mut a);
+        html(&m, 7, s, &[(0, 1)], &mut b);
+        let text = |h: &[u8]| {
+            let h = String::from_utf8(h.to_vec()).unwrap();
+            h[h.find("<p>").unwrap()..h.find("</p>").unwrap()].to_string()
+        };
+        assert_eq!(text(&a), text(&b), "max edits 0: exact copies");
+        assert!(String::from_utf8(a)
+            .unwrap()
+            .contains("href=\"http://h0.example/p1.html\""));
     }
 }
