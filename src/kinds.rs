@@ -17,6 +17,7 @@ pub const KINDS: &[&FileKind] = &[
     &crate::ingest::records::TEXT,
     &crate::ingest::records::REPO,
     &crate::ingest::records::LINKS,
+    &crate::input::SKIPS,
     &crate::docs::DOCS,
     &crate::ingest::urltable::URLS,
     &crate::ingest::records::PAGEDOC,

@@ -132,14 +132,19 @@ pub struct Pipeline {
 }
 
 impl Pipeline {
-    /// Plans `opts`: the stages its source needs, ordered by their declared
-    /// inputs. Refused when a chosen stage reads what the source cannot give
-    /// (an index or near-duplicates of an edge list).
-    pub fn new(opts: &PipelineOptions) -> Result<Pipeline> {
+    /// Plans `opts` for a run within `mem` bytes: the stages its source
+    /// needs, ordered by their declared inputs. Refused when a chosen stage
+    /// reads what the source cannot give (an index or near-duplicates of an
+    /// edge list). (`mem` is a parameter of `ingest`: it sets the per-record
+    /// limits.)
+    pub fn new(opts: &PipelineOptions, mem: u64) -> Result<Pipeline> {
         let mut stages = Vec::new();
         match &opts.source {
             Source::Web(o) => {
-                stages.push(Planned::Ingest(Ingest { opts: o.clone() }));
+                stages.push(Planned::Ingest(Ingest {
+                    opts: o.clone(),
+                    mem,
+                }));
                 stages.push(Planned::Resolve(Resolve));
             }
             Source::Graph(o) => stages.push(Planned::Import(ImportGraph { opts: o.clone() })),

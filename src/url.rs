@@ -18,33 +18,79 @@ use ::url::Url;
 /// Schemes whose URLs are kept.
 const SCHEMES: [&str; 3] = ["http", "https", "file"];
 
-/// Longest URL kept, in bytes; longer ones are dropped as junk.
-pub const MAX_URL_BYTES: usize = 4096;
+/// Longest URL kept, in bytes (32 KiB: 8× the 4 KiB most servers accept,
+/// so real URLs, even long query strings, are kept). A page whose URL is
+/// longer is skipped and a link to one dropped, both reported
+/// ([`UrlVerdict::TooLong`]), never silently.
+pub const MAX_URL_BYTES: usize = 32 << 10;
 
-fn finish(mut url: Url) -> Option<String> {
+/// What [`normalize_checked`] and [`resolve_checked`] made of a URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UrlVerdict {
+    /// The normalized URL.
+    Kept(String),
+    /// Normalized, it has this many bytes, more than [`MAX_URL_BYTES`].
+    TooLong(usize),
+    /// Not a URL webmill keeps: unparsable, another scheme, no host, empty
+    /// or fragment-only.
+    NotWeb,
+}
+
+impl UrlVerdict {
+    /// The URL, if kept.
+    pub fn kept(self) -> Option<String> {
+        match self {
+            UrlVerdict::Kept(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+fn finish(mut url: Url) -> UrlVerdict {
     if !SCHEMES.contains(&url.scheme()) {
-        return None;
+        return UrlVerdict::NotWeb;
     }
     if url.scheme() != "file" && url.host_str().is_none_or(str::is_empty) {
-        return None;
+        return UrlVerdict::NotWeb;
     }
     url.set_fragment(None);
     let s = String::from(url);
-    (s.len() <= MAX_URL_BYTES).then_some(s)
+    if s.len() <= MAX_URL_BYTES {
+        UrlVerdict::Kept(s)
+    } else {
+        UrlVerdict::TooLong(s.len())
+    }
+}
+
+/// Parses and normalizes an absolute URL, saying why when it is not kept.
+pub fn normalize_checked(raw: &str) -> UrlVerdict {
+    match Url::parse(raw.trim()) {
+        Ok(u) => finish(u),
+        Err(_) => UrlVerdict::NotWeb,
+    }
 }
 
 /// Parses and normalizes an absolute URL; `None` if it is not a URL webmill keeps.
 pub fn normalize(raw: &str) -> Option<String> {
-    finish(Url::parse(raw.trim()).ok()?)
+    normalize_checked(raw).kept()
+}
+
+/// Resolves `href` (as found in a page) against `base`, saying why when it
+/// is not kept.
+pub fn resolve_checked(base: &Url, href: &str) -> UrlVerdict {
+    let href = href.trim();
+    if href.is_empty() || href.starts_with('#') {
+        return UrlVerdict::NotWeb;
+    }
+    match base.join(href) {
+        Ok(u) => finish(u),
+        Err(_) => UrlVerdict::NotWeb,
+    }
 }
 
 /// Resolves `href` (as found in a page) against `base`; normalized, or `None`.
 pub fn resolve(base: &Url, href: &str) -> Option<String> {
-    let href = href.trim();
-    if href.is_empty() || href.starts_with('#') {
-        return None;
-    }
-    finish(base.join(href).ok()?)
+    resolve_checked(base, href).kept()
 }
 
 /// The 64-bit fingerprint of a normalized URL (xxh3).
@@ -131,6 +177,13 @@ mod tests {
         assert_eq!(normalize("mailto:a@b.c"), None);
         assert_eq!(normalize("javascript:void(0)"), None);
         assert_eq!(normalize("not a url"), None);
+        let long = format!("http://h.example/{}", "x".repeat(MAX_URL_BYTES));
+        assert_eq!(
+            normalize_checked(&long),
+            UrlVerdict::TooLong(MAX_URL_BYTES + 17)
+        );
+        let kept = format!("http://h.example/{}", "x".repeat(10_000));
+        assert_eq!(normalize(&kept), Some(kept.clone()));
         assert_eq!(
             normalize("file:///tmp/x y.html").as_deref(),
             Some("file:///tmp/x%20y.html")

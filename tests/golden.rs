@@ -38,6 +38,7 @@ use webmill::ingest::records::{self, LinkKind, PageRec};
 use webmill::ingest::resolve::resolve;
 use webmill::ingest::urltable::{UrlTable, UrlTableWriter};
 use webmill::ingest::{ingest, IngestOptions, InputSpec};
+use webmill::input::{for_each_skip, SkipEntry, SkipKind, SkipWriter};
 use webmill::job::{Job, JobFile, Settings};
 use webmill::kinds::verify_file;
 use webmill::rank::{RankVector, VectorWriter};
@@ -126,6 +127,10 @@ const GOLDEN: &[Golden] = &[
     Golden {
         name: "barrel-short.wm",
         write: write_short_barrel,
+    },
+    Golden {
+        name: "skips.wm",
+        write: write_skips,
     },
 ];
 
@@ -432,6 +437,70 @@ fn write_nodesets(dir: &Path) -> webmill::Result<PathBuf> {
         },
     )?;
     Ok(path)
+}
+
+// ---------------------------------------------------------------------------
+// skips.wm: a skip report of three entries: a damaged record skipped before
+// page 0, a page (2) kept with its body cut, and a FIFO whose name is not
+// UTF-8, skipped before page 3.
+
+fn skip_entries() -> Vec<(u64, SkipEntry)> {
+    #[cfg(unix)]
+    let fifo = {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(std::ffi::OsStr::from_bytes(b"site/pipe\xff.html"))
+    };
+    #[cfg(not(unix))]
+    let fifo = PathBuf::from("site/pipe\u{fffd}.html");
+    vec![
+        (
+            0,
+            SkipEntry::new(
+                SkipKind::Damaged,
+                "crawl.warc.gz",
+                "offset 0",
+                "not a WARC record: no WARC/1.x version line",
+            ),
+        ),
+        (
+            2,
+            SkipEntry::new(
+                SkipKind::BodyCut,
+                "crawl.warc.gz",
+                "offset 5120",
+                "body decoded only up to its first 1048576 bytes",
+            ),
+        ),
+        (
+            3,
+            SkipEntry::new(SkipKind::SpecialFile, fifo, "", "a FIFO, not read"),
+        ),
+    ]
+}
+
+fn write_skips(dir: &Path) -> webmill::Result<PathBuf> {
+    let path = dir.join("skips.wm");
+    let mut w = SkipWriter::create(&path)?;
+    for (key, e) in skip_entries() {
+        w.push(key, &e)?;
+    }
+    w.finish()?;
+    Ok(path)
+}
+
+#[test]
+fn skips_golden_decodes() {
+    let path = golden_path("skips.wm");
+    let mut got = Vec::new();
+    for_each_skip(&path, |key, e| {
+        got.push((key, e.clone()));
+        Ok(())
+    })
+    .expect("read skips.wm");
+    assert_eq!(got, skip_entries());
+    let c = Container::open(&path).expect("open skips.wm");
+    assert_eq!(c.meta(), &json!({"skips": 3}));
+    assert_eq!(got[1].1.tsv(2), "2\tcut\tbody-cut\tcrawl.warc.gz\toffset 5120\tbody decoded only up to its first 1048576 bytes");
 }
 
 #[test]

@@ -213,8 +213,16 @@ proptest! {
             let want = invert_forward(&path);
             let (full, short) = (tmp.join(format!("full{b}.wm")), tmp.join(format!("short{b}.wm")));
             let budget = if small { 64 << 10 } else { 64 << 20 };
-            let sorted = webmill::index::sorter::sort_barrel(&path, &tmp.join(format!("s{b}")), budget, &reporter, &full, &short).unwrap();
-            prop_assert_eq!(sorted.entries.len(), 32 * (plan.firsts[b + 1] - plan.firsts[b]) as usize);
+            let part = tmp.join(format!("part{b}.wm"));
+            let sorted = webmill::index::sorter::sort_barrel(&path, &tmp.join(format!("s{b}")), budget, &reporter, &full, &short, &part).unwrap();
+            let words = u64::from(plan.firsts[b + 1] - plan.firsts[b]);
+            prop_assert_eq!(sorted.words, words);
+            let mut entries = 0;
+            webmill::index::sorter::for_each_part_block(&part, |block| {
+                entries += block.len() as u64 / 32;
+                Ok(())
+            }).unwrap();
+            prop_assert_eq!(entries, words);
             for (set, file) in [(BarrelSet::Full, &full), (BarrelSet::Short, &short)] {
                 let barrel = Barrel::open(file).unwrap();
                 barrel.verify().unwrap();

@@ -1046,6 +1046,7 @@ fn records_over_the_cap_are_skipped() {
     let cap = 1500;
     let opts = WarcOptions {
         max_record_bytes: cap,
+        ..WarcOptions::default()
     };
     let s = Scratch::new();
     let big: Vec<usize> = (0..recs.len())

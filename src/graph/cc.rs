@@ -126,7 +126,7 @@ pub fn read_edges(
             Ok((s, d)) => {
                 let beyond = if s >= vertices { s } else { d };
                 if beyond >= vertices {
-                    return Ok(LineVerdict::Bad(format!(
+                    return Ok(LineVerdict::Unknown(format!(
                         "arc names vertex id {beyond}, but the vertices file has ids 0..{vertices} only"
                     )));
                 }

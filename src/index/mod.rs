@@ -181,7 +181,7 @@ pub fn build(
     let done = |b: usize| {
         out.join(file_name(BarrelSet::Full, b)).exists()
             && out.join(file_name(BarrelSet::Short, b)).exists()
-            && sorter::read_part(&part_path(tmp, b)).is_some()
+            && sorter::part_is_complete(&part_path(tmp, b))
     };
     let all_done = (0..plan.barrels()).all(done);
     summary.forward = match std::fs::read(&marker)
@@ -240,16 +240,10 @@ pub fn build(
                     reporter,
                     &out.join(file_name(BarrelSet::Full, b)),
                     &out.join(file_name(BarrelSet::Short, b)),
+                    &part_path(tmp, b),
                 )
                 .and_then(|s| {
                     runs.fetch_add(s.runs, Ordering::SeqCst);
-                    sorter::write_part(
-                        &part_path(tmp, b),
-                        b as u32,
-                        plan.firsts[b],
-                        plan.firsts[b + 1],
-                        &s.entries,
-                    )?;
                     crate::publish::failpoint("index.barrel_done")?;
                     crate::sort::remove_sort_dir(&tmp.join(format!("sort-{b:03}")))?;
                     let f = indexer::forward_path(&fwd_dir, b);
@@ -281,9 +275,7 @@ pub fn build(
     let mut w = lexicon::LexiconWriter::create(out.join("lexicon.wm"), &fst, &plan)?;
     drop(fst);
     for b in 0..plan.barrels() {
-        let entries = sorter::read_part(&part_path(tmp, b))
-            .ok_or_else(|| Error::internal(format!("lexicon part of barrel {b} is missing")))?;
-        w.push_encoded(&entries)?;
+        sorter::for_each_part_block(&part_path(tmp, b), |entries| w.push_encoded(entries))?;
     }
     summary.lexicon_bytes = w.finish()?;
     for b in 0..plan.barrels() {

@@ -171,8 +171,8 @@ impl Record for SortEntry {
 /// What sorting one barrel made.
 #[derive(Clone, Debug, Default)]
 pub struct SortedBarrel {
-    /// The lexicon entries of the barrel's wordIDs, in order, encoded.
-    pub entries: Vec<u8>,
+    /// Lexicon entries written to the part file: one per wordID of the barrel.
+    pub words: u64,
     /// Totals of the full barrel.
     pub full: BarrelTotals,
     /// Totals of the short barrel.
@@ -185,7 +185,10 @@ pub struct SortedBarrel {
 
 /// Sorts forward barrel `forward` (wordIDs `first..end`) into `full` and
 /// `short`, with its sort runs in `sort_dir` (resumed if any are there) and
-/// `budget` bytes.
+/// `budget` bytes, and writes the barrel's lexicon entries to the part file
+/// `part` as they come (a barrel of the long tail holds most of the
+/// vocabulary, which grows with the collection: its entries are never held
+/// in memory).
 pub fn sort_barrel(
     forward: &Path,
     sort_dir: &Path,
@@ -193,6 +196,7 @@ pub fn sort_barrel(
     reporter: &SharedReporter,
     full: &Path,
     short: &Path,
+    part: &Path,
 ) -> Result<SortedBarrel> {
     let fwd = ForwardBarrel::open(forward)?;
     let p = fwd.container().params();
@@ -221,7 +225,7 @@ pub fn sort_barrel(
     let runs = sorted.stats().runs;
     let mut fw = BarrelWriter::create(full, BarrelSet::Full, barrel, first, end)?;
     let mut sw = BarrelWriter::create(short, BarrelSet::Short, barrel, first, end)?;
-    let mut entries = Vec::with_capacity(32 * (end - first) as usize);
+    let mut entries = PartWriter::create(part, barrel, first, end)?;
     let mut next_word = first;
     let mut current: Option<(u32, TermInfo)> = None;
     let (mut plain, mut fancy): (Vec<Hit>, Vec<Hit>) = (Vec::new(), Vec::new());
@@ -292,11 +296,12 @@ pub fn sort_barrel(
         )));
     }
     drop(sorted);
+    let words = entries.finish()?;
     // Short first: a barrel counts as done when its full file is there.
     let (short_totals, short_bytes) = sw.finish()?;
     let (full_totals, full_bytes) = fw.finish()?;
     Ok(SortedBarrel {
-        entries,
+        words,
         full: full_totals,
         short: short_totals,
         bytes: (full_bytes, short_bytes),
@@ -305,7 +310,7 @@ pub fn sort_barrel(
 }
 
 fn finish_word(
-    entries: &mut Vec<u8>,
+    entries: &mut PartWriter,
     word: u32,
     t: TermInfo,
     fw: &mut BarrelWriter,
@@ -316,8 +321,7 @@ fn finish_word(
         sw.end_word()?;
     }
     debug_assert_eq!(stats.docs, t.docs, "word {word}");
-    t.encode(entries);
-    Ok(())
+    entries.push(&t)
 }
 
 /// Kind of the per-barrel lexicon parts the stage keeps in its temporary
@@ -378,26 +382,73 @@ fn check_part_block(c: &Container, i: usize, records: u64, raw: &[u8]) -> Result
     Ok(())
 }
 
-/// Writes a barrel's lexicon entries as a temporary part file.
-pub fn write_part(path: &Path, barrel: u32, first: u32, end: u32, entries: &[u8]) -> Result<()> {
-    let params = json!({"barrel": barrel, "first_word": first, "end_word": end});
-    let mut w = ContainerWriter::create(path, LEXPART.tag, LEXPART.version, &params)?;
-    w.set_durable(false);
-    for chunk in entries.chunks(32 * 2048) {
-        w.write_block(BlockCodec::Raw, &[], (chunk.len() / 32) as u64, chunk)?;
-    }
-    w.finish(&json!({}))?;
-    Ok(())
+/// Entries of a part block (the lexicon's own block size).
+const PART_BLOCK_ENTRIES: usize = super::lexicon::ENTRIES_PER_BLOCK;
+
+/// Writes a barrel's lexicon entries as a temporary part file, a block at a
+/// time.
+pub struct PartWriter {
+    w: ContainerWriter,
+    block: Vec<u8>,
+    words: u64,
 }
 
-/// Reads a part file back (checking it); `None` if it is missing or damaged.
-pub fn read_part(path: &Path) -> Option<Vec<u8>> {
-    let c = LEXPART.open(path).ok()?;
-    let mut out = Vec::new();
-    for i in 0..c.blocks().len() {
-        out.extend_from_slice(&c.read_block(i).ok()?);
+impl PartWriter {
+    /// Starts the part of barrel `barrel` (wordIDs `first..end`) at `path`.
+    pub fn create(path: &Path, barrel: u32, first: u32, end: u32) -> Result<PartWriter> {
+        let params = json!({"barrel": barrel, "first_word": first, "end_word": end});
+        let mut w = ContainerWriter::create(path, LEXPART.tag, LEXPART.version, &params)?;
+        w.set_durable(false);
+        Ok(PartWriter {
+            w,
+            block: Vec::with_capacity(32 * PART_BLOCK_ENTRIES),
+            words: 0,
+        })
     }
-    Some(out)
+
+    /// Appends the next word's entry.
+    pub fn push(&mut self, t: &TermInfo) -> Result<()> {
+        t.encode(&mut self.block);
+        self.words += 1;
+        if self.block.len() >= 32 * PART_BLOCK_ENTRIES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if !self.block.is_empty() {
+            let n = (self.block.len() / 32) as u64;
+            self.w.write_block(BlockCodec::Raw, &[], n, &self.block)?;
+            self.block.clear();
+        }
+        Ok(())
+    }
+
+    /// Publishes the part; returns its entry count.
+    pub fn finish(mut self) -> Result<u64> {
+        self.flush()?;
+        self.w.finish(&json!({}))?;
+        Ok(self.words)
+    }
+}
+
+/// `true` when the part file at `path` is there and whole (every block
+/// checked, none kept in memory).
+pub fn part_is_complete(path: &Path) -> bool {
+    (LEXPART.verify)(path).is_ok()
+}
+
+/// Calls `f` with each block of the part file at `path` (whole 32-byte
+/// entries, in wordID order), checking each.
+pub fn for_each_part_block(path: &Path, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    let c = LEXPART.open(path)?;
+    for i in 0..c.blocks().len() {
+        let raw = c.read_block(i)?;
+        check_part_block(&c, i, c.blocks()[i].records, &raw)?;
+        f(&raw)?;
+    }
+    Ok(())
 }
 
 /// The location of a word that has no short doclist.

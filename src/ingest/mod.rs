@@ -22,7 +22,9 @@
 //! count pages across all inputs. The outputs depend only on the inputs and
 //! `segment_records`, never on the thread count or on interruptions.
 
+pub mod dir;
 pub mod html;
+pub mod limits;
 pub mod page;
 pub mod pagefile;
 pub mod records;
@@ -35,19 +37,23 @@ pub mod warc;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::error::{Error, IoContext, Result};
+use crate::ingest::dir::{file_url, list_dir, DirEntry};
 use crate::ingest::html::Extractor;
-use crate::ingest::page::{Fetched, PageOut};
+use crate::ingest::limits::{Permit, RecordGate, RecordLimits};
+use crate::ingest::page::{Cuts, Fetched, PageOut};
 use crate::ingest::pagefile::PageFileWriter;
-use crate::input::KEEP_SKIPS;
+use crate::ingest::url::UrlVerdict;
+use crate::input::{SkipCounts, SkipEntry, SkipKind, SkipWriter, KEEP_SKIPS};
 use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::{Task, Unit as ProgressUnit};
+use crate::resources::format_bytes;
 
 /// File name extensions read as HTML in directory inputs.
 const HTML_EXTENSIONS: [&str; 4] = ["html", "htm", "xhtml", "shtml"];
@@ -154,8 +160,15 @@ pub struct Counts {
     pub links: u64,
     /// Links dropped (other schemes, unparsable).
     pub dropped_links: u64,
-    /// Records or files skipped as bad input (each reported).
+    /// Records or files that did not become a page (each listed in the skip
+    /// report).
     pub skipped: u64,
+    /// Pages kept with a part cut (each listed in the skip report).
+    #[serde(default)]
+    pub cut: u64,
+    /// Skips and cuts by kind.
+    #[serde(default)]
+    pub skips: SkipCounts,
 }
 
 impl Counts {
@@ -174,6 +187,10 @@ impl Counts {
         self.links += o.links;
         self.dropped_links += o.dropped_links;
         self.skipped += o.skipped;
+        self.cut += o.cut;
+        for (k, v) in &o.skips {
+            *self.skips.entry(*k).or_default() += v;
+        }
     }
 }
 
@@ -184,6 +201,9 @@ struct SegmentMeta {
     next: Option<serde_json::Value>,
     counts: Counts,
     skips: Vec<String>,
+    /// The first skip of bad input (what `--strict` fails on).
+    #[serde(default)]
+    bad: Option<String>,
 }
 
 /// A unit of work.
@@ -192,7 +212,7 @@ enum Work {
     Files {
         dir: PathBuf,
         base: ::url::Url,
-        files: Vec<PathBuf>,
+        files: Vec<DirEntry>,
     },
 }
 
@@ -225,10 +245,18 @@ pub struct IngestParams {
     pub segment_records: u64,
     /// Largest WARC record read.
     pub max_record_bytes: u64,
+    /// The per-record limit `--mem` allows (see [`limits`]): of a bigger
+    /// record or decoded body, only this much is kept.
+    #[serde(default)]
+    pub record_bytes: u64,
+    /// Most links kept from one page (see [`limits`]).
+    #[serde(default)]
+    pub links_per_page: u64,
 }
 
-/// What `ingest` measured: the sum of its segments' counts, the input size,
-/// and the first skips with their file and offset.
+/// What `ingest` measured: the sum of its segments' counts (skips and cuts by
+/// kind among them), the input size, and the first skips with their file and
+/// offset (all of them are in the skip report, [`JobFile::Skips`]).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct IngestFigures {
     /// What was counted.
@@ -244,6 +272,8 @@ pub struct IngestFigures {
 pub struct Ingest {
     /// What to ingest.
     pub opts: IngestOptions,
+    /// The memory budget (it sets the per-record limits, a parameter).
+    pub mem: u64,
 }
 
 impl Stage for Ingest {
@@ -279,10 +309,13 @@ impl Stage for Ingest {
                 },
             });
         }
+        let limits = RecordLimits::from_budget(self.mem, 1);
         Ok(IngestParams {
             inputs,
             segment_records: opts.segment_records,
             max_record_bytes: opts.max_record_bytes,
+            record_bytes: limits.record_bytes,
+            links_per_page: limits.links as u64,
         })
     }
 
@@ -296,6 +329,7 @@ impl Stage for Ingest {
             JobFile::Text,
             JobFile::Repository,
             JobFile::Links,
+            JobFile::Skips(StageId::Ingest),
         ]
     }
 
@@ -310,33 +344,14 @@ impl Stage for Ingest {
 
 /// Lists a directory's files recursively, as paths relative to `dir` in byte
 /// order (the order ingest numbers a directory's pages in); symbolic links to
-/// files are followed, to directories not.
+/// files are followed, to directories not. (The entries that are not read
+/// are in [`list_dir`].)
 pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        let full = dir.join(&rel);
-        let mut entries = Vec::new();
-        for e in std::fs::read_dir(&full).at(&full)? {
-            let e = e.at(&full)?;
-            entries.push(e);
-        }
-        for e in entries {
-            let ft = e.file_type().at(e.path())?;
-            let r = rel.join(e.file_name());
-            if ft.is_dir() {
-                stack.push(r);
-            } else if ft.is_file() || (ft.is_symlink() && e.path().is_file()) {
-                out.push(r);
-            }
-        }
-    }
-    out.sort_by(|a, b| {
-        a.as_os_str()
-            .as_encoded_bytes()
-            .cmp(b.as_os_str().as_encoded_bytes())
-    });
-    Ok(out)
+    Ok(list_dir(dir)?
+        .into_iter()
+        .filter(|e| e.skip.is_none())
+        .map(|e| e.rel)
+        .collect())
 }
 
 /// The error for inputs without a single HTML page.
@@ -369,37 +384,40 @@ fn is_html_name(p: &Path) -> bool {
         .is_some_and(|e| HTML_EXTENSIONS.iter().any(|h| e.eq_ignore_ascii_case(h)))
 }
 
-/// A file's URL under `base`: its relative path, each component
-/// percent-encoded where a URL path needs it.
-fn file_url(base: &::url::Url, rel: &Path) -> Option<String> {
-    let mut path = String::new();
-    for (i, c) in rel.components().enumerate() {
-        if i > 0 {
-            path.push('/');
-        }
-        let s = c.as_os_str().to_string_lossy();
-        for ch in s.chars() {
-            match ch {
-                '%' => path.push_str("%25"),
-                '#' => path.push_str("%23"),
-                '?' => path.push_str("%3F"),
-                '\\' => path.push_str("%5C"),
-                c => path.push(c),
-            }
-        }
-    }
-    url::resolve(base, &path)
-}
-
 /// Runs (or resumes, or skips) the ingest of `opts.inputs` into `job`.
 pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<Outcome<IngestFigures>> {
-    job.run(&Ingest { opts: opts.clone() }, s)
+    job.run(
+        &Ingest {
+            opts: opts.clone(),
+            mem: s.mem,
+        },
+        s,
+    )
 }
 
 fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> {
     let s = cx.settings();
     let seg_dir = cx.tmp().join("segments");
     std::fs::create_dir_all(&seg_dir).at(&seg_dir)?;
+    let limits = RecordLimits::from_budget(s.mem, rayon::current_num_threads());
+    if opts.max_record_bytes > limits.record_bytes {
+        cx.note(&format!(
+            "--max-record-bytes {} is more than one record may take under --mem {} ({}, 1/16 of the budget): a record or decoded body over {} is kept cut to its first {} (each cut listed in the skip report); records over {} are skipped",
+            format_bytes(opts.max_record_bytes),
+            format_bytes(s.mem),
+            format_bytes(limits.record_bytes),
+            format_bytes(limits.record_bytes),
+            format_bytes(limits.record_bytes),
+            format_bytes(opts.max_record_bytes),
+        ));
+    }
+    let ctx = UnitContext {
+        opts,
+        seg_dir: &seg_dir,
+        settings: s,
+        limits,
+        gate: RecordGate::new(),
+    };
 
     // The units, in input order.
     let mut units = Vec::new();
@@ -413,10 +431,10 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
             InputSpec::Dir { dir, base } => {
                 let base =
                     ::url::Url::parse(base).map_err(|e| Error::usage(format!("{base}: {e}")))?;
-                let files = list_files(dir)?;
+                let files = list_dir(dir)?;
                 for chunk in files.chunks(opts.segment_records as usize) {
-                    for f in chunk {
-                        total_bytes += std::fs::metadata(dir.join(f)).map_or(0, |m| m.len());
+                    for f in chunk.iter().filter(|f| f.skip.is_none()) {
+                        total_bytes += std::fs::metadata(dir.join(&f.rel)).map_or(0, |m| m.len());
                     }
                     units.push(Work::Files {
                         dir: dir.clone(),
@@ -439,9 +457,9 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
         .enumerate()
         .map(|(u, work)| {
             let r = match work {
-                Work::Warc(p) => warc_unit(u, p, opts, &seg_dir, &progress, s),
+                Work::Warc(p) => warc_unit(u, p, &ctx, &progress),
                 Work::Files { dir, base, files } => {
-                    files_unit(u, dir, base, files, &seg_dir, &progress, s)
+                    files_unit(u, dir, base, files, &ctx, &progress)
                 }
             };
             if s.strict {
@@ -472,6 +490,7 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
     // Join the segments in order.
     let mut counts = Counts::default();
     let mut skips = Vec::new();
+    let mut skip_parts = Vec::with_capacity(segments.len());
     let mut parts = Vec::with_capacity(segments.len());
     let mut base = 0u64;
     for seg in &segments {
@@ -483,11 +502,18 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
             }
         }
         parts.push((seg.clone(), base));
+        skip_parts.push((segment_file(seg, SKIPS_TAG), base));
         base += meta.counts.pages;
     }
     if counts.pages == 0 {
         return Err(nothing_ingested(opts, &counts, &skips));
     }
+    pagefile::concat(
+        &skip_parts,
+        &crate::input::SKIPS,
+        &cx.output(JobFile::Skips(StageId::Ingest))?,
+        &json!({ "skips": counts.skipped + counts.cut }),
+    )?;
     for (file, kind) in [
         (JobFile::Links, &records::LINKS),
         (JobFile::Text, &records::TEXT),
@@ -546,11 +572,23 @@ fn segment_meta(pages: &Path) -> Result<SegmentMeta> {
 
 fn first_skip(segs: &[PathBuf]) -> Result<Option<String>> {
     for s in segs {
-        if let Some(sk) = segment_meta(s)?.skips.into_iter().next() {
+        if let Some(sk) = segment_meta(s)?.bad {
             return Ok(Some(sk));
         }
     }
     Ok(None)
+}
+
+/// The tag of a segment's skip report file.
+const SKIPS_TAG: &str = "skips";
+
+/// What every unit of one ingest shares.
+struct UnitContext<'a> {
+    opts: &'a IngestOptions,
+    seg_dir: &'a Path,
+    settings: &'a Settings,
+    limits: RecordLimits,
+    gate: Arc<RecordGate>,
 }
 
 /// The four writers of one segment, plus what it counted.
@@ -559,9 +597,11 @@ struct Segment {
     text: PageFileWriter,
     repo: PageFileWriter,
     links: PageFileWriter,
+    report: SkipWriter,
     path: PathBuf,
     counts: Counts,
     skips: Vec<String>,
+    bad: Option<String>,
 }
 
 impl Segment {
@@ -572,22 +612,39 @@ impl Segment {
             w.set_durable(false);
             Ok::<_, Error>(w)
         };
+        let mut report = SkipWriter::create(segment_file(&path, SKIPS_TAG))?;
+        report.set_durable(false);
         Ok(Segment {
             links: mk(&records::LINKS, 3)?,
             text: mk(&records::TEXT, 3)?,
             repo: mk(&records::REPO, 3)?,
             pages: mk(&records::PAGES, 3)?,
+            report,
             path,
             counts: Counts::default(),
             skips: Vec::new(),
+            bad: None,
         })
     }
 
-    fn skip(&mut self, skip: String) {
-        self.counts.skipped += 1;
+    /// Lists `entry` in the skip report: a record or file not kept (before
+    /// the next page), or a cut of the page just pushed.
+    fn skip(&mut self, entry: &SkipEntry) -> Result<()> {
+        let key = if entry.kind.is_cut() {
+            self.counts.cut += 1;
+            self.counts.pages.saturating_sub(1)
+        } else {
+            self.counts.skipped += 1;
+            self.counts.pages
+        };
+        *self.counts.skips.entry(entry.kind).or_default() += 1;
         if self.skips.len() < KEEP_SKIPS {
-            self.skips.push(skip);
+            self.skips.push(entry.to_string());
         }
+        if self.bad.is_none() && !entry.kind.is_policy() {
+            self.bad = Some(entry.to_string());
+        }
+        self.report.push(key, entry)
     }
 
     fn push(&mut self, out: PageOut) -> Result<()> {
@@ -613,11 +670,13 @@ impl Segment {
             next,
             counts: self.counts,
             skips: self.skips,
+            bad: self.bad,
         };
         let meta = serde_json::to_value(&meta).map_err(|e| Error::internal(e.to_string()))?;
         self.links.finish(&json!({}))?;
         self.text.finish(&json!({}))?;
         self.repo.finish(&json!({}))?;
+        self.report.finish()?;
         crate::publish::failpoint("ingest.segment")?;
         self.pages.finish(&meta)?;
         crate::publish::failpoint("ingest.segment_written")?;
@@ -664,9 +723,33 @@ enum Item {
         body: Vec<u8>,
         location: Option<String>,
         /// Where it came from, for reports.
+        file: PathBuf,
         place: String,
+        /// What was cut before it was parsed (block, body).
+        cuts: Cuts,
+        /// Held while a big record is in memory.
+        permit: Option<Permit>,
     },
-    Skip(String),
+    Skip(SkipEntry),
+}
+
+impl Item {
+    fn body_len(&self) -> usize {
+        match self {
+            Item::Page { body, .. } => body.len(),
+            Item::Skip(_) => 0,
+        }
+    }
+
+    fn holds_permit(&self) -> bool {
+        matches!(
+            self,
+            Item::Page {
+                permit: Some(_),
+                ..
+            }
+        )
+    }
 }
 
 /// Bytes of bodies gathered before a batch is parsed in parallel.
@@ -675,51 +758,95 @@ const BATCH_PAGES: usize = 256;
 
 /// Body bytes a unit gathers before parsing them: 16 MiB, less when the budget
 /// is small, so that the units in flight (one per thread) and their parsed
-/// pages stay a fraction of `--mem`. (A single record over this is still read
-/// whole, up to `--max-record-bytes`.)
+/// pages stay a fraction of `--mem`. (A bigger record goes alone, through the
+/// gate: see [`limits`].)
 fn batch_limit(s: &Settings) -> usize {
     let threads = rayon::current_num_threads().max(1) as u64;
-    ((s.mem / 4 / threads) as usize).clamp(256 << 10, BATCH_BYTES)
+    ((s.mem / 8 / threads) as usize).clamp(64 << 10, BATCH_BYTES)
 }
 
-fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment) -> Result<()> {
-    let outs: Vec<std::result::Result<PageOut, String>> = batch
-        .par_iter()
-        .map_init(Extractor::new, |ex, item| match item {
-            Item::Page {
+/// Is the batch due: full, or holding a big record (which must not wait,
+/// and whose unit must not run parallel iterators while it holds the gate)?
+fn batch_due(batch: &[Item], s: &Settings) -> bool {
+    batch.len() >= BATCH_PAGES
+        || batch.last().is_some_and(Item::holds_permit)
+        || batch.iter().map(Item::body_len).sum::<usize>() >= batch_limit(s)
+}
+
+fn process_one(ex: &mut Extractor, item: &Item) -> std::result::Result<PageOut, SkipEntry> {
+    match item {
+        Item::Page {
+            url,
+            status,
+            date,
+            content_type,
+            charset,
+            body,
+            location,
+            file,
+            place,
+            ..
+        } => page::process(
+            ex,
+            &Fetched {
                 url,
-                status,
+                status: *status,
                 date,
                 content_type,
-                charset,
+                charset: charset.as_deref(),
                 body,
-                location,
-                place,
-            } => page::process(
-                ex,
-                &Fetched {
-                    url,
-                    status: *status,
-                    date,
-                    content_type,
-                    charset: charset.as_deref(),
-                    body,
-                    location: location.as_deref(),
-                },
-            )
-            .map_err(|e| format!("{place}: {}", e.0)),
-            Item::Skip(s) => Err(s.clone()),
-        })
-        .collect();
+                location: location.as_deref(),
+            },
+        )
+        .map_err(|e| SkipEntry::new(e.kind, file.clone(), place.clone(), e.reason)),
+        Item::Skip(s) => Err(s.clone()),
+    }
+}
+
+fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment, limits: &RecordLimits) -> Result<()> {
+    let extractor = || {
+        let mut ex = Extractor::new();
+        ex.set_max_links(limits.links);
+        ex
+    };
+    let outs: Vec<std::result::Result<PageOut, SkipEntry>> = if batch.iter().any(Item::holds_permit)
+    {
+        // Holding the gate: no parallel iterator (see `limits`).
+        let mut ex = extractor();
+        batch
+            .iter()
+            .map(|item| process_one(&mut ex, item))
+            .collect()
+    } else {
+        batch.par_iter().map_init(extractor, process_one).collect()
+    };
     for (item, out) in batch.iter().zip(outs) {
         match (item, out) {
-            (Item::Page { location, .. }, Ok(out)) => {
+            (
+                Item::Page {
+                    location,
+                    file,
+                    place,
+                    cuts,
+                    ..
+                },
+                Ok(mut out),
+            ) => {
                 if location.is_some() {
                     seg.counts.redirects += 1;
                 }
-                seg.push(out)?
+                let page_cuts = std::mem::take(&mut out.cuts);
+                seg.push(out)?;
+                for (kind, detail) in cuts.iter().chain(&page_cuts) {
+                    seg.skip(&SkipEntry::new(
+                        *kind,
+                        file.clone(),
+                        place.clone(),
+                        detail.clone(),
+                    ))?;
+                }
             }
-            (_, Err(skip)) => seg.skip(skip),
+            (_, Err(skip)) => seg.skip(&skip)?,
             (Item::Skip(_), Ok(_)) => unreachable!("skips never produce a page"),
         }
     }
@@ -727,14 +854,35 @@ fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment) -> Result<()> {
     Ok(())
 }
 
-fn batch_bytes(batch: &[Item]) -> usize {
-    batch
-        .iter()
-        .map(|i| match i {
-            Item::Page { body, .. } => body.len(),
-            Item::Skip(_) => 0,
-        })
-        .sum()
+/// Reads at most `limits.record_bytes` of a directory file (through the gate
+/// when big): its bytes, what was cut, the permit.
+fn read_file(path: &Path, ctx: &UnitContext) -> std::io::Result<(Vec<u8>, Cuts, Option<Permit>)> {
+    use std::io::Read;
+    let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let keep = len.min(ctx.limits.record_bytes);
+    let permit = (keep > ctx.limits.gate_bytes).then(|| ctx.gate.enter());
+    let mut body = Vec::with_capacity(keep as usize);
+    file.take(ctx.limits.record_bytes + 1)
+        .read_to_end(&mut body)?;
+    let mut cuts = Vec::new();
+    if body.len() as u64 > ctx.limits.record_bytes {
+        body.truncate(ctx.limits.record_bytes as usize);
+        cuts.push((
+            SkipKind::BlockCut,
+            cut_detail("file", len, &ctx.limits, ctx.settings),
+        ));
+    }
+    Ok((body, cuts, permit))
+}
+
+/// Says what a block cut kept.
+fn cut_detail(what: &str, len: u64, limits: &RecordLimits, s: &Settings) -> String {
+    format!(
+        "{what} of {len} bytes read only up to its first {} bytes: the per-record limit under --mem {}",
+        limits.record_bytes,
+        format_bytes(s.mem)
+    )
 }
 
 /// A directory unit: one segment.
@@ -742,57 +890,82 @@ fn files_unit(
     unit: usize,
     dir: &Path,
     base: &::url::Url,
-    files: &[PathBuf],
-    seg_dir: &Path,
+    files: &[DirEntry],
+    ctx: &UnitContext,
     progress: &Progress,
-    s: &Settings,
 ) -> Result<Vec<PathBuf>> {
-    let (segs, next) = published_segments(seg_dir, unit)?;
+    let (segs, next) = published_segments(ctx.seg_dir, unit)?;
+    let size = |f: &DirEntry| {
+        if f.skip.is_some() {
+            0
+        } else {
+            std::fs::metadata(dir.join(&f.rel)).map_or(0, |m| m.len())
+        }
+    };
     if next.is_some() {
-        progress.add(
-            files
-                .iter()
-                .map(|f| std::fs::metadata(dir.join(f)).map_or(0, |m| m.len()))
-                .sum(),
-        );
+        progress.add(files.iter().map(size).sum());
         return Ok(segs);
     }
-    let mut seg = Segment::create(segment_path(seg_dir, unit, 0))?;
+    let mut seg = Segment::create(segment_path(ctx.seg_dir, unit, 0))?;
     let mut batch = Vec::new();
-    for rel in files {
-        let path = dir.join(rel);
-        if !is_html_name(rel) {
+    for entry in files {
+        let path = dir.join(&entry.rel);
+        let skip = |kind: SkipKind, detail: String| {
+            Item::Skip(SkipEntry::new(kind, path.clone(), String::new(), detail))
+        };
+        let item = if let Some((kind, detail)) = &entry.skip {
+            skip(*kind, detail.clone())
+        } else if !is_html_name(&entry.rel) {
             seg.counts.other_files += 1;
-            progress.add(std::fs::metadata(&path).map_or(0, |m| m.len()));
-            continue;
-        }
-        seg.counts.files += 1;
-        let place = path.display().to_string();
-        let item = match std::fs::read(&path) {
-            Err(e) => Item::Skip(format!("{place}: cannot read: {e}")),
-            Ok(body) => {
-                progress.add(body.len() as u64);
-                match file_url(base, rel) {
-                    None => Item::Skip(format!("{place}: no URL can be made for it under {base}")),
-                    Some(url) => Item::Page {
-                        url,
-                        status: 0,
-                        date: String::new(),
-                        content_type: "text/html".into(),
-                        charset: None,
-                        body,
-                        location: None,
-                        place: format!("{place}: offset 0"),
-                    },
-                }
+            progress.add(size(entry));
+            skip(
+                SkipKind::OtherFile,
+                format!(
+                    "not read: its name does not end in .{}",
+                    HTML_EXTENSIONS.join(", .")
+                ),
+            )
+        } else {
+            seg.counts.files += 1;
+            match file_url(base, &entry.rel) {
+                UrlVerdict::NotWeb => skip(
+                    SkipKind::NotWeb,
+                    format!("no URL can be made for it under {base}"),
+                ),
+                UrlVerdict::TooLong(n) => skip(
+                    SkipKind::UrlTooLong,
+                    format!(
+                        "its URL would have {n} bytes, more than {}",
+                        url::MAX_URL_BYTES
+                    ),
+                ),
+                UrlVerdict::Kept(url) => match read_file(&path, ctx) {
+                    Err(e) => skip(SkipKind::Unreadable, format!("cannot read: {e}")),
+                    Ok((body, cuts, permit)) => {
+                        progress.add(size(entry));
+                        Item::Page {
+                            url,
+                            status: 0,
+                            date: String::new(),
+                            content_type: "text/html".into(),
+                            charset: None,
+                            body,
+                            location: None,
+                            file: path.clone(),
+                            place: "offset 0".into(),
+                            cuts,
+                            permit,
+                        }
+                    }
+                },
             }
         };
         batch.push(item);
-        if batch.len() >= BATCH_PAGES || batch_bytes(&batch) >= batch_limit(s) {
-            process_batch(&mut batch, &mut seg)?;
+        if batch_due(&batch, ctx.settings) {
+            process_batch(&mut batch, &mut seg, &ctx.limits)?;
         }
     }
-    process_batch(&mut batch, &mut seg)?;
+    process_batch(&mut batch, &mut seg, &ctx.limits)?;
     Ok(vec![seg.finish(None)?])
 }
 
@@ -806,14 +979,14 @@ fn is_html_type(media: &str) -> bool {
 fn warc_unit(
     unit: usize,
     path: &Path,
-    opts: &IngestOptions,
-    seg_dir: &Path,
+    ctx: &UnitContext,
     progress: &Progress,
-    s: &Settings,
 ) -> Result<Vec<PathBuf>> {
-    let (mut segs, next) = published_segments(seg_dir, unit)?;
+    let opts = ctx.opts;
+    let (mut segs, next) = published_segments(ctx.seg_dir, unit)?;
     let wopts = warc::WarcOptions {
         max_record_bytes: opts.max_record_bytes,
+        keep_block_bytes: ctx.limits.record_bytes,
     };
     let mut reader = match &next {
         Some(None) => {
@@ -828,10 +1001,11 @@ fn warc_unit(
         }
         None => warc::WarcReader::open(path, &wopts)?,
     };
+    reader.set_gate(ctx.limits.gate_bytes, Arc::clone(&ctx.gate));
     let mut reported = reader.bytes_read();
     progress.add(reported);
     loop {
-        let mut seg = Segment::create(segment_path(seg_dir, unit, segs.len() as u64))?;
+        let mut seg = Segment::create(segment_path(ctx.seg_dir, unit, segs.len() as u64))?;
         let mut batch = Vec::new();
         let mut n = 0u64;
         let mut at_end = false;
@@ -845,18 +1019,18 @@ fn warc_unit(
             progress.add(now.saturating_sub(reported));
             reported = now;
             match ev {
-                warc::WarcEvent::Skip { skip, .. } => batch.push(Item::Skip(skip.to_string())),
+                warc::WarcEvent::Skip { skip, .. } => batch.push(Item::Skip(skip.into())),
                 warc::WarcEvent::Record(rec) => {
-                    if let Some(item) = warc_item(path, rec, opts, &mut seg.counts) {
+                    if let Some(item) = warc_item(path, rec, ctx, &mut seg.counts) {
                         batch.push(item);
                     }
                 }
             }
-            if batch.len() >= BATCH_PAGES || batch_bytes(&batch) >= batch_limit(s) {
-                process_batch(&mut batch, &mut seg)?;
+            if batch_due(&batch, ctx.settings) {
+                process_batch(&mut batch, &mut seg, &ctx.limits)?;
             }
         }
-        process_batch(&mut batch, &mut seg)?;
+        process_batch(&mut batch, &mut seg, &ctx.limits)?;
         let next = if at_end {
             None
         } else {
@@ -872,59 +1046,184 @@ fn warc_unit(
     }
 }
 
-/// What a WARC record becomes: a page to parse, a skip, or only a count.
+/// Where an HTTP body lies: in the record's block, or decoded apart.
+enum BodyAt {
+    Block(usize, usize),
+    Decoded(Vec<u8>),
+}
+
+/// The parts of a response a page needs, owned (so that the record's block
+/// can become the body without a copy).
+struct Response {
+    status: u16,
+    location: Option<String>,
+    media: String,
+    content_type: String,
+    charset: Option<String>,
+    body: BodyAt,
+    body_cut: bool,
+}
+
+/// Takes a record's HTTP response apart with its body cut at `max`; `None`
+/// when the record holds no document (requests, metadata, DNS).
+fn response(rec: &warc::WarcRecord, max: u64) -> Option<std::result::Result<Response, String>> {
+    let resp = match rec.http_response(max)? {
+        Ok(r) => r,
+        Err(e) => return Some(Err(e)),
+    };
+    let location = resp.header("location").map(str::to_string);
+    let media = resp.media_type().unwrap_or_default();
+    let content_type = resp.content_type().unwrap_or("").to_string();
+    let charset = resp.charset().map(str::to_string);
+    let body = match resp.body {
+        std::borrow::Cow::Borrowed(b) => {
+            let start = b.as_ptr() as usize - rec.block.as_ptr() as usize;
+            BodyAt::Block(start, start + b.len())
+        }
+        std::borrow::Cow::Owned(v) => BodyAt::Decoded(v),
+    };
+    Some(Ok(Response {
+        status: resp.status,
+        location,
+        media,
+        content_type,
+        charset,
+        body,
+        body_cut: resp.body_cut,
+    }))
+}
+
+/// What a WARC record becomes: a page to parse, a skip, or only a count
+/// (records that hold no document: requests, metadata, warcinfo, DNS).
 fn warc_item(
     path: &Path,
-    rec: warc::WarcRecord,
-    opts: &IngestOptions,
+    mut rec: warc::WarcRecord,
+    ctx: &UnitContext,
     counts: &mut Counts,
 ) -> Option<Item> {
-    let place = format!("{}: {}", path.display(), rec.pos);
+    let limits = &ctx.limits;
+    let place = rec.pos.to_string();
+    let skip = |kind: SkipKind, detail: String| {
+        Some(Item::Skip(SkipEntry::new(
+            kind,
+            path,
+            place.clone(),
+            detail,
+        )))
+    };
     *counts
         .records
         .entry(rec.kind.as_str().to_string())
         .or_default() += 1;
-    let resp = match rec.http_response(opts.max_record_bytes)? {
+    // A body that decodes beyond the gate's threshold is decoded again
+    // holding the gate, up to the per-record limit.
+    let mut permit = rec.permit.take();
+    let first = if permit.is_some() {
+        limits.record_bytes
+    } else {
+        limits.gate_bytes
+    };
+    let mut resp = match response(&rec, first)? {
         Ok(r) => r,
-        Err(e) => return Some(Item::Skip(format!("{place}: bad HTTP response: {e}"))),
+        Err(e) => return skip(SkipKind::BadHttp, format!("bad HTTP response: {e}")),
     };
+    if resp.body_cut && permit.is_none() && first < limits.record_bytes {
+        drop(resp);
+        permit = Some(ctx.gate.enter());
+        resp = match response(&rec, limits.record_bytes)? {
+            Ok(r) => r,
+            Err(e) => return skip(SkipKind::BadHttp, format!("bad HTTP response: {e}")),
+        };
+    }
     let Some(target) = rec.target_uri() else {
-        return Some(Item::Skip(format!(
-            "{place}: {} record without WARC-Target-URI",
-            rec.kind.as_str()
-        )));
+        return skip(
+            SkipKind::NoTarget,
+            format!("{} record without WARC-Target-URI", rec.kind.as_str()),
+        );
     };
-    let Some(url) = url::normalize(target) else {
+    let url = match url::normalize_checked(target) {
+        UrlVerdict::Kept(u) => u,
+        UrlVerdict::TooLong(n) => {
+            return skip(
+                SkipKind::UrlTooLong,
+                format!(
+                    "its URL has {n} bytes, more than {} (starts {:?})",
+                    url::MAX_URL_BYTES,
+                    crate::input::shown(target.as_bytes())
+                ),
+            )
+        }
         // wget and wpull store their logs as `resource` records under
         // `metadata://` or `urn:` URIs: not web pages, not damage.
-        counts.not_web += 1;
-        return None;
+        UrlVerdict::NotWeb => {
+            counts.not_web += 1;
+            return skip(
+                SkipKind::NotWeb,
+                format!(
+                    "target {:?} is not an http(s) or file URL",
+                    crate::input::shown(target.as_bytes())
+                ),
+            );
+        }
     };
     let status = resp.status;
-    let location = resp.header("location").map(str::to_string);
-    let redirect = (300..400).contains(&status) && location.is_some();
+    let redirect = (300..400).contains(&status) && resp.location.is_some();
     if !redirect {
         if !(200..300).contains(&status) {
             counts.error_status += 1;
-            return None;
+            return skip(SkipKind::ErrorStatus, format!("HTTP status {status}"));
         }
-        if !is_html_type(&resp.media_type().unwrap_or_default()) {
+        if !is_html_type(&resp.media) {
             counts.not_html += 1;
-            return None;
+            return skip(
+                SkipKind::NotHtml,
+                format!("media type {:?} is not HTML", resp.media),
+            );
         }
     }
+    let mut cuts = Vec::new();
+    if rec.is_cut() {
+        cuts.push((
+            SkipKind::BlockCut,
+            cut_detail("record block", rec.length, limits, ctx.settings),
+        ));
+    }
+    if resp.body_cut {
+        cuts.push((
+            SkipKind::BodyCut,
+            format!(
+                "body decoded only up to its first {} bytes (it is longer): the per-record limit under --mem {}",
+                limits.record_bytes,
+                format_bytes(ctx.settings.mem)
+            ),
+        ));
+    }
+    let date = rec.date().unwrap_or("").to_string();
+    let body = if redirect {
+        Vec::new()
+    } else {
+        match std::mem::replace(&mut resp.body, BodyAt::Decoded(Vec::new())) {
+            BodyAt::Decoded(v) => v,
+            // The block becomes the body: no copy of a big record.
+            BodyAt::Block(start, end) => {
+                let mut block = std::mem::take(&mut rec.block);
+                block.copy_within(start..end, 0);
+                block.truncate(end - start);
+                block
+            }
+        }
+    };
     Some(Item::Page {
         url,
         status,
-        date: rec.date().unwrap_or("").to_string(),
-        content_type: resp.content_type().unwrap_or("").to_string(),
-        charset: resp.charset().map(str::to_string),
-        body: if redirect {
-            Vec::new()
-        } else {
-            resp.body.into_owned()
-        },
-        location: if redirect { location } else { None },
+        date,
+        content_type: resp.content_type,
+        charset: resp.charset,
+        body,
+        location: if redirect { resp.location } else { None },
+        file: path.to_path_buf(),
         place,
+        cuts,
+        permit,
     })
 }

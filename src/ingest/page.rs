@@ -3,9 +3,13 @@
 
 use url::Url;
 
-use crate::ingest::html::{Extractor, LinkKind as HtmlLinkKind};
+use crate::ingest::html::{Extractor, LinkKind as HtmlLinkKind, MAX_HREF_BYTES};
 use crate::ingest::records::{self, LinkKind, PageRec};
-use crate::url as wurl;
+use crate::url::{self as wurl, UrlVerdict};
+use crate::input::SkipKind;
+
+/// Cuts made to a kept page: each with its kind and what was cut.
+pub type Cuts = Vec<(SkipKind, String)>;
 
 /// What one page yields (payloads ready for the page files).
 #[derive(Default)]
@@ -22,6 +26,9 @@ pub struct PageOut {
     pub body_bytes: u64,
     /// Links dropped: not http(s)/file, unparsable, or too long.
     pub dropped_links: u64,
+    /// What was cut from the page (it is kept): links beyond the per-page
+    /// limit, links whose URL is too long; each with a detail for the report.
+    pub cuts: Cuts,
 }
 
 /// A page to process: its URL (normalized), HTTP status (0 for files), date,
@@ -45,14 +52,22 @@ pub struct Fetched<'a> {
 
 /// Why a page was not kept.
 #[derive(Debug)]
-pub struct NotHtml(pub String);
+pub struct NotHtml {
+    /// As a kind, for the figures and the skip report.
+    pub kind: SkipKind,
+    /// For a person.
+    pub reason: String,
+}
 
 /// Caps on what is kept of a page.
 const MAX_ANCHOR_BYTES: usize = 256;
 
 /// Processes one fetched page with `ex` (reused across pages).
 pub fn process(ex: &mut Extractor, f: &Fetched<'_>) -> Result<PageOut, NotHtml> {
-    let page_url = Url::parse(f.url).map_err(|e| NotHtml(format!("bad page URL: {e}")))?;
+    let page_url = Url::parse(f.url).map_err(|e| NotHtml {
+        kind: SkipKind::NotWeb,
+        reason: format!("bad page URL: {e}"),
+    })?;
     let mut out = PageOut {
         body_bytes: f.body.len() as u64,
         ..PageOut::default()
@@ -64,31 +79,40 @@ pub fn process(ex: &mut Extractor, f: &Fetched<'_>) -> Result<PageOut, NotHtml> 
         date: f.date.to_string(),
         title: String::new(),
     };
-    let push_link = |out: &mut PageOut, base: &Url, kind: LinkKind, href: &str, anchor: &str| {
-        match wurl::resolve(base, href) {
-            Some(target) => {
-                let mut anchor = anchor;
-                if anchor.len() > MAX_ANCHOR_BYTES {
-                    let mut end = MAX_ANCHOR_BYTES;
-                    while !anchor.is_char_boundary(end) {
-                        end -= 1;
+    let mut too_long = 0u64;
+    let mut longest = 0usize;
+    let mut push_link =
+        |out: &mut PageOut, base: &Url, kind: LinkKind, href: &str, anchor: &str| {
+            match wurl::resolve_checked(base, href) {
+                UrlVerdict::Kept(target) => {
+                    let mut anchor = anchor;
+                    if anchor.len() > MAX_ANCHOR_BYTES {
+                        let mut end = MAX_ANCHOR_BYTES;
+                        while !anchor.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        anchor = &anchor[..end];
                     }
-                    anchor = &anchor[..end];
+                    let mut p = Vec::with_capacity(target.len() + anchor.len() + 4);
+                    records::encode_link(kind, &target, anchor, &mut p);
+                    out.links.push(p);
                 }
-                let mut p = Vec::with_capacity(target.len() + anchor.len() + 4);
-                records::encode_link(kind, &target, anchor, &mut p);
-                out.links.push(p);
+                UrlVerdict::TooLong(n) => {
+                    out.dropped_links += 1;
+                    too_long += 1;
+                    longest = longest.max(n);
+                }
+                UrlVerdict::NotWeb => out.dropped_links += 1,
             }
-            None => out.dropped_links += 1,
-        }
-    };
+        };
     if let Some(loc) = f.location {
         push_link(&mut out, &page_url, LinkKind::Redirect, loc, "");
     }
     if !f.body.is_empty() && !(300..400).contains(&f.status) {
-        let page = ex
-            .extract(f.body, f.charset)
-            .map_err(|e| NotHtml(e.to_string()))?;
+        let page = ex.extract(f.body, f.charset).map_err(|e| NotHtml {
+            kind: SkipKind::Binary,
+            reason: e.to_string(),
+        })?;
         rec.title = page.title.clone();
         let base = page
             .base_href
@@ -103,9 +127,34 @@ pub fn process(ex: &mut Extractor, f: &Fetched<'_>) -> Result<PageOut, NotHtml> 
             };
             push_link(&mut out, &base, kind, &link.href, &link.anchor);
         }
+        if page.links_cut > 0 {
+            out.cuts.push((
+                SkipKind::LinksCut,
+                format!(
+                    "{} links kept, {} more dropped: the per-page limit under this --mem",
+                    page.links.len(),
+                    page.links_cut
+                ),
+            ));
+        }
+        if page.hrefs_dropped > 0 {
+            too_long += u64::from(page.hrefs_dropped);
+            longest = longest.max(MAX_HREF_BYTES + 1);
+            out.dropped_links += u64::from(page.hrefs_dropped);
+        }
         let mut text = Vec::with_capacity(page.words.len() + page.flags.len() + 8);
         records::encode_text(&page.words, &page.flags, &mut text);
         out.text = Some(text);
+    }
+    if too_long > 0 {
+        out.cuts.push((
+            SkipKind::LinkUrlTooLong,
+            format!(
+                "{too_long} links dropped: their URLs are longer than {} bytes (the longest {longest}{})",
+                wurl::MAX_URL_BYTES,
+                if longest > MAX_HREF_BYTES { " or more" } else { "" }
+            ),
+        ));
     }
     rec.encode(&mut out.page);
     records::encode_repo(f.content_type, f.body, &mut out.repo);

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::gzip::open_maybe_gzip;
-use super::skip::{ReadReport, Skip};
+use super::skip::{ReadReport, Skip, SkipKind};
 use crate::error::Result;
 
 /// Parses an unsigned decimal integer (no sign, no spaces); `None` if it is not one
@@ -57,6 +57,11 @@ pub enum LineVerdict {
     /// Not a record: the line is skipped and reported with this reason (a
     /// failure under `strict`).
     Bad(String),
+    /// A record naming a node the graph does not define: skipped and
+    /// reported like [`LineVerdict::Bad`].
+    Unknown(String),
+    /// Longer than [`MAX_LINE_BYTES`] (given by the loop, never by a parser).
+    TooLong(String),
 }
 
 /// Shows the start of a bad line in a report.
@@ -109,6 +114,7 @@ pub fn for_each_line(
                         Skip {
                             path: path.clone(),
                             location: format!("after line {line_no}, near compressed offset {now}"),
+                            kind: SkipKind::Damaged,
                             reason: format!(
                                 "unreadable input ({e}); the {line_no} lines before it were kept, the rest of the file is skipped"
                             ),
@@ -121,7 +127,7 @@ pub fn for_each_line(
             line_no += 1;
             report.lines += 1;
             let verdict = if too_long {
-                LineVerdict::Bad(format!(
+                LineVerdict::TooLong(format!(
                     "line longer than {} bytes, starting {:?}",
                     MAX_LINE_BYTES,
                     shown(&buf)
@@ -131,18 +137,25 @@ pub fn for_each_line(
                 let text = text.strip_suffix(b"\r").unwrap_or(text);
                 line(file, text)?
             };
-            match verdict {
-                LineVerdict::Used => report.arcs += 1,
-                LineVerdict::Ignored => {}
-                LineVerdict::Bad(reason) => report.skip(
-                    Skip {
-                        path: path.clone(),
-                        location: format!("line {line_no}"),
-                        reason,
-                    },
-                    strict,
-                )?,
-            }
+            let (kind, reason) = match verdict {
+                LineVerdict::Used => {
+                    report.arcs += 1;
+                    continue;
+                }
+                LineVerdict::Ignored => continue,
+                LineVerdict::Bad(reason) => (SkipKind::BadLine, reason),
+                LineVerdict::TooLong(reason) => (SkipKind::LineTooLong, reason),
+                LineVerdict::Unknown(reason) => (SkipKind::UnknownNode, reason),
+            };
+            report.skip(
+                Skip {
+                    path: path.clone(),
+                    location: format!("line {line_no}"),
+                    kind,
+                    reason,
+                },
+                strict,
+            )?;
         }
         report.bytes += last_seen;
     }

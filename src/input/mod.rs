@@ -10,8 +10,10 @@
 //!   concatenated members read through) as a buffered reader whose file bytes
 //!   are counted into a shared counter.
 //! * [`skip`]: [`Skip`] (what was skipped, in which file, where, why) and
-//!   [`ReadReport`] (lines, records and bytes read, the skips counted and the
-//!   first [`KEEP_SKIPS`] kept for the report).
+//!   [`ReadReport`] (lines, records and bytes read, the skips counted by
+//!   [`SkipKind`] and the first [`KEEP_SKIPS`] kept for the summary).
+//! * [`report`]: the skip report, a job file listing every skip and cut
+//!   ([`SkipWriter`], [`SKIPS`]).
 //! * [`lines`]: [`for_each_line`], the line loop of the text formats: bounded
 //!   line length ([`MAX_LINE_BYTES`]), a [`LineVerdict`] per line from the
 //!   format's parser, skips reported as `FILE: line N: reason`; and the small
@@ -20,8 +22,10 @@
 
 pub mod gzip;
 pub mod lines;
+pub mod report;
 pub mod skip;
 
 pub use gzip::open_maybe_gzip;
 pub use lines::{for_each_line, parse_u64, shown, two_fields, LineVerdict, MAX_LINE_BYTES};
-pub use skip::{nothing_usable, ReadReport, Skip, KEEP_SKIPS};
+pub use report::{for_each_skip, SkipEntry, SkipWriter, SKIPS};
+pub use skip::{nothing_usable, ReadReport, Skip, SkipCounts, SkipKind, KEEP_SKIPS};

@@ -125,7 +125,14 @@ pub enum JobFile {
     /// `index/short-BBB.wm`: inverted barrel `BBB` with the postings that
     /// have title or anchor hits (index).
     ShortBarrel(u16),
+    /// `skips-STAGE.wm`: the skip report of a stage that reads external
+    /// input (`ingest`, `import-graph`): every record or file not kept, every
+    /// cut, with file, place and reason.
+    Skips(StageId),
 }
+
+/// The stages that write a skip report.
+const REPORTING: [StageId; 2] = [StageId::Ingest, StageId::ImportGraph];
 
 /// Most barrels an index may have (so that every barrel file has a name here).
 pub const MAX_BARRELS: u16 = 4096;
@@ -138,12 +145,14 @@ impl JobFile {
             JobFile::Text,
             JobFile::Repository,
             JobFile::Links,
+            JobFile::Skips(StageId::Ingest),
             JobFile::Docs,
             JobFile::Urls,
             JobFile::PageDoc,
             JobFile::Edges,
             JobFile::EdgesT,
             JobFile::Anchors,
+            JobFile::Skips(StageId::ImportGraph),
             JobFile::Ranks,
             JobFile::RankPlot,
         ];
@@ -184,6 +193,7 @@ impl JobFile {
             JobFile::Lexicon => "index/lexicon.wm".into(),
             JobFile::FullBarrel(b) => format!("index/full-{b:03}.wm"),
             JobFile::ShortBarrel(b) => format!("index/short-{b:03}.wm"),
+            JobFile::Skips(s) => format!("skips-{}.wm", s.name()),
         }
     }
 
@@ -227,6 +237,7 @@ impl JobFile {
             JobFile::Lexicon => &crate::index::lexicon::LEXICON,
             JobFile::FullBarrel(_) | JobFile::ShortBarrel(_) => &crate::index::inverted::BARREL,
             JobFile::Pairs(_) => &crate::dedup::files::PAIRS,
+            JobFile::Skips(_) => &crate::input::SKIPS,
             JobFile::Clusters(_) => &crate::dedup::files::CLUSTERS,
             JobFile::RankPlot | JobFile::DedupPlot(_) => return None,
         })
@@ -239,6 +250,10 @@ impl JobFile {
             JobFile::Pages | JobFile::Text | JobFile::Repository | JobFile::Links => {
                 &[StageId::Ingest]
             }
+            JobFile::Skips(stage) => match REPORTING.iter().position(|&s| s == stage) {
+                Some(i) => &REPORTING[i..=i],
+                None => &[],
+            },
             JobFile::Docs | JobFile::Edges | JobFile::EdgesT => {
                 &[StageId::Resolve, StageId::ImportGraph]
             }

@@ -176,6 +176,7 @@ fn die_on_closed_pipe() {
 }
 
 fn main() -> ExitCode {
+    webmill::resources::bound_allocator_retention();
     die_on_closed_pipe();
     let cli = Cli::parse();
     if let Some(n) = cli.global.threads {

@@ -21,6 +21,10 @@ impl Sink {
             self.page.hrefs_dropped += 1;
             return None;
         }
+        if self.max_links.is_some_and(|m| self.page.links.len() >= m) {
+            self.page.links_cut += 1;
+            return None;
+        }
         let mut link = self.spare.pop().unwrap_or(Link {
             kind,
             href: String::new(),
@@ -222,10 +226,21 @@ mod tests {
     }
 
     #[test]
+    fn links_beyond_the_limit_are_counted() {
+        let html = "<a href=x>a</a>".repeat(10);
+        let mut ex = crate::ingest::html::Extractor::new();
+        ex.set_max_links(3);
+        let p = ex.extract(html.as_bytes(), None).unwrap();
+        assert_eq!(p.links.len(), 3);
+        assert_eq!(p.links_cut, 7);
+        assert_eq!(p.word_count(), 10);
+    }
+
+    #[test]
     fn huge_hrefs_are_dropped_and_counted() {
         let p = page(&format!(
             "<a href='data:,{}'>x</a><a href=ok>y</a>",
-            "a".repeat(10_000)
+            "a".repeat(MAX_HREF_BYTES)
         ));
         assert_eq!(links(&p), [(LinkKind::A, "ok", "y")]);
         assert_eq!(p.hrefs_dropped, 1);

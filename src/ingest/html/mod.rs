@@ -177,8 +177,9 @@ pub const MAX_TITLE_BYTES: usize = 1024;
 pub const MAX_WORD_BYTES: usize = 64;
 /// Longest anchor text kept, in bytes (cut at a character boundary).
 pub const MAX_ANCHOR_BYTES: usize = 256;
-/// Hrefs longer than this, in bytes, are dropped (and counted).
-pub const MAX_HREF_BYTES: usize = 8192;
+/// Hrefs longer than this, in bytes, are dropped (and counted in
+/// [`Page::hrefs_dropped`]): the longest URL ingest keeps.
+pub const MAX_HREF_BYTES: usize = crate::ingest::url::MAX_URL_BYTES;
 /// How many bytes the `<meta charset>` prescan and the binary sniffing look at.
 pub const SNIFF_BYTES: usize = 1024;
 
@@ -299,6 +300,9 @@ pub struct Page {
     pub nofollow: bool,
     /// Links dropped because their href was longer than [`MAX_HREF_BYTES`].
     pub hrefs_dropped: u32,
+    /// Links dropped because the page already had
+    /// [`Extractor::set_max_links`] links.
+    pub links_cut: u64,
 }
 
 impl Default for Page {
@@ -315,6 +319,7 @@ impl Default for Page {
             noindex: false,
             nofollow: false,
             hrefs_dropped: 0,
+            links_cut: 0,
         }
     }
 }
@@ -361,6 +366,13 @@ impl Extractor {
         Extractor::default()
     }
 
+    /// Keeps at most `n` links of a page; the others are counted in
+    /// [`Page::links_cut`] (so that a page of a million links costs what its
+    /// first `n` cost; see [`crate::ingest::limits`]).
+    pub fn set_max_links(&mut self, n: usize) {
+        self.sink.max_links = Some(n);
+    }
+
     /// Extracts title, words and links from `body`, the bytes of one page.
     /// `header_charset` is the `charset` parameter of the HTTP `Content-Type`
     /// header, if any (unknown labels are ignored). Returns [`NotHtml`] for
@@ -403,6 +415,8 @@ impl Extractor {
 #[derive(Default)]
 struct Sink {
     page: Page,
+    /// Most links kept (unlimited when `None`).
+    max_links: Option<usize>,
     spare: Vec<Link>,
     stack: Vec<Tag>,
     attrs: Vec<Attr>,
@@ -436,6 +450,7 @@ impl Sink {
         p.noindex = false;
         p.nofollow = false;
         p.hrefs_dropped = 0;
+        p.links_cut = 0;
         self.stack.clear();
         self.attrs.clear();
         self.word = WordState::default();

@@ -4,6 +4,7 @@
 //! the [module docs](super), `# Inputs`).
 
 use super::http::starts_with_http;
+use super::record::Block;
 use super::record::{parse_decimal, RecordType, WarcRecord};
 use super::stream::{Stop, Stream};
 use super::{truncate, ArchiveFormat, Line, WarcEvent, WarcPosition, WarcReader};
@@ -59,7 +60,12 @@ impl ArcHeader {
         })
     }
 
-    fn into_record(self, at: WarcPosition, version: u8, block: Vec<u8>) -> WarcRecord {
+    fn into_record(self, at: WarcPosition, version: u8, block: Block) -> WarcRecord {
+        let Block {
+            data: block,
+            length,
+            permit,
+        } = block;
         let (kind, content_type) = if self.url.starts_with("filedesc:") {
             (RecordType::Warcinfo, self.content_type)
         } else if self.url.starts_with("http") && starts_with_http(&block) {
@@ -76,7 +82,7 @@ impl ArcHeader {
             ("WARC-Date".to_string(), arc_date_to_iso(&self.date)),
             ("WARC-IP-Address".to_string(), self.ip),
             ("Content-Type".to_string(), content_type),
-            ("Content-Length".to_string(), block.len().to_string()),
+            ("Content-Length".to_string(), length.to_string()),
         ];
         WarcRecord {
             pos: at,
@@ -84,6 +90,8 @@ impl ArcHeader {
             version: format!("ARC/{version}"),
             headers,
             block,
+            length,
+            permit,
         }
     }
 }

@@ -27,6 +27,9 @@ pub struct HttpResponse<'a> {
     /// chunks or compressed data, output over `max_bytes`, unknown coding):
     /// `body` then holds what could be had.
     pub body_note: Option<String>,
+    /// `true` when the body was cut at the `max_bytes` given to
+    /// [`parse_http_response`] (its decoded form was longer).
+    pub body_cut: bool,
 }
 
 impl<'a> HttpResponse<'a> {
@@ -43,6 +46,7 @@ impl<'a> HttpResponse<'a> {
                 .collect(),
             body: Cow::Borrowed(block),
             body_note: None,
+            body_cut: false,
         }
     }
 
@@ -186,6 +190,7 @@ pub fn parse_http_response(
         headers,
         body: Cow::Borrowed(rest),
         body_note: None,
+        body_cut: false,
     };
     let chunked = resp
         .headers
@@ -212,8 +217,9 @@ pub fn parse_http_response(
     // Codings apply in order, so they are undone from the last.
     for coding in codings.iter().rev() {
         match decode_content(&resp.body, coding, max_bytes) {
-            Decoded::Done(body, note) => {
+            Decoded::Done(body, note, cut) => {
                 resp.body = Cow::Owned(body);
+                resp.body_cut |= cut;
                 if note.is_some() {
                     resp.body_note = note;
                 }
@@ -237,6 +243,7 @@ pub fn parse_http_response(
             }
         };
         resp.body_note = Some(format!("body cut at max_bytes ({max_bytes})"));
+        resp.body_cut = true;
     }
     Ok(resp)
 }
@@ -294,18 +301,19 @@ fn dechunk(mut data: &[u8]) -> Option<(Vec<u8>, Option<String>)> {
 }
 
 enum Decoded {
-    Done(Vec<u8>, Option<String>),
+    Done(Vec<u8>, Option<String>, bool),
     NotEncoded,
     Unsupported,
 }
 
 fn decode_content(body: &[u8], coding: &str, max_bytes: u64) -> Decoded {
-    fn run<R: Read>(mut decoder: R, max_bytes: u64) -> (Vec<u8>, Option<String>) {
+    fn run<R: Read>(mut decoder: R, max_bytes: u64) -> (Vec<u8>, Option<String>, bool) {
         let mut out = Vec::new();
         let result = (&mut decoder)
             .take(max_bytes.saturating_add(1))
             .read_to_end(&mut out);
         let mut note = None;
+        let mut cut = false;
         if let Err(e) = result {
             note = Some(format!(
                 "compressed body is corrupt or truncated ({e}): kept the {} bytes decoded",
@@ -315,23 +323,24 @@ fn decode_content(body: &[u8], coding: &str, max_bytes: u64) -> Decoded {
         if out.len() as u64 > max_bytes {
             out.truncate(max_bytes as usize);
             note = Some(format!("decoded body cut at max_bytes ({max_bytes})"));
+            cut = true;
         }
-        (out, note)
+        (out, note, cut)
     }
     match coding {
         "gzip" | "x-gzip" => {
             if !body.starts_with(&GZIP_MAGIC[..2]) {
                 return Decoded::NotEncoded;
             }
-            let (out, note) = run(flate2::read::MultiGzDecoder::new(body), max_bytes);
-            Decoded::Done(out, note)
+            let (out, note, cut) = run(flate2::read::MultiGzDecoder::new(body), max_bytes);
+            Decoded::Done(out, note, cut)
         }
         "deflate" => {
             // RFC 9110 says zlib, but many servers send raw deflate.
             let zlib = body.len() >= 2
                 && body[0] & 0x0f == 8
                 && (u16::from(body[0]) << 8 | u16::from(body[1])) % 31 == 0;
-            let (out, note) = if zlib {
+            let (out, note, cut) = if zlib {
                 run(flate2::read::ZlibDecoder::new(body), max_bytes)
             } else {
                 run(flate2::read::DeflateDecoder::new(body), max_bytes)
@@ -339,7 +348,7 @@ fn decode_content(body: &[u8], coding: &str, max_bytes: u64) -> Decoded {
             if out.is_empty() && note.is_some() {
                 return Decoded::NotEncoded;
             }
-            Decoded::Done(out, note)
+            Decoded::Done(out, note, cut)
         }
         _ => Decoded::Unsupported,
     }

@@ -97,7 +97,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::input::Skip;
+use crate::ingest::limits::RecordGate;
+use crate::input::{Skip, SkipKind};
 
 mod arc;
 mod http;
@@ -117,12 +118,22 @@ pub struct WarcOptions {
     /// Records whose block is larger than this are skipped without being
     /// buffered (default 64 MiB).
     pub max_record_bytes: u64,
+    /// Of a block up to `max_record_bytes`, the first bytes read into memory;
+    /// the rest is read and dropped, and the record says so
+    /// ([`WarcRecord::is_cut`]). Unlimited by default.
+    #[serde(default = "unlimited")]
+    pub keep_block_bytes: u64,
+}
+
+fn unlimited() -> u64 {
+    u64::MAX
 }
 
 impl Default for WarcOptions {
     fn default() -> Self {
         WarcOptions {
             max_record_bytes: 64 << 20,
+            keep_block_bytes: u64::MAX,
         }
     }
 }
@@ -207,6 +218,8 @@ pub struct WarcReader {
     /// A problem met after the last event (while looking past it), reported next.
     pending: Option<Problem>,
     resume: WarcPosition,
+    /// Blocks over this size take the gate before they are read.
+    gate: Option<(u64, Arc<RecordGate>)>,
 }
 
 impl WarcReader {
@@ -261,7 +274,17 @@ impl WarcReader {
             format,
             pending: None,
             resume: *pos,
+            gate: None,
         })
+    }
+
+    /// Makes the reader take `gate` before it reads a block longer than
+    /// `threshold` bytes into memory; the record holds the permit
+    /// ([`WarcRecord::permit`]) until it is dropped. So readers of several
+    /// files in parallel hold at most one big record at a time (see
+    /// [`crate::ingest::limits`]).
+    pub fn set_gate(&mut self, threshold: u64, gate: Arc<RecordGate>) {
+        self.gate = Some((threshold, gate));
     }
 
     /// The next record or skip; `None` at the end of the file. `Err` only for an
@@ -352,11 +375,16 @@ impl WarcReader {
     }
 
     fn skip_event(&self, at: WarcPosition, reason: String) -> WarcEvent {
+        self.skip_event_of(SkipKind::Damaged, at, reason)
+    }
+
+    fn skip_event_of(&self, kind: SkipKind, at: WarcPosition, reason: String) -> WarcEvent {
         WarcEvent::Skip {
             at,
             skip: Skip {
                 path: self.path.clone(),
                 location: at.to_string(),
+                kind,
                 reason,
             },
         }
@@ -493,28 +521,28 @@ impl WarcReader {
         }
     }
 
-    /// Reads `len` bytes of a block into `into`, or drops them when `into` is
-    /// `None`.
+    /// Reads `len` bytes of a block, the first `keep` of them into `into`;
+    /// the others are dropped.
     fn read_block(
         &mut self,
-        mut into: Option<&mut Vec<u8>>,
+        into: &mut Vec<u8>,
         len: u64,
-    ) -> std::result::Result<Block, Stop> {
+        keep: u64,
+    ) -> std::result::Result<BlockRead, Stop> {
         let mut left = len;
         while left > 0 {
             match self.more_in_record()? {
                 More::Data => {}
-                end => return Ok(Block::Short(end, len - left)),
+                end => return Ok(BlockRead::Short(end, len - left)),
             }
             let w = self.stream.window();
             let n = (w.len() as u64).min(left) as usize;
-            if let Some(v) = into.as_deref_mut() {
-                v.extend_from_slice(&w[..n]);
-            }
+            let room = keep.saturating_sub(into.len() as u64).min(n as u64) as usize;
+            into.extend_from_slice(&w[..room]);
             self.stream.consume(n);
             left -= n as u64;
         }
-        Ok(Block::Complete)
+        Ok(BlockRead::Complete)
     }
 
     /// Scans for the next record start: a WARC version line anywhere (junk
@@ -618,34 +646,44 @@ impl WarcReader {
         &mut self,
         at: WarcPosition,
         length: u64,
-    ) -> std::result::Result<std::result::Result<Vec<u8>, WarcEvent>, Stop> {
+    ) -> std::result::Result<std::result::Result<record::Block, WarcEvent>, Stop> {
         let cap = self.opts.max_record_bytes;
         let oversize = length > cap;
         let block_start = self.stream.position();
         let mut block = Vec::new();
-        let outcome = if oversize {
-            self.read_block(None, length)?
+        let keep = if oversize {
+            0
         } else {
-            // At most max_record_bytes; untouched pages cost nothing.
-            let _ = block.try_reserve_exact(usize::try_from(length).unwrap_or(usize::MAX));
-            self.read_block(Some(&mut block), length)?
+            length.min(self.opts.keep_block_bytes)
         };
+        let permit = match &self.gate {
+            Some((threshold, gate)) if keep > *threshold => Some(gate.enter()),
+            _ => None,
+        };
+        // At most keep_block_bytes; untouched pages cost nothing.
+        let _ = block.try_reserve_exact(usize::try_from(keep).unwrap_or(usize::MAX));
+        let outcome = self.read_block(&mut block, length, keep)?;
         match outcome {
-            Block::Complete if oversize => Ok(Err(self.skip_event(
+            BlockRead::Complete if oversize => Ok(Err(self.skip_event_of(
+                SkipKind::TooLarge,
                 at,
                 format!(
                     "record skipped: its block of {length} bytes is larger than max_record_bytes ({cap})"
                 ),
             ))),
-            Block::Complete => Ok(Ok(block)),
-            Block::Short(More::NextRecord, got) => Ok(Err(self.skip_event(
+            BlockRead::Complete => Ok(Ok(record::Block {
+                data: block,
+                length,
+                permit,
+            })),
+            BlockRead::Short(More::NextRecord, got) => Ok(Err(self.skip_event(
                 at,
                 format!(
                     "record cut short: Content-Length is {length} but its gzip member ends after {got} bytes of the block; the next member, at {}, starts a new record",
                     self.stream.position()
                 ),
             ))),
-            Block::Short(_, got) => {
+            BlockRead::Short(_, got) => {
                 // Truncated, or a wrong Content-Length: look for records inside
                 // what was taken for the block.
                 drop(block);
@@ -713,7 +751,7 @@ enum Line {
     End(More),
 }
 
-enum Block {
+enum BlockRead {
     Complete,
     Short(More, u64),
 }

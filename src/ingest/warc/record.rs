@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ingest::limits::Permit;
+
 use super::http::{parse_http_response, starts_with_http, HttpResponse};
 use super::stream::Stop;
 use super::{Line, WarcEvent, WarcPosition, WarcReader};
@@ -86,8 +88,22 @@ pub struct WarcRecord {
     /// Header fields in file order, names as written (look them up with
     /// [`WarcRecord::header`]). ARC records get synthesized WARC fields.
     pub headers: Vec<(String, String)>,
-    /// The block: exactly `Content-Length` bytes.
+    /// The block: exactly `Content-Length` bytes, or its first
+    /// [`WarcOptions::keep_block_bytes`](super::WarcOptions) when it is longer.
     pub block: Vec<u8>,
+    /// The block's length as written (`Content-Length`): more than
+    /// `block.len()` when the reader kept only the first part.
+    pub length: u64,
+    /// Held while this big record is in memory (see [`WarcReader::set_gate`]).
+    pub permit: Option<Permit>,
+}
+
+/// A block as the reader read it: its kept bytes, its whole length, and the
+/// gate's permit when it is big.
+pub(super) struct Block {
+    pub(super) data: Vec<u8>,
+    pub(super) length: u64,
+    pub(super) permit: Option<Permit>,
 }
 
 impl WarcRecord {
@@ -123,6 +139,11 @@ impl WarcRecord {
     pub fn refers_to_target_uri(&self) -> Option<&str> {
         self.header("WARC-Refers-To-Target-URI")
             .map(strip_angle_brackets)
+    }
+
+    /// `true` when the reader kept only the first part of the block.
+    pub fn is_cut(&self) -> bool {
+        (self.block.len() as u64) < self.length
     }
 
     /// The document this record holds, as an HTTP response:
@@ -285,7 +306,9 @@ impl WarcReader {
             kind,
             version,
             headers,
-            block,
+            block: block.data,
+            length: block.length,
+            permit: block.permit,
         }))
     }
 }

@@ -11,21 +11,10 @@
 //!
 //! # The model
 //!
-//! Doc `d` (page `d`, docID `d`, URL `http://hH.example/pD.html`, hosts of
-//! `--host-docs` consecutive docs) draws from its own splitmix64 stream keyed
-//! by `(seed, d)`:
-//!
-//! * its **base page**: a length uniform in `--words MIN..=MAX` and words drawn
-//!   from a Zipf law (`P(rank r) ∝ 1/r`) over `--vocab` words spelled in
-//!   base 26 (`aa`, `ab`, …), like running text;
-//! * with probability `--dup-fraction`, it is a **copy** of a source doc `s`
-//!   drawn uniformly from all docs — unless `s` is itself a copy, in which case
-//!   `d` stays an original (no chains): the page is `s`'s base page with `m`
-//!   words replaced by fresh Zipf draws, `m` uniform in `0..=--max-edits-pct`%
-//!   of the page's length (0 gives an exact copy).
-//!
-//! A source with several copies makes a cluster. Everything is a pure
-//! function of the flags: the output does not depend on the thread count.
+//! Doc `d` is page `d`, docID `d`, URL `http://hH.example/pD.html`, on hosts
+//! of `--host-docs` consecutive docs; its words and whether it copies another
+//! doc are the generators' text model (`tools/src/gen/text.rs`: Zipf words,
+//! planted near-duplicates without chains).
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -42,6 +31,10 @@ use webmill::ingest::pagefile::PageFileWriter;
 use webmill::ingest::records::{encode_pagedoc, encode_text, PAGEDOC, TEXT};
 use webmill::job::{Begun, Job, JobFile, Settings, Stage, StageContext, StageId};
 
+#[path = "../gen/text.rs"]
+mod text;
+use text::{TextArgs, TextModel};
+
 /// Generate a synthetic ingested job with planted near-duplicate clusters.
 #[derive(Parser, Debug, Clone)]
 #[command(name = "webmill-corpus", version)]
@@ -51,18 +44,8 @@ struct Args {
     /// Number of docs
     #[arg(long, default_value_t = 10_000_000)]
     docs: u64,
-    /// Page length in words: MIN..=MAX, uniform
-    #[arg(long, default_value = "50..150", value_parser = parse_range)]
-    words: (u64, u64),
-    /// Vocabulary size (Zipf law over it)
-    #[arg(long, default_value_t = 100_000)]
-    vocab: u64,
-    /// Fraction of docs drawn as copies of another doc
-    #[arg(long, default_value_t = 0.1)]
-    dup_fraction: f64,
-    /// Copies get up to this percentage of their words replaced
-    #[arg(long, default_value_t = 10)]
-    max_edits_pct: u64,
+    #[command(flatten)]
+    text: TextArgs,
     /// Docs per host
     #[arg(long, default_value_t = 1000)]
     host_docs: u64,
@@ -72,130 +55,6 @@ struct Args {
     /// Overwrite an existing job's stages
     #[arg(long)]
     force: bool,
-}
-
-fn parse_range(s: &str) -> Result<(u64, u64), String> {
-    let (a, b) = s
-        .split_once("..")
-        .ok_or_else(|| format!("{s:?}: expected MIN..MAX"))?;
-    let a: u64 = a.parse().map_err(|e| format!("{a:?}: {e}"))?;
-    let b: u64 = b
-        .trim_start_matches('=')
-        .parse()
-        .map_err(|e| format!("{b:?}: {e}"))?;
-    if a == 0 || b < a {
-        return Err(format!("{s:?}: need 1 ≤ MIN ≤ MAX"));
-    }
-    Ok((a, b))
-}
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// A splitmix64 stream.
-struct Stream(u64);
-
-impl Stream {
-    fn new(seed: u64, d: u64, purpose: u64) -> Stream {
-        Stream(mix(seed ^ mix(d.wrapping_add(purpose << 56))))
-    }
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.0)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-/// The generator's fixed tables.
-struct Model {
-    args: Args,
-    /// Zipf CDF over ranks, scaled to u64.
-    cdf: Vec<u64>,
-    /// Spelled words by rank.
-    spelled: Vec<String>,
-}
-
-const BASE: u64 = 1;
-const COPY: u64 = 2;
-const EDITS: u64 = 3;
-
-impl Model {
-    fn new(args: Args) -> Model {
-        let v = args.vocab.max(1) as usize;
-        let h: f64 = (1..=v).map(|r| 1.0 / r as f64).sum();
-        let mut acc = 0.0;
-        let cdf = (1..=v)
-            .map(|r| {
-                acc += 1.0 / r as f64 / h;
-                (acc.min(1.0) * u64::MAX as f64) as u64
-            })
-            .collect();
-        let spelled = (0..v as u64)
-            .map(|r| {
-                let mut s = Vec::new();
-                let mut x = r;
-                loop {
-                    s.push(b'a' + (x % 26) as u8);
-                    x /= 26;
-                    if x == 0 && s.len() >= 2 {
-                        break;
-                    }
-                }
-                String::from_utf8(s).expect("ascii")
-            })
-            .collect();
-        Model { args, cdf, spelled }
-    }
-
-    fn word(&self, st: &mut Stream) -> u32 {
-        let u = st.next();
-        self.cdf.partition_point(|&c| c < u).min(self.cdf.len() - 1) as u32
-    }
-
-    fn base(&self, d: u64) -> Vec<u32> {
-        let mut st = Stream::new(self.args.seed, d, BASE);
-        let (lo, hi) = self.args.words;
-        let n = lo + st.below(hi - lo + 1);
-        (0..n).map(|_| self.word(&mut st)).collect()
-    }
-
-    /// `Some(source)` if `d` is a copy.
-    fn source(&self, d: u64) -> Option<u64> {
-        let draw = |d: u64| {
-            let mut st = Stream::new(self.args.seed, d, COPY);
-            (st.unit() < self.args.dup_fraction).then(|| st.below(self.args.docs))
-        };
-        match draw(d) {
-            Some(s) if s != d && draw(s).is_none() => Some(s),
-            _ => None,
-        }
-    }
-
-    /// The page of `d` and, for a copy, `(source, edits)`.
-    fn page(&self, d: u64) -> (Vec<u32>, Option<(u64, u64)>) {
-        match self.source(d) {
-            None => (self.base(d), None),
-            Some(s) => {
-                let mut words = self.base(s);
-                let mut st = Stream::new(self.args.seed, d, EDITS);
-                let max = words.len() as u64 * self.args.max_edits_pct / 100;
-                let m = st.below(max + 1);
-                for _ in 0..m {
-                    let i = st.below(words.len() as u64) as usize;
-                    words[i] = self.word(&mut st);
-                }
-                (words, Some((s, m)))
-            }
-        }
-    }
 }
 
 /// A synthetic stage: what a real stage would publish, written by this tool.
@@ -248,12 +107,12 @@ fn begin(job: &mut Job, stage: &Synthetic, settings: &Settings) -> anyhow::Resul
 fn run(args: Args) -> anyhow::Result<()> {
     let started = Instant::now();
     let n = args.docs;
-    let model = Model::new(args.clone());
+    let model = TextModel::new(args.seed, n, &args.text);
     let mut job = Job::open(&args.job, true)?;
     let params = json!({
-        "synthetic": "webmill-corpus", "docs": n, "words": [args.words.0, args.words.1],
-        "vocab": args.vocab, "dup_fraction": args.dup_fraction,
-        "max_edits_pct": args.max_edits_pct, "host_docs": args.host_docs, "seed": args.seed,
+        "synthetic": "webmill-corpus", "docs": n, "words": [args.text.words.0, args.text.words.1],
+        "vocab": args.text.vocab, "dup_fraction": args.text.dup_fraction,
+        "max_edits_pct": args.text.max_edits_pct, "host_docs": args.host_docs, "seed": args.seed,
     });
     let settings = Settings::new(1 << 30).forced(args.force);
     let ingest = Synthetic {
@@ -363,10 +222,11 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
 
-    fn model(extra: &[&str]) -> Model {
+    fn model(extra: &[&str]) -> TextModel {
         let mut v = vec!["webmill-corpus", "job"];
         v.extend_from_slice(extra);
-        Model::new(Args::parse_from(v))
+        let a = Args::parse_from(v);
+        TextModel::new(a.seed, a.docs, &a.text)
     }
 
     #[test]

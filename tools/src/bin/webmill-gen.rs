@@ -56,8 +56,13 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use rayon::prelude::*;
+
+#[path = "../gen/pages.rs"]
+mod pages;
+#[path = "../gen/text.rs"]
+mod text;
 
 /// Generate a web-like graph as a SNAP edge list (`src<TAB>dst` lines).
 ///
@@ -128,6 +133,23 @@ struct Args {
     /// No summary on standard error
     #[arg(short, long)]
     quiet: bool,
+    /// Output: `snap` (an edge list) or `warc` (every node as an HTML page
+    /// with its links, words and planted near-duplicates, in a WARC file;
+    /// --gzip then compresses each record as its own member)
+    #[arg(long, value_enum, default_value_t = Format::Snap)]
+    format: Format,
+    /// warc: the pages' words and planted near-duplicates
+    #[command(flatten)]
+    text: text::TextArgs,
+}
+
+/// What `webmill-gen` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// `src<TAB>dst` lines.
+    Snap,
+    /// A WARC file of HTML pages.
+    Warc,
 }
 
 // ---------------------------------------------------------------------------
@@ -562,6 +584,21 @@ impl Stats {
         self.in_host += o.in_host;
         self.max_out = self.max_out.max(o.max_out);
     }
+
+    /// Counts node `node` of `host` and its out-links `links`.
+    fn count_node(&mut self, node: u64, host: &Host, links: &[u64]) {
+        if node == host.start {
+            self.hosts += 1;
+        }
+        self.nodes += 1;
+        self.arcs += links.len() as u64;
+        self.max_out = self.max_out.max(links.len() as u64);
+        if links.is_empty() {
+            self.dangling += 1;
+        }
+        let own = host.start..host.end();
+        self.in_host += links.iter().filter(|t| own.contains(t)).count() as u64;
+    }
 }
 
 /// Consecutive nodes `start..end` and the hosts that hold them.
@@ -615,16 +652,8 @@ fn render(model: &Model, chunk: &Chunk) -> (Vec<u8>, Stats) {
         while node >= host.end() {
             host = *hosts.next().expect("hosts cover the chunk");
         }
-        if node == host.start {
-            st.hosts += 1;
-        }
         model.links(node, &host, &mut links, &mut extra);
-        st.nodes += 1;
-        st.arcs += links.len() as u64;
-        st.max_out = st.max_out.max(links.len() as u64);
-        if links.is_empty() {
-            st.dangling += 1;
-        }
+        st.count_node(node, &host, &links);
         // One line = the source's digits and a tab (written once per node),
         // then the target's digits and a newline. A whole fixed-size line is
         // appended, the target written into it in place, and the tail cut
@@ -633,9 +662,6 @@ fn render(model: &Model, chunk: &Chunk) -> (Vec<u8>, Stats) {
         let prefix = decimal(&mut line, 0, node);
         line[prefix] = b'\t';
         for &t in &links {
-            if (host.start..host.end()).contains(&t) {
-                st.in_host += 1;
-            }
             let len = buf.len();
             buf.extend_from_slice(&line);
             let tail = &mut buf[len..];
@@ -647,9 +673,52 @@ fn render(model: &Model, chunk: &Chunk) -> (Vec<u8>, Stats) {
     (buf, st)
 }
 
+/// The pages of a chunk as WARC records: `hosts` are all the hosts (to name
+/// a link's target), `text` the words' model.
+fn render_warc(
+    model: &Model,
+    chunk: &Chunk,
+    hosts: &[Host],
+    text: &text::TextModel,
+    seed: u64,
+    gzip: bool,
+) -> (Vec<u8>, Stats) {
+    let mut buf = Vec::with_capacity((chunk.end - chunk.start) as usize * 1500);
+    let mut st = Stats::default();
+    let (mut links, mut extra) = (Vec::new(), Vec::new());
+    let (mut targets, mut html, mut uri, mut scratch) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let host_of = |t: u64| hosts.partition_point(|h| h.start <= t) as u64 - 1;
+    let mut h = host_of(chunk.start);
+    for node in chunk.start..chunk.end {
+        while node >= hosts[h as usize].end() {
+            h += 1;
+        }
+        let host = hosts[h as usize];
+        model.links(node, &host, &mut links, &mut extra);
+        st.count_node(node, &host, &links);
+        targets.clear();
+        let own = host.start..host.end();
+        targets.extend(
+            links
+                .iter()
+                .map(|&t| (if own.contains(&t) { h } else { host_of(t) }, t)),
+        );
+        html.clear();
+        pages::html(text, seed, node, &targets, &mut html);
+        uri.clear();
+        pages::url(h, node, &mut uri);
+        pages::record(&uri, &html, gzip, &mut scratch, &mut buf);
+    }
+    (buf, st)
+}
+
 /// Writes the graph described by `args` to `out`; returns its figures.
 fn generate(args: &Args, out: &mut dyn Write) -> anyhow::Result<Stats> {
     let model = Model::new(args)?;
+    if args.format == Format::Warc {
+        return generate_warc(args, &model, out);
+    }
     writeln!(
         out,
         "# webmill-gen {}: web-like graph, nodes={} arcs≈{} seed={} out-exponent={} \
@@ -708,10 +777,52 @@ fn generate(args: &Args, out: &mut dyn Write) -> anyhow::Result<Stats> {
     Ok(stats)
 }
 
-/// Where the text goes: a file or stdout, possibly through a `gzip` child.
+/// `generate` for `--format warc`: all hosts first (a link names its
+/// target's host), then the pages chunk by chunk, in parallel, in order.
+fn generate_warc(args: &Args, model: &Model, out: &mut dyn Write) -> anyhow::Result<Stats> {
+    let hosts: Vec<Host> = HostStream::new(args).collect();
+    let text = text::TextModel::new(args.seed, args.nodes, &args.text);
+    out.write_all(&pages::warcinfo(
+        &format!(
+            "web-like pages: nodes={} arcs~{} seed={} words={}..{} vocab={} dup-fraction={} max-edits-pct={}",
+            args.nodes, args.arcs, args.seed, args.text.words.0, args.text.words.1, args.text.vocab,
+            args.text.dup_fraction, args.text.max_edits_pct
+        ),
+        args.gzip,
+    ))?;
+    let batch = rayon::current_num_threads() * 2;
+    let chunk_nodes = CHUNK_NODES / 16;
+    let mut stats = Stats::default();
+    let mut next = 0u64;
+    while next < model.n {
+        let mut chunks = Vec::with_capacity(batch);
+        while chunks.len() < batch && next < model.n {
+            let end = (next + chunk_nodes).min(model.n);
+            chunks.push(Chunk {
+                start: next,
+                end,
+                hosts: Vec::new(),
+            });
+            next = end;
+        }
+        let rendered: Vec<(Vec<u8>, Stats)> = chunks
+            .par_iter()
+            .map(|c| render_warc(model, c, &hosts, &text, args.seed, args.gzip))
+            .collect();
+        for (bytes, st) in rendered {
+            out.write_all(&bytes)?;
+            stats.add(&st);
+        }
+    }
+    out.flush()?;
+    Ok(stats)
+}
+
+/// Where the text goes: a file or stdout, possibly through a `gzip` child
+/// (never for WARC, whose records are compressed one by one).
 fn open_output(args: &Args) -> anyhow::Result<(Box<dyn Write>, Option<Child>)> {
     let to_stdout = args.output.as_os_str() == "-";
-    if !args.gzip {
+    if !args.gzip || args.format == Format::Warc {
         let w: Box<dyn Write> = if to_stdout {
             Box::new(BufWriter::with_capacity(1 << 20, io::stdout().lock()))
         } else {

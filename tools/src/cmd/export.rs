@@ -12,7 +12,8 @@ use webmill::index::inverted::Barrel;
 use webmill::index::lexicon::Lexicon;
 use webmill::ingest::pagefile::PageFile;
 use webmill::ingest::records::{decode_anchor, ANCHORS};
-use webmill::job::{JobFile, JobView};
+use webmill::input::for_each_skip;
+use webmill::job::{JobFile, JobView, StageId};
 use webmill::sort::SortConfig;
 
 use crate::table::parquet::Parquet;
@@ -36,7 +37,10 @@ pub struct Args {
     /// fancy; after index); ciff = the index (after index) in the Common
     /// Index File Format, binary whatever --format says: a protobuf Header,
     /// the postings lists in term byte order (docid gaps, tf), the doc
-    /// records in docid order; for Anserini, PISA's ciff2pisa and others
+    /// records in docid order; for Anserini, PISA's ciff2pisa and others;
+    /// skips = `stage key action kind file location detail` (every input
+    /// record or file `ingest` or `import-graph` did not keep and every cut it
+    /// made; key = the records kept before it, for a cut the record cut)
     #[arg(value_enum)]
     what: What,
     /// Job directory
@@ -66,6 +70,7 @@ enum What {
     Anchors,
     Postings,
     Ciff,
+    Skips,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -108,6 +113,15 @@ fn columns(what: What, urls: bool) -> Vec<Column> {
             col("text", Str),
         ],
         What::Postings => vec![col("term", Str), col("docid", U64), col("tf", U32)],
+        What::Skips => vec![
+            col("stage", Str),
+            col("key", U64),
+            col("action", Str),
+            col("kind", Str),
+            col("file", Str),
+            col("location", Str),
+            col("detail", Str),
+        ],
         // Not a table: written by the CIFF encoder.
         What::Ciff => vec![],
     }
@@ -286,6 +300,33 @@ fn fill(
             })?;
         }
         What::Postings => postings(job, sink, out)?,
+        What::Skips => {
+            let stages = [StageId::Ingest, StageId::ImportGraph];
+            if !stages.iter().any(|&s| job.has(JobFile::Skips(s))) {
+                // Names what to run.
+                job.file(JobFile::Skips(StageId::Ingest))?;
+            }
+            for stage in stages.into_iter().filter(|&s| job.has(JobFile::Skips(s))) {
+                let name = stage.to_string();
+                for_each_skip(&job.file(JobFile::Skips(stage))?, |key, s| {
+                    let kind = s.kind.to_string();
+                    let file = s.file.to_string_lossy();
+                    put(
+                        sink,
+                        out,
+                        &[
+                            Cell::Str(&name),
+                            Cell::U64(key),
+                            Cell::Str(if s.kind.is_cut() { "cut" } else { "skipped" }),
+                            Cell::Str(&kind),
+                            Cell::Str(&file),
+                            Cell::Str(&s.location),
+                            Cell::Str(&s.detail),
+                        ],
+                    )
+                })?;
+            }
+        }
         What::Ciff => anyhow::bail!("ciff is not a table (written before any sink)"),
     }
     Ok(())

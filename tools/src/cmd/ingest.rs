@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use webmill::ingest::resolve::resolve;
 use webmill::ingest::{ingest, IngestOptions, InputSpec};
-use webmill::job::Outcome;
+use webmill::job::{JobFile, Outcome, StageId};
 use webmill::resources::format_bytes;
 
 use super::thousands;
@@ -38,7 +38,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 10_000)]
     segment_records: u64,
     /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
-    /// and reported
+    /// and reported. Of a record up to this size, at most --mem / 16 is kept in
+    /// memory: the rest is cut (and reported)
     #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
     max_record_bytes: u64,
     /// Fail on the first bad record instead of skipping it (skips are always
@@ -92,7 +93,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         }
         let records: u64 = c.records.values().sum();
         reporter.note(&format!(
-            "ingest: {} pages ({} of HTML), {} links from {} WARC records and {} files in {:.1} s{}: {:.1} MB/s; {} not HTML, {} error statuses, {} redirects, {} skipped; peak RSS {}",
+            "ingest: {} pages ({} of HTML), {} links from {} WARC records and {} files in {:.1} s{}: {:.1} MB/s; {} redirects; peak RSS {}",
             thousands(c.pages),
             format_bytes(c.html_bytes),
             thousands(c.links),
@@ -101,12 +102,24 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             f.seconds,
             if resumed { " (resumed)" } else { "" },
             x.input_bytes as f64 / f.seconds.max(1e-9) / 1e6,
-            thousands(c.not_html),
-            thousands(c.error_status),
             thousands(c.redirects),
-            thousands(c.skipped),
             format_bytes(f.peak_rss),
         ));
+        if c.skipped + c.cut > 0 {
+            let by_kind: Vec<String> = c
+                .skips
+                .iter()
+                .map(|(k, n)| format!("{} {k}", thousands(*n)))
+                .collect();
+            reporter.note(&format!(
+                "ingest: {} records or files not kept, {} pages cut ({}); every one is listed in {} (`webmill export skips {}`)",
+                thousands(c.skipped),
+                thousands(c.cut),
+                by_kind.join(", "),
+                args.out.join(JobFile::Skips(StageId::Ingest).name()).display(),
+                args.out.display(),
+            ));
+        }
     }
     // --force applies to ingest; resolve runs again because its inputs changed.
     let settings = settings.forced(false);
@@ -132,6 +145,13 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             format_bytes(f.peak_rss),
             format_bytes(settings.mem),
         ));
+        if x.duplicate_captures > 0 {
+            reporter.note(&format!(
+                "resolve: {} pages are further captures of a URL captured before: each is kept as a page of the same doc, whose canonical capture is the first (the others have canonical 0 in {}: `webmill dump` it)",
+                thousands(x.duplicate_captures),
+                args.out.join(JobFile::PageDoc.name()).display(),
+            ));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -250,7 +250,7 @@ fn on_interrupt(running: Running, multi: indicatif::MultiProgress) {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let opts = options(&args)?;
-    let pipeline = Pipeline::new(&opts)?;
+    let pipeline = Pipeline::new(&opts, g.mem())?;
     let mut job = g.open_job(&args.out, true)?;
     // The stage lines say which stages were skipped.
     let reporter = Arc::new(
