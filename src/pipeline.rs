@@ -309,6 +309,9 @@ pub struct FileSummary {
     pub stage: String,
 }
 
+/// Skips of each class a [`JobSummary`] shows.
+pub const SHOWN_SKIPS: usize = 10;
+
 /// What a job holds, for a person: the end of `webmill run`.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct JobSummary {
@@ -332,8 +335,18 @@ pub struct JobSummary {
     pub index: Option<(u32, u64, u64)>,
     /// Skipped input records or lines.
     pub skipped: u64,
-    /// The first skips kept (file and where in it).
+    /// Of those, bad input (what `--strict` fails on); the others were left
+    /// out by policy (not HTML, error statuses, other files…).
+    pub bad_input: u64,
+    /// Pages kept with a part cut at a per-record limit.
+    pub cut: u64,
+    /// Skips and cuts by kind, most frequent first.
+    pub skip_kinds: Vec<(String, u64)>,
+    /// The first bad-input skips, then the first policy skips and cuts (at
+    /// most [`SHOWN_SKIPS`] each; file and where in it).
     pub first_skips: Vec<String>,
+    /// The skip reports that list every one.
+    pub skip_reports: Vec<PathBuf>,
     /// Every published file.
     pub files: Vec<FileSummary>,
 }
@@ -347,7 +360,16 @@ impl JobSummary {
             s.pages = Some(f.counts.pages);
             s.links = Some(f.counts.links);
             s.skipped += f.counts.skipped;
-            s.first_skips.extend(f.first_skips);
+            s.cut += f.counts.cut;
+            let mut kinds: Vec<(String, u64)> = Vec::new();
+            for (k, n) in &f.counts.skips {
+                if !k.is_policy() {
+                    s.bad_input += n;
+                }
+                kinds.push((k.name().to_string(), *n));
+            }
+            kinds.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            s.skip_kinds = kinds;
         }
         if let Some(f) = view.figures::<Resolve>(StageId::Resolve)? {
             let f: ResolveFigures = f;
@@ -360,8 +382,12 @@ impl JobSummary {
             s.docs = f.nodes;
             s.arcs = f.arcs;
             s.skipped += f.skipped;
-            s.first_skips.extend(f.first_skips);
+            s.bad_input += f.skipped;
+            if f.skipped > 0 {
+                s.skip_kinds.push(("bad-line".into(), f.skipped));
+            }
         }
+        s.first_skips = first_skips(view, &mut s.skip_reports)?;
         if let Some(f) = view.figures::<PageRank>(StageId::PageRank)? {
             let f: PageRankFigures = f;
             s.pagerank = Some((f.iterations, f.converged));
@@ -402,4 +428,32 @@ impl JobSummary {
         }
         Ok(s)
     }
+}
+
+/// The first [`SHOWN_SKIPS`] bad-input skips of the job's skip reports, then
+/// the first [`SHOWN_SKIPS`] policy skips and cuts; the reports read are
+/// added to `reports`. One pass over each report.
+fn first_skips(view: &JobView, reports: &mut Vec<PathBuf>) -> Result<Vec<String>> {
+    let (mut bad, mut policy) = (Vec::new(), Vec::new());
+    for stage in [StageId::Ingest, StageId::ImportGraph] {
+        let file = JobFile::Skips(stage);
+        if !view.has(file) {
+            continue;
+        }
+        let path = view.file(file)?;
+        crate::input::for_each_skip(&path, |_, e| {
+            let list = if e.kind.is_policy() {
+                &mut policy
+            } else {
+                &mut bad
+            };
+            if list.len() < SHOWN_SKIPS {
+                list.push(format!("{e} [{}]", e.kind));
+            }
+            Ok(())
+        })?;
+        reports.push(path);
+    }
+    bad.extend(policy);
+    Ok(bad)
 }

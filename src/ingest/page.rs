@@ -5,8 +5,8 @@ use url::Url;
 
 use crate::ingest::html::{Extractor, LinkKind as HtmlLinkKind, MAX_HREF_BYTES};
 use crate::ingest::records::{self, LinkKind, PageRec};
-use crate::url::{self as wurl, UrlVerdict};
 use crate::input::SkipKind;
+use crate::url::{self as wurl, UrlVerdict};
 
 /// Cuts made to a kept page: each with its kind and what was cut.
 pub type Cuts = Vec<(SkipKind, String)>;

@@ -56,7 +56,8 @@ fn a_site_in_one_command_then_again_with_everything_skipped() {
         "dup minhash",
         "dup broder",
         "index       ",
-        "skipped     1 input records",
+        "skipped     3 input records (0 bad input",
+        "2 other-file, 1 binary",
         "s1/binary.html",
         "Outputs in",
         "repository.wm",
@@ -204,8 +205,17 @@ fn skipped_input_is_listed_and_strict_makes_it_an_error() {
     let line = stdout.lines().find(|l| l.contains("skipped     ")).unwrap();
     assert!(line.contains("input records"), "{stdout}");
     assert!(stdout.contains("bad.arc: "), "{stdout}");
-    // The same job under --strict: the skips are an error (data class).
-    let mut c = webmill(&["run", "--strict", "--no-index", "--no-dedup", "--out"]);
+    // The same job under --strict (and the same --mem: ingest's per-record
+    // limits come from it): the skips are an error (data class).
+    let mut c = webmill(&[
+        "run",
+        "--mem",
+        "16M",
+        "--strict",
+        "--no-index",
+        "--no-dedup",
+        "--out",
+    ]);
     c.arg(&job).args(&warcs);
     let out = output(c);
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));

@@ -289,13 +289,13 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     if !g.quiet {
         print!("{}", describe(&summary, &args.out, &display));
     }
-    if args.strict && summary.skipped > 0 {
+    if args.strict && summary.bad_input > 0 {
         return Err(webmill::Error::Input {
             path: args.out.clone(),
             location: "job".into(),
             detail: format!(
-                "{} input records were skipped when the job was made (--strict)",
-                thousands(summary.skipped)
+                "{} input records were skipped as bad input when the job was made (--strict)",
+                thousands(summary.bad_input)
             ),
         }
         .into());
@@ -368,24 +368,30 @@ fn describe(s: &JobSummary, job: &Path, display: &JobDisplay) -> String {
             format_bytes(bytes)
         );
     }
-    if s.skipped == 0 {
+    if s.skipped + s.cut == 0 {
         let _ = writeln!(o, "  skipped     no input record");
     } else {
+        let kinds: Vec<String> = s
+            .skip_kinds
+            .iter()
+            .map(|(k, n)| format!("{} {k}", thousands(*n)))
+            .collect();
         let _ = writeln!(
             o,
-            "  skipped     {} input records (counted and left out; --strict makes them an error):",
-            thousands(s.skipped)
+            "  skipped     {} input records ({} bad input, which --strict makes an error; the rest left out by policy), {} pages cut: {}",
+            thousands(s.skipped),
+            thousands(s.bad_input),
+            thousands(s.cut),
+            kinds.join(", ")
         );
         for sk in &s.first_skips {
             let _ = writeln!(o, "      {sk}");
         }
-        if s.skipped > s.first_skips.len() as u64 {
+        if s.skipped + s.cut > s.first_skips.len() as u64 {
             let _ = writeln!(
                 o,
-                "      … {} more; the first {} are recorded in {} (`webmill inspect {}`)",
-                thousands(s.skipped - s.first_skips.len() as u64),
-                s.first_skips.len(),
-                job.join(webmill::job::MANIFEST).display(),
+                "      … {} more; all are listed by `webmill export skips {}`",
+                thousands(s.skipped + s.cut - s.first_skips.len() as u64),
                 job.display()
             );
         }
@@ -436,7 +442,7 @@ fn describe(s: &JobSummary, job: &Path, display: &JobDisplay) -> String {
         ),
         (
             format!("webmill export docs {j} --format parquet -o docs.parquet"),
-            "tables for other tools (docs, edges, ranks, pairs, clusters, anchors, postings)",
+            "tables for other tools (docs, edges, ranks, pairs, clusters, anchors, postings, skips)",
         ),
     ] {
         let _ = writeln!(o, "  {cmd:<58} {what}");
