@@ -68,29 +68,7 @@ impl Brute {
             .iter()
             .map(|q| self.naive.get(q))
             .collect::<Option<_>>()?;
-        let all: BTreeSet<u32> = lists[0]
-            .keys()
-            .copied()
-            .filter(|d| lists.iter().all(|l| l.contains_key(d)))
-            .collect();
-        let short_of = |d: &u32| {
-            lists
-                .iter()
-                .all(|l| l[d].1.iter().any(|h| h.is_title_or_anchor()))
-        };
-        let every_word_short = lists.iter().all(|l| {
-            l.values()
-                .any(|(_, f)| f.iter().any(|h| h.is_title_or_anchor()))
-        });
-        let want = offset + k;
-        let short: Vec<u32> = all.iter().copied().filter(short_of).collect();
-        let (pass, mut docs) = if every_word_short && (short.len() >= want || short.len() >= cutoff)
-        {
-            (Pass::Short, short)
-        } else {
-            (Pass::Full, all.into_iter().collect())
-        };
-        docs.truncate(cutoff);
+        let (pass, docs) = Self::matched(&lists, 0..u32::MAX, offset + k, cutoff);
         let mut scorer = Scorer::new();
         let mut scored: Vec<(u64, f64)> = docs
             .iter()
@@ -113,6 +91,39 @@ impl Brute {
         scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         let n = scored.len();
         Some((scored.into_iter().skip(offset).take(k).collect(), pass, n))
+    }
+
+    /// Figure 4's matching within `range`: the pass and the matching docIDs
+    /// (in docID order, at most `cutoff`).
+    fn matched(
+        lists: &[&NaiveList],
+        range: std::ops::Range<u32>,
+        want: usize,
+        cutoff: usize,
+    ) -> (Pass, Vec<u32>) {
+        let all: BTreeSet<u32> = lists[0]
+            .keys()
+            .copied()
+            .filter(|d| range.contains(d) && lists.iter().all(|l| l.contains_key(d)))
+            .collect();
+        let short_of = |d: &u32| {
+            lists
+                .iter()
+                .all(|l| l[d].1.iter().any(|h| h.is_title_or_anchor()))
+        };
+        let every_word_short = lists.iter().all(|l| {
+            l.values()
+                .any(|(_, f)| f.iter().any(|h| h.is_title_or_anchor()))
+        });
+        let short: Vec<u32> = all.iter().copied().filter(short_of).collect();
+        let (pass, mut docs) = if every_word_short && (short.len() >= want || short.len() >= cutoff)
+        {
+            (Pass::Short, short)
+        } else {
+            (Pass::Full, all.into_iter().collect())
+        };
+        docs.truncate(cutoff);
+        (pass, docs)
     }
 }
 
@@ -181,6 +192,92 @@ fn results_equal_a_brute_force_scan() {
         "short/full passes: {passes:?}"
     );
     assert!(cut > 10, "{cut} queries cut off");
+}
+
+/// The searcher on a docID range alone (what `webmill layout` measures a
+/// subindex's load with): random queries and ranges give the brute-force
+/// scan's matches within the range, with its pass, and the work counts what
+/// was read; `SearcherCost` holds exactly that work per subindex.
+#[test]
+fn evaluation_within_a_docid_range_equals_a_brute_force_scan() {
+    use webmill::analysis::layout::{self, Load, SearcherCost, SubindexCost};
+    let dir = tempfile::tempdir().unwrap();
+    let job = indexed_site(dir.path(), 160, 23, 3);
+    let brute = Brute::new(&job);
+    let view = JobView::open(job.dir()).unwrap();
+    let searcher = Searcher::open(&view).unwrap();
+    let docs = searcher.doc_count() as u32;
+    let vocab: Vec<String> = WORDS
+        .iter()
+        .map(|w| w.to_lowercase())
+        .chain(["page", "site", "p3"].map(String::from))
+        .collect();
+    let mut rng = Rng(7);
+    let (mut passes, mut nonempty) = ([0usize; 2], 0);
+    for round in 0..300 {
+        let n = 1 + rng.below(3) as usize;
+        let words: Vec<String> = (0..n)
+            .map(|_| vocab[rng.below(vocab.len() as u64) as usize].clone())
+            .collect();
+        let a = rng.below(u64::from(docs) + 1) as u32;
+        let b = rng.below(u64::from(docs) + 1) as u32;
+        let range = a.min(b)..a.max(b) + u32::from(round % 3 == 0) * docs;
+        let want = [1, 10, 1000][round % 3];
+        let mut q = Query::parse(&words.join(" ")).ranking_only();
+        q.cutoff = if round % 7 == 0 { 3 } else { 40_000 };
+        let got = searcher.evaluate_in(&q, range.clone(), want).unwrap();
+        let lists: Option<Vec<&NaiveList>> = q.words.iter().map(|w| brute.naive.get(w)).collect();
+        let (Some(got), Some(lists)) = (got, lists) else {
+            continue;
+        };
+        let (pass, expect) = Brute::matched(&lists, range.clone(), want, q.cutoff);
+        let found: Vec<u32> = got.matches.iter().map(|m| m.doc).collect();
+        assert_eq!(found, expect, "{words:?} in {range:?}");
+        assert_eq!(got.pass, pass, "{words:?} in {range:?} want {want}");
+        passes[usize::from(pass == Pass::Full)] += 1;
+        nonempty += usize::from(!found.is_empty());
+        // Work: every match scored, each with a hit per word, each from a
+        // decoded posting; nothing decoded beyond the doclists.
+        let w = got.work;
+        assert!(w.matches >= found.len() as u64);
+        assert!(w.hits >= found.len() as u64 * lists.len() as u64);
+        assert!(w.postings >= found.len() as u64);
+        let doclists: u64 = lists.iter().map(|l| l.len() as u64).sum();
+        assert!(w.postings <= 2 * doclists, "{w:?} of {doclists}");
+    }
+    assert!(nonempty > 60 && passes[0] > 10 && passes[1] > 10, "{nonempty} {passes:?}");
+
+    // A narrow range skips the blocks before it: a query on the last docIDs
+    // decodes fewer postings than on all of them.
+    let q = Query::parse("page");
+    let all = searcher.evaluate_in(&q, 0..docs, 1000).unwrap().unwrap();
+    let tail = searcher.evaluate_in(&q, docs - 5..docs, 1000).unwrap().unwrap();
+    assert!(tail.work.postings < all.work.postings, "{:?} vs {:?}", tail.work, all.work);
+
+    let cuts = vec![0, u64::from(docs) / 3, u64::from(docs) / 2, u64::from(docs)];
+    let queries: Vec<layout::Query> = ["page site", "p3", "page", "zzzqqqx"]
+        .iter()
+        .map(|t| layout::Query {
+            words: t.split(' ').map(String::from).collect(),
+        })
+        .collect();
+    let cost = SearcherCost::measure(&searcher, &cuts, &queries, 10, Load::Work, 1 << 20).unwrap();
+    assert_eq!(cost.subindices(), 3);
+    for q in &queries {
+        for j in 0..3 {
+            let range = cuts[j] as u32..cuts[j + 1] as u32;
+            let e = searcher
+                .evaluate_in(&Query::parse(&q.words.join(" ")), range, 10)
+                .unwrap()
+                .map(|e| e.work.entries())
+                .unwrap_or(0);
+            assert_eq!(cost.cost(j, q), e as f64, "{q:?} on {j}");
+            assert_eq!(cost.work(j, q).entries(), e);
+        }
+    }
+    assert!(cost.cost(0, &queries[2]) > 0.0);
+    assert_eq!(cost.cost(1, &queries[3]), 0.0);
+    assert!(SearcherCost::measure(&searcher, &cuts, &queries, 10, Load::Work, 10).is_err());
 }
 
 /// A page never crawled is found by the words of the anchors pointing at

@@ -42,13 +42,17 @@
 //!
 //! # Loads
 //!
-//! What a request costs is behind [`SubindexCost`], so the simulation can
-//! run the real searcher on each subindex. Until that exists,
-//! [`DocFrequencyCost`] is the proxy: the cost of a query on a subindex is
-//! the sum of its words' document frequencies in that subindex — the number
-//! of postings a conjunctive search reads, what an index server spends its
-//! CPU on. It is measured in one pass over the token streams (`text.wm`),
-//! holding one counter per (subindex, query word).
+//! What a request costs is behind [`SubindexCost`]. [`SearcherCost`] runs
+//! the searcher itself: each query is evaluated on each subindex's docID
+//! range alone ([`crate::search::Searcher::evaluate_in`]: the same short and
+//! full passes, the doclist cursors started at the range's first docID —
+//! skipping the postings blocks before it unread — and stopped at its end),
+//! and the request's load is what that evaluation did: by default its
+//! [`Work`] (postings decoded plus hits read, deterministic, so the report is
+//! the same on every run), or its measured time ([`Load::Time`], the median
+//! of three runs). [`DocFrequencyCost`] is the cheaper proxy for jobs
+//! without an index: the sum of the query words' document frequencies in
+//! the subindex, counted in one pass over the token streams (`text.wm`).
 //!
 //! When no query log is given, [`sample_queries`] makes one from the job's
 //! own vocabulary: the pages of smallest `splitmix64(docID ⊕ seed)`, from each
@@ -65,6 +69,7 @@ use super::mix64;
 
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
+use crate::search::{self, Searcher, Work};
 
 /// A query: its words, lowercased.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -79,6 +84,8 @@ pub trait SubindexCost {
     fn subindices(&self) -> usize;
     /// The load request `query` puts on the machine serving `subindex`.
     fn cost(&self, subindex: usize, query: &Query) -> f64;
+    /// What a load counts, for the report.
+    fn unit(&self) -> &'static str;
 }
 
 /// Which machine holds which subindices (`machines[i]`, increasing).
@@ -189,6 +196,131 @@ impl SubindexCost for DocFrequencyCost {
             .filter_map(|w| self.words.get(w))
             .map(|&k| self.df[subindex * nw + k] as f64)
             .sum()
+    }
+    fn unit(&self) -> &'static str {
+        "document frequencies (proxy)"
+    }
+}
+
+/// What [`SearcherCost`] takes as a request's load.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Load {
+    /// The evaluation's [`Work::entries`]: postings decoded plus hits read.
+    Work,
+    /// The evaluation's wall time in microseconds, the median of three runs.
+    Time,
+}
+
+/// The measured load: every distinct query evaluated by the searcher on
+/// every subindex's docID range.
+pub struct SearcherCost {
+    /// Distinct queries' rows in `loads`.
+    rows: HashMap<Vec<String>, usize>,
+    /// `loads[row * n + j]`.
+    loads: Vec<f64>,
+    /// The work of each entry of `loads` (also under [`Load::Time`]).
+    work: Vec<Work>,
+    n: usize,
+    unit: &'static str,
+}
+
+impl SearcherCost {
+    /// Evaluates each distinct query of `queries` on each subindex (`cuts`
+    /// from [`split_docs`]) with `searcher`, wanting `want` matches as a
+    /// search for the first `want` results would. Memory: a load and its
+    /// work per (distinct query, subindex), refused beyond `budget`.
+    pub fn measure(
+        searcher: &Searcher,
+        cuts: &[u64],
+        queries: &[Query],
+        want: usize,
+        load: Load,
+        budget: u64,
+    ) -> Result<SearcherCost> {
+        let n = cuts.len().saturating_sub(1);
+        let mut rows = HashMap::new();
+        let mut distinct = Vec::new();
+        for q in queries {
+            if !rows.contains_key(&q.words) {
+                rows.insert(q.words.clone(), distinct.len());
+                distinct.push(q);
+            }
+        }
+        let need = (distinct.len() * n * (8 + std::mem::size_of::<Work>())) as u64;
+        if need > budget {
+            return Err(Error::budget(
+                "layout: one measured load per (distinct query, subindex)",
+                need,
+                budget,
+            ));
+        }
+        let docid = |d: u64| u32::try_from(d).unwrap_or(u32::MAX);
+        let mut loads = Vec::with_capacity(distinct.len() * n);
+        let mut work = Vec::with_capacity(distinct.len() * n);
+        for q in distinct {
+            let query = search::Query::parse(&q.words.join(" "));
+            for j in 0..n {
+                let range = docid(cuts[j])..docid(cuts[j + 1]);
+                let run = || -> Result<(Work, f64)> {
+                    let t = std::time::Instant::now();
+                    let w = searcher
+                        .evaluate_in(&query, range.clone(), want)?
+                        .map(|e| e.work)
+                        .unwrap_or_default();
+                    Ok((w, t.elapsed().as_secs_f64() * 1e6))
+                };
+                let (w, l) = match load {
+                    Load::Work => {
+                        let (w, _) = run()?;
+                        (w, w.entries() as f64)
+                    }
+                    Load::Time => {
+                        let mut times = [0.0f64; 3];
+                        let mut w = Work::default();
+                        for t in &mut times {
+                            (w, *t) = run()?;
+                        }
+                        times.sort_by(f64::total_cmp);
+                        (w, times[1])
+                    }
+                };
+                loads.push(l);
+                work.push(w);
+            }
+        }
+        Ok(SearcherCost {
+            rows,
+            loads,
+            work,
+            n,
+            unit: match load {
+                Load::Work => "searcher's entries decoded (postings + hits)",
+                Load::Time => "searcher's µs (median of 3)",
+            },
+        })
+    }
+
+    /// The work of `query`'s request to `subindex` (zero for a query not
+    /// measured).
+    pub fn work(&self, subindex: usize, query: &Query) -> Work {
+        self.rows
+            .get(&query.words)
+            .map(|&r| self.work[r * self.n + subindex])
+            .unwrap_or_default()
+    }
+}
+
+impl SubindexCost for SearcherCost {
+    fn subindices(&self) -> usize {
+        self.n
+    }
+    fn cost(&self, subindex: usize, query: &Query) -> f64 {
+        self.rows
+            .get(&query.words)
+            .map_or(0.0, |&r| self.loads[r * self.n + subindex])
+    }
+    fn unit(&self) -> &'static str {
+        self.unit
     }
 }
 
@@ -379,6 +511,8 @@ pub fn greedy_schedule(layout: &Layout, n: usize, loads: &[f64]) -> Result<Vec<f
 /// The simulation's result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LayoutReport {
+    /// What the loads count.
+    pub load: String,
     /// Subindices.
     pub subindices: usize,
     /// Machines.
@@ -437,7 +571,9 @@ pub fn simulate(
         .iter()
         .flat_map(|q| (0..n).map(move |j| cost.cost(j, q)))
         .collect();
-    replay(n, m, slots, &loads, queries.len())
+    let mut report = replay(n, m, slots, &loads, queries.len())?;
+    report.load = cost.unit().to_string();
+    Ok(report)
 }
 
 /// [`simulate`] on loads already measured (`loads[t * n + j]`).
@@ -475,6 +611,7 @@ pub fn replay(
     let bound = 2.0 * (1.0 + alpha) * lower_bound + 2.0 * beta;
     let max_load = max(&machine_loads);
     Ok(LayoutReport {
+        load: "given".to_string(),
         subindices: n,
         machines: m,
         slots,
@@ -500,6 +637,7 @@ impl LayoutReport {
         let r = |x: f64| x / self.lower_bound.max(f64::MIN_POSITIVE);
         format!(
             "{} subindices on {} machines × {} slots, {} queries ({} extra copies)\n\
+             loads: {}\n\
              measured α = {:.4}, β = {:.0}\n\
              {:<40}{:>16}  {:>6}\n\
              {:<40}{:>16.0}  {:>6.3}\n\
@@ -512,6 +650,7 @@ impl LayoutReport {
             self.slots,
             self.queries,
             self.extra_copies,
+            self.load,
             self.alpha,
             self.beta,
             "",

@@ -428,6 +428,7 @@ impl Barrel {
             i: 0,
             started: false,
             done: docs == 0,
+            decoded: 0,
         };
         if !c.done {
             if c.block >= self.container().blocks().len() {
@@ -626,9 +627,18 @@ pub struct DoclistCursor<'a> {
     i: usize,
     started: bool,
     done: bool,
+    /// Postings decoded so far (the work [`Self::postings_decoded`] reports).
+    decoded: u64,
 }
 
 impl<'a> DoclistCursor<'a> {
+    /// Postings decoded so far: the entries of every postings block this
+    /// cursor loaded (blocks skipped by their last docID are not decoded and
+    /// not counted). What a search spends most of its time on.
+    pub fn postings_decoded(&self) -> u64 {
+        self.decoded
+    }
+
     /// Documents in the doclist.
     pub fn len(&self) -> u32 {
         self.docs
@@ -665,6 +675,7 @@ impl<'a> DoclistCursor<'a> {
         self.block = block;
         self.entry = entry;
         self.i = 0;
+        self.decoded += self.dec.n as u64;
         Ok(())
     }
 

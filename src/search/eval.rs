@@ -18,7 +18,12 @@
 //!
 //! Matches are returned in docID order with their IR score and final score;
 //! ranking them is the caller's.
+//!
+//! [`evaluate_in`] restricts all of this to a range of docIDs — what an index
+//! server holding one docID-range subindex would do — and every evaluation
+//! counts its [`Work`]: the postings it decoded and the hits it read.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -75,6 +80,33 @@ pub struct Evaluation {
     pub cut_off: bool,
     /// Matches the short pass found (before any fall-through).
     pub short_matches: usize,
+    /// What the evaluation read, both passes together.
+    pub work: Work,
+}
+
+/// What an evaluation read: the deterministic measure of its cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Work {
+    /// Postings decoded (every entry of every postings block loaded; blocks
+    /// skipped by their last docID are not counted).
+    pub postings: u64,
+    /// Hits decoded for the matching documents' scores.
+    pub hits: u64,
+    /// Matching documents scored.
+    pub matches: u64,
+}
+
+impl Work {
+    /// Postings plus hits: the entries the evaluation decoded.
+    pub fn entries(&self) -> u64 {
+        self.postings + self.hits
+    }
+
+    fn add(&mut self, o: Work) {
+        self.postings += o.postings;
+        self.hits += o.hits;
+        self.matches += o.matches;
+    }
 }
 
 /// A PageRank lookup for docIDs in increasing order.
@@ -98,9 +130,35 @@ pub fn evaluate(
     cutoff: usize,
     weights: &RankingWeights,
 ) -> Result<Evaluation> {
+    evaluate_in(src, terms, 0..u32::MAX, want, cutoff, weights)
+}
+
+/// Evaluates the conjunction of `terms` over the documents `docs` only, as
+/// an index server holding just that range would: the same passes, the
+/// cursors started at `docs.start` and stopped at `docs.end`, `want` and
+/// `cutoff` counted within the range. (A server would know a word has no
+/// short doclist in its range and skip the short pass; here that pass is
+/// tried and ends at its first block.)
+pub fn evaluate_in(
+    src: &dyn Sources,
+    terms: &[Term],
+    docs: Range<u32>,
+    want: usize,
+    cutoff: usize,
+    weights: &RankingWeights,
+) -> Result<Evaluation> {
     let mut short_matches = 0;
+    let mut work = Work::default();
     if terms.iter().all(|t| t.info.short_docs > 0) {
-        let (matches, cut_off) = pass(src, terms, BarrelSet::Short, cutoff, weights)?;
+        let (matches, cut_off) = pass(
+            src,
+            terms,
+            BarrelSet::Short,
+            &docs,
+            cutoff,
+            weights,
+            &mut work,
+        )?;
         short_matches = matches.len();
         if matches.len() >= want || cut_off {
             return Ok(Evaluation {
@@ -108,15 +166,25 @@ pub fn evaluate(
                 pass: Pass::Short,
                 cut_off,
                 short_matches,
+                work,
             });
         }
     }
-    let (matches, cut_off) = pass(src, terms, BarrelSet::Full, cutoff, weights)?;
+    let (matches, cut_off) = pass(
+        src,
+        terms,
+        BarrelSet::Full,
+        &docs,
+        cutoff,
+        weights,
+        &mut work,
+    )?;
     Ok(Evaluation {
         matches,
         pass: Pass::Full,
         cut_off,
         short_matches,
+        work,
     })
 }
 
@@ -141,29 +209,67 @@ pub fn barrels_of(src: &dyn Sources, terms: &[Term], set: BarrelSet) -> Result<V
     terms.iter().map(|t| src.barrel(set, t.barrel)).collect()
 }
 
-/// One pass over one set of barrels: (matches in docID order, cut off).
+/// One pass over one set of barrels within `range`: (matches in docID
+/// order, cut off); what it read is added to `work`.
 fn pass(
     src: &dyn Sources,
     terms: &[Term],
     set: BarrelSet,
+    range: &Range<u32>,
     cutoff: usize,
     weights: &RankingWeights,
+    work: &mut Work,
 ) -> Result<(Vec<Match>, bool)> {
     let barrels = barrels_of(src, terms, set)?;
     let mut cursors = open_cursors(&barrels, terms, set)?;
+    let mut own = Work::default();
+    let found = matching(
+        src,
+        &mut cursors,
+        range,
+        cutoff,
+        weights,
+        &mut own.hits,
+    );
+    own.postings = cursors.iter().map(|c| c.postings_decoded()).sum();
+    let (matches, cut_off) = found?;
+    own.matches = matches.len() as u64;
+    work.add(own);
+    Ok((matches, cut_off))
+}
+
+/// The leapfrog intersection of `cursors` within `range`, each match
+/// scored; the hits read are added to `hits`.
+fn matching(
+    src: &dyn Sources,
+    cursors: &mut [DoclistCursor<'_>],
+    range: &Range<u32>,
+    cutoff: usize,
+    weights: &RankingWeights,
+    hits_read: &mut u64,
+) -> Result<(Vec<Match>, bool)> {
+    let terms = cursors.len();
     // Rarest first: it leads, and the others seek.
-    let mut order: Vec<usize> = (0..terms.len()).collect();
+    let mut order: Vec<usize> = (0..terms).collect();
     order.sort_by_key(|&i| (cursors[i].len(), i));
     let mut pagerank = src.pagerank()?;
     let docs = src.docs();
     let mut scorer = Scorer::new();
-    let mut hits: Vec<Vec<Hit>> = vec![Vec::new(); terms.len()];
+    let mut hits: Vec<Vec<Hit>> = vec![Vec::new(); terms];
     let mut matches = Vec::new();
     let lead = order[0];
-    let Some(mut doc) = cursors[lead].next()? else {
+    let first = if range.start == 0 {
+        cursors[lead].next()?
+    } else {
+        cursors[lead].seek(range.start)?
+    };
+    let Some(mut doc) = first else {
         return Ok((matches, false));
     };
     'outer: loop {
+        if doc >= range.end {
+            break;
+        }
         for &i in &order[1..] {
             match cursors[i].seek(doc)? {
                 None => break 'outer,
@@ -180,6 +286,7 @@ fn pass(
         for (c, h) in cursors.iter_mut().zip(hits.iter_mut()) {
             h.clear();
             c.hits(h)?;
+            *hits_read += h.len() as u64;
         }
         scorer.load(hits.iter().map(Vec::as_slice));
         let ir = scorer.ir(weights);

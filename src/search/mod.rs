@@ -73,7 +73,7 @@ use crate::ingest::pagefile::PageFile;
 use crate::ingest::records;
 use crate::job::{JobFile, JobView};
 use crate::rank::RankVector;
-pub use eval::{Match, Pass, Term};
+pub use eval::{Evaluation, Match, Pass, Term, Work};
 pub use present::Snippet;
 pub use query::{HostClustering, Query, DEFAULT_CUTOFF, MAX_QUERY_WORDS};
 pub use rank::{Explain, HitType, RankingWeights};
@@ -361,6 +361,32 @@ impl Searcher {
             out.results.push(present::result(self, &terms, query, g)?);
         }
         Ok(out)
+    }
+
+    /// Matches `query` against the documents `docs` only, as a server
+    /// holding that docID range would, returning the matches (unranked) and
+    /// the [`Work`] it took; `None` when a word is not in the lexicon (no
+    /// server would read anything). `want` as for [`Self::search`]'s
+    /// offset + k.
+    pub fn evaluate_in(
+        &self,
+        query: &Query,
+        docs: std::ops::Range<u32>,
+        want: usize,
+    ) -> Result<Option<Evaluation>> {
+        let (qwords, terms) = self.terms(&query.words)?;
+        if terms.is_empty() || qwords.iter().any(|w| w.word_id.is_none()) {
+            return Ok(None);
+        }
+        eval::evaluate_in(
+            self,
+            &terms,
+            docs,
+            want.max(1),
+            query.cutoff.max(1),
+            &query.weights,
+        )
+        .map(Some)
     }
 
     /// The doc table entry of `doc`, through a cache of decoded blocks.

@@ -86,8 +86,11 @@ pub fn sources(job: &Job) -> Sources {
     }
 }
 
+/// doc → (plain hits, fancy hits) of one word.
+pub type NaiveList = BTreeMap<u32, (Vec<Hit>, Vec<Hit>)>;
+
 /// word → doc → (plain hits, fancy hits).
-pub type Naive = BTreeMap<String, BTreeMap<u32, (Vec<Hit>, Vec<Hit>)>>;
+pub type Naive = BTreeMap<String, NaiveList>;
 
 /// The token streams inverted in memory, read with the ingest readers: page
 /// texts of canonical pages, then every doc's URL, title and anchors.

@@ -227,30 +227,45 @@ fn overlap_layout_and_dedup_report_on_a_site() {
         assert!(help.contains(bias), "--help does not explain {bias}");
     }
 
-    let l = json_of(
-        webmill()
-            .args([
-                "layout",
-                "--json",
-                "--machines",
-                "3",
-                "--query-count",
-                "200",
-            ])
-            .arg(&ja),
-    );
-    for key in [
-        "max_load",
-        "lower_bound",
-        "no_duplication_max_load",
-        "hand_duplication_max_load",
-        "alpha",
-        "beta",
-    ] {
-        assert!(l[key].is_number(), "layout --json lacks {key}: {l}");
+    // Without an index the loads are the proxy; with one, the searcher's
+    // work on each subindex (and --load df still gives the proxy).
+    let layout = |extra: &[&str]| {
+        json_of(
+            webmill()
+                .args([
+                    "layout",
+                    "--json",
+                    "--machines",
+                    "3",
+                    "--query-count",
+                    "200",
+                ])
+                .args(extra)
+                .arg(&ja),
+        )
+    };
+    let proxy = layout(&[]);
+    webmill().args(["index", "-q"]).arg(&ja).assert().success();
+    let searched = layout(&[]);
+    assert_eq!(layout(&["--load", "df"]), proxy);
+    assert!(proxy["load"].as_str().unwrap().contains("proxy"), "{proxy}");
+    assert!(searched["load"].as_str().unwrap().contains("searcher"), "{searched}");
+    assert_eq!(layout(&[]), searched, "work loads are reproducible");
+    for l in [&proxy, &searched] {
+        for key in [
+            "max_load",
+            "lower_bound",
+            "no_duplication_max_load",
+            "hand_duplication_max_load",
+            "alpha",
+            "beta",
+        ] {
+            assert!(l[key].is_number(), "layout --json lacks {key}: {l}");
+        }
+        assert_eq!(l["bound_holds"], true);
+        assert!(l["max_load"].as_f64().unwrap() >= l["lower_bound"].as_f64().unwrap() - 1e-9);
     }
-    assert_eq!(l["bound_holds"], true);
-    assert!(l["max_load"].as_f64().unwrap() >= l["lower_bound"].as_f64().unwrap() - 1e-9);
+    assert_ne!(proxy["index_loads"], searched["index_loads"]);
 
     // Dedup keeps each cluster's highest-ranked page, so it reads the ranks.
     webmill()

@@ -4,10 +4,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use webmill::analysis::layout::{
-    read_queries, sample_queries, simulate, split_docs, DocFrequencyCost, Split,
+    read_queries, sample_queries, simulate, split_docs, DocFrequencyCost, Load, SearcherCost,
+    Split, SubindexCost,
 };
 use webmill::ingest::text::for_each_page_text;
 use webmill::job::JobFile;
+use webmill::search::Searcher;
 
 use crate::Global;
 
@@ -18,11 +20,15 @@ use crate::Global;
 ///
 /// The docs are split into --subindices docID ranges of equal numbers of
 /// crawled docs (--split host: no host cut in two). Every query sends one
-/// request to every subindex; what a request costs is measured per subindex:
-/// until the searcher can be run per subindex, by the proxy the sum of the
-/// query words' document frequencies in it (the postings a search reads),
-/// counted in one pass over the token streams. Without --queries, a log is
-/// made from the job's vocabulary (1–3 words of randomly chosen pages).
+/// request to every subindex; what a request costs is measured by running
+/// the searcher on that subindex alone: the query's conjunctive evaluation
+/// (short barrels, then full ones when they give too few matches) over the
+/// subindex's docID range, its load the postings it decoded plus the hits it
+/// read (--load work; deterministic) or its time (--load time). --load df
+/// takes the proxy of jobs without an index: the sum of the query words'
+/// document frequencies in the subindex, from the token streams. Without
+/// --queries, a log is made from the job's vocabulary (1–3 words of randomly
+/// chosen pages).
 ///
 /// The layout: each subindex carries an imaginary load of 1; each machine
 /// takes n div m whole subindices, and the rest are poured over the
@@ -61,6 +67,16 @@ pub struct Args {
     /// Seed of the generated queries
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// A request's load: work = postings decoded + hits read by the searcher
+    /// on the subindex (needs `webmill index`); time = the searcher's time
+    /// on it in µs, median of 3 (not reproducible); df = the words'
+    /// document frequencies in it (no index needed); auto = work when the
+    /// job has an index, else df
+    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = ["auto", "work", "time", "df"])]
+    load: String,
+    /// Matches each request wants, as a search for the first K results
+    #[arg(long, value_name = "K", default_value_t = 10)]
+    results: usize,
     /// Print one JSON object: max_load, lower_bound, no_duplication_max_load,
     /// hand_duplication_max_load, alpha, beta, bound, … and the layout
     #[arg(long)]
@@ -86,8 +102,41 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         None => sample_queries(args.query_count, args.seed, texts)?,
     };
     let cuts = split_docs(&job.file(JobFile::Docs)?, n, split)?;
-    let cost = DocFrequencyCost::measure(&cuts, &queries, texts)?;
-    let report = simulate(&cost, &queries, m, slots, g.mem())?;
+    let how = match args.load.as_str() {
+        "auto" if job.has(JobFile::Lexicon) => "work",
+        "auto" => {
+            if !g.quiet {
+                eprintln!(
+                    "webmill layout: the job has no index, so loads are the words' document frequencies (--load df); run `webmill index` for the searcher's own"
+                );
+            }
+            "df"
+        }
+        how => how,
+    };
+    let cost: Box<dyn SubindexCost> = match how {
+        "df" => Box::new(DocFrequencyCost::measure(&cuts, &queries, texts)?),
+        how => {
+            if !job.has(JobFile::Lexicon) {
+                anyhow::bail!(
+                    "{}: --load {how} runs the searcher, and the job has no index; run `webmill index {}` first, or use --load df",
+                    args.job.display(),
+                    args.job.display()
+                );
+            }
+            let searcher = Searcher::open(&job)?;
+            let load = if how == "time" { Load::Time } else { Load::Work };
+            Box::new(SearcherCost::measure(
+                &searcher,
+                &cuts,
+                &queries,
+                args.results,
+                load,
+                g.mem(),
+            )?)
+        }
+    };
+    let report = simulate(cost.as_ref(), &queries, m, slots, g.mem())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
