@@ -223,14 +223,7 @@ fn pass(
     let barrels = barrels_of(src, terms, set)?;
     let mut cursors = open_cursors(&barrels, terms, set)?;
     let mut own = Work::default();
-    let found = matching(
-        src,
-        &mut cursors,
-        range,
-        cutoff,
-        weights,
-        &mut own.hits,
-    );
+    let found = matching(src, &mut cursors, range, cutoff, weights, &mut own.hits);
     own.postings = cursors.iter().map(|c| c.postings_decoded()).sum();
     let (matches, cut_off) = found?;
     own.matches = matches.len() as u64;

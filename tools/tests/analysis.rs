@@ -249,7 +249,10 @@ fn overlap_layout_and_dedup_report_on_a_site() {
     let searched = layout(&[]);
     assert_eq!(layout(&["--load", "df"]), proxy);
     assert!(proxy["load"].as_str().unwrap().contains("proxy"), "{proxy}");
-    assert!(searched["load"].as_str().unwrap().contains("searcher"), "{searched}");
+    assert!(
+        searched["load"].as_str().unwrap().contains("searcher"),
+        "{searched}"
+    );
     assert_eq!(layout(&[]), searched, "work loads are reproducible");
     for l in [&proxy, &searched] {
         for key in [

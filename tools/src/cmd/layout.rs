@@ -125,7 +125,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
                 );
             }
             let searcher = Searcher::open(&job)?;
-            let load = if how == "time" { Load::Time } else { Load::Work };
+            let load = if how == "time" {
+                Load::Time
+            } else {
+                Load::Work
+            };
             Box::new(SearcherCost::measure(
                 &searcher,
                 &cuts,
