@@ -168,17 +168,22 @@ impl Header {
     }
 }
 
+/// The length of a `Posting` submessage's body: its two fields, each left
+/// out when zero (proto3).
+fn posting_body_len(gap: u32, tf: u32) -> u64 {
+    let field = |v: u32| {
+        if v > 0 {
+            1 + varint_len(u64::from(v))
+        } else {
+            0
+        }
+    };
+    field(gap) + field(tf)
+}
+
 /// One `Posting` submessage (field 4 of a postings list) into `out`.
 fn put_posting(out: &mut Vec<u8>, gap: u32, tf: u32) {
-    let len = (if gap > 0 {
-        1 + varint_len(u64::from(gap))
-    } else {
-        0
-    }) + if tf > 0 {
-        1 + varint_len(u64::from(tf))
-    } else {
-        0
-    };
+    let len = posting_body_len(gap, tf);
     put_tag(out, 4, LEN);
     varint::put(out, len);
     put_uint(out, 1, u64::from(gap));
@@ -186,15 +191,7 @@ fn put_posting(out: &mut Vec<u8>, gap: u32, tf: u32) {
 }
 
 fn posting_bytes(gap: u32, tf: u32) -> u64 {
-    let len = (if gap > 0 {
-        1 + varint_len(u64::from(gap))
-    } else {
-        0
-    }) + if tf > 0 {
-        1 + varint_len(u64::from(tf))
-    } else {
-        0
-    };
+    let len = posting_body_len(gap, tf);
     1 + varint_len(len) + len
 }
 

@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use webmill::docs::Doc;
 use webmill::search::{Results, SearchResult, Snippet};
 
 use super::data::{DocInfo, Served, LINKS_SHOWN};
@@ -355,16 +356,7 @@ pub fn doc(app: &Served, d: &DocInfo) -> String {
     } else {
         body.push_str("<ul class=\"out\">");
         for (dst, doc) in &d.out_links {
-            let _ = write!(
-                body,
-                "<li><a href=\"/doc/{dst}\">{}</a> <span class=\"url\">{}</span></li>",
-                esc(if doc.title.is_empty() {
-                    &doc.url
-                } else {
-                    &doc.title
-                }),
-                esc(&doc.url)
-            );
+            doc_item(&mut body, *dst, doc);
         }
         body.push_str("</ul>");
         more_note(&mut body, d.out_links.len() as u64, d.out_count);
@@ -377,16 +369,7 @@ pub fn doc(app: &Served, d: &DocInfo) -> String {
         }
         body.push_str("<ul class=\"similar\">");
         for (id, doc) in docs {
-            let _ = write!(
-                body,
-                "<li><a href=\"/doc/{id}\">{}</a> <span class=\"url\">{}</span></li>",
-                esc(if doc.title.is_empty() {
-                    &doc.url
-                } else {
-                    &doc.title
-                }),
-                esc(&doc.url)
-            );
+            doc_item(&mut body, *id, doc);
         }
         body.push_str("</ul>");
     }
@@ -400,6 +383,21 @@ pub fn doc(app: &Served, d: &DocInfo) -> String {
         );
     }
     layout(app, &format!("{title} — webmill"), "", &body)
+}
+
+/// A list item linking to document `id`'s page: its title (its URL when
+/// untitled), then its URL.
+fn doc_item(body: &mut String, id: u64, doc: &Doc) {
+    let _ = write!(
+        body,
+        "<li><a href=\"/doc/{id}\">{}</a> <span class=\"url\">{}</span></li>",
+        esc(if doc.title.is_empty() {
+            &doc.url
+        } else {
+            &doc.title
+        }),
+        esc(&doc.url)
+    );
 }
 
 fn more_note(body: &mut String, shown: u64, all: u64) {
