@@ -216,6 +216,9 @@ pub struct SortStats {
     pub runs: usize,
     /// Merge passes that wrote intermediate runs.
     pub merge_passes: usize,
+    /// Records those passes wrote: with `R` runs and fan-in `F`, at most
+    /// `(⌈log_F R⌉ − 1) × input_records`.
+    pub merged_records: u64,
     /// Runs reused from an earlier, interrupted attempt.
     pub reused_runs: usize,
     /// Bytes of run files written by this process.
@@ -468,10 +471,7 @@ impl<T: Record> ExternalSorter<T> {
                 json!({ "records": total }).to_string().as_bytes(),
             )?;
         }
-        let fan_in = self.cfg.fan_in(self.merge_budget);
-        while self.runs.len() > fan_in {
-            self.merge_pass(fan_in)?;
-        }
+        self.reduce_runs(self.cfg.fan_in(self.merge_budget))?;
         let merge = merge::Merged::open(&self.runs, self.combine.clone(), self.merge_budget)?;
         self.stats.merge_segments = merge.segments();
         Ok(Sorted {
@@ -480,9 +480,34 @@ impl<T: Record> ExternalSorter<T> {
         })
     }
 
-    /// Merges the first `fan_in` runs into one longer run on disk.
-    fn merge_pass(&mut self, fan_in: usize) -> Result<()> {
-        let group: Vec<RunInfo> = self.runs.drain(..fan_in).collect();
+    /// Merges consecutive runs into longer ones on disk until at most
+    /// `fan_in` remain for the final merge.
+    ///
+    /// Each round walks the runs from the first, replacing groups of up to
+    /// `fan_in` consecutive runs by their merge in place, and stops as soon
+    /// as few enough remain: a record is rewritten at most once a round, and
+    /// `R` runs take at most ⌈log_F R⌉ − 1 rounds. (Merging into the front
+    /// run instead would re-merge everything merged so far at every pass,
+    /// rewriting O(R²/F) runs' worth of data.) Runs stay in input order, so
+    /// they keep tiling `[0, n)` for a resume and ties keep breaking by run
+    /// order.
+    fn reduce_runs(&mut self, fan_in: usize) -> Result<()> {
+        while self.runs.len() > fan_in {
+            let mut at = 0;
+            while self.runs.len() > fan_in && self.runs.len() - at >= 2 {
+                let excess = self.runs.len() - fan_in;
+                let count = fan_in.min(excess + 1).min(self.runs.len() - at);
+                self.merge_pass(at, count)?;
+                at += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Merges the `count` runs from index `at` into one longer run on disk,
+    /// which takes their place.
+    fn merge_pass(&mut self, at: usize, count: usize) -> Result<()> {
+        let group: Vec<RunInfo> = self.runs.drain(at..at + count).collect();
         let level = group.iter().map(|r| r.level).max().unwrap_or(0) + 1;
         let (start, end) = (group[0].start, group[group.len() - 1].end);
         let total: u64 = group.iter().map(|r| r.records).sum();
@@ -515,8 +540,9 @@ impl<T: Record> ExternalSorter<T> {
         for r in &group {
             fs::remove_file(&r.path).at(&r.path)?;
         }
-        self.runs.insert(0, info);
+        self.runs.insert(at, info);
         self.stats.merge_passes += 1;
+        self.stats.merged_records += n;
         Ok(())
     }
 }

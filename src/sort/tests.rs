@@ -350,6 +350,35 @@ fn small_merge_budget() {
     assert_eq!(collect(out), want);
 }
 
+/// Many runs over a small fan-in are merged in rounds, each rewriting a
+/// record at most once: with `R` runs and fan-in `F`, intermediate passes
+/// write at most `(⌈log_F R⌉ − 1) × N` records (merging every pass into the
+/// front run rewrote about `R / (2F)` times as much), and the output is
+/// still `slice::sort`'s.
+#[test]
+fn multi_pass_merges_rewrite_each_record_once_a_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, want) = input_and_sorted(60_000);
+    for fan_in in [2, 3, 5] {
+        let c = cfg(&dir.path().join(fan_in.to_string()), 16 << 10, fan_in);
+        let mut s = ExternalSorter::new(c, Combine::None).unwrap();
+        push_all(&mut s, &data);
+        // A merge budget large enough that `fan_in` is the fan-in.
+        s.set_merge_budget(1 << 30);
+        let out = s.finish().unwrap();
+        let stats = out.stats().clone();
+        let runs = stats.runs as f64;
+        assert!(runs > 4.0 * fan_in as f64, "{stats:?}");
+        let rounds = (runs.ln() / (fan_in as f64).ln()).ceil() as u64 - 1;
+        assert!(stats.merge_passes > 0, "{stats:?}");
+        assert!(
+            stats.merged_records <= rounds * data.len() as u64,
+            "fan-in {fan_in}, {rounds} rounds: {stats:?}"
+        );
+        assert_eq!(collect(out), want);
+    }
+}
+
 /// A record with a byte string of any length (a shingle set, an anchor
 /// list) and a field after it, which block keys minimise after a cut.
 type Long = (u64, Vec<u8>, u32);

@@ -115,6 +115,20 @@ struct StageCost {
     /// The stage's own figures (the manifest's `extra`).
     #[serde(default)]
     extra: Value,
+    /// The command was interrupted (this program was stopped) and resumed:
+    /// wall and CPU cover only the attempt that finished.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    resumed: bool,
+}
+
+/// A stage measured at one size, kept in `DIR/N/stages.jsonl` as soon as
+/// its command finishes, so that a stopped measurement resumes with the
+/// commands not yet measured.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Measured {
+    mem: u64,
+    threads: Option<usize>,
+    cost: StageCost,
 }
 
 /// Every stage at one size.
@@ -265,6 +279,7 @@ fn run_command(
             peak_tmp: tmp.get(s).copied().unwrap_or(0),
             final_bytes: f["bytes"].as_u64().unwrap_or(0),
             extra: f["extra"].clone(),
+            resumed: false,
         });
     }
     Ok(out)
@@ -304,9 +319,8 @@ fn measure(args: &Args, dir: &Path, bin: &Path, n: u64) -> anyhow::Result<SizeCo
     fs::create_dir_all(&dir)?;
     let (warc, generate_seconds) = corpus(args, &bin.join("webmill-gen"), &dir, n)?;
     let job = dir.join("job");
-    if job.exists() {
-        fs::remove_dir_all(&job)?;
-    }
+    let done = measured(args, &dir, &job)?;
+    let started_path = dir.join("started");
     let webmill = bin.join("webmill");
     let j = job.display().to_string();
     let mut commands: Vec<(Vec<String>, Vec<String>)> = vec![
@@ -332,10 +346,42 @@ fn measure(args: &Args, dir: &Path, bin: &Path, n: u64) -> anyhow::Result<SizeCo
     }
     let mut stages = Vec::new();
     for (cmd, names) in &commands {
-        eprintln!("webmill-scale: N={n}: webmill {}", cmd.join(" "));
-        let log = dir.join(format!("{}.log", names.join("+")));
-        stages.extend(run_command(args, &webmill, &job, cmd, names, &log)?);
+        let known: Vec<StageCost> = names
+            .iter()
+            .filter_map(|s| done.iter().find(|c| &c.stage == s).cloned())
+            .collect();
+        if known.len() == names.len() {
+            eprintln!("webmill-scale: N={n}: {} measured before", names.join(", "));
+            stages.extend(known);
+            continue;
+        }
+        let label = names.join("+");
+        let resumed = fs::read_to_string(&started_path).is_ok_and(|s| s == label);
+        fs::write(&started_path, &label)?;
+        eprintln!(
+            "webmill-scale: N={n}: webmill {}{}",
+            cmd.join(" "),
+            if resumed { " (resumed)" } else { "" }
+        );
+        let log = dir.join(format!("{label}.log"));
+        let costs = run_command(args, &webmill, &job, cmd, names, &log)?;
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(MEASURED))?;
+        for mut cost in costs {
+            cost.resumed = resumed;
+            let m = Measured {
+                mem: args.mem,
+                threads: args.threads,
+                cost: cost.clone(),
+            };
+            writeln!(f, "{}", serde_json::to_string(&m)?)?;
+            stages.push(cost);
+        }
+        f.sync_all()?;
     }
+    let _ = fs::remove_file(&started_path);
     let cost = SizeCost {
         pages: n,
         mem: args.mem,
@@ -350,7 +396,36 @@ fn measure(args: &Args, dir: &Path, bin: &Path, n: u64) -> anyhow::Result<SizeCo
     if !args.keep {
         fs::remove_dir_all(&job)?;
     }
+    fs::remove_file(dir.join(MEASURED))?;
     Ok(cost)
+}
+
+/// The file of stages measured so far at one size (see [`Measured`]).
+const MEASURED: &str = "stages.jsonl";
+
+/// Stages measured by an earlier, stopped attempt at this size under the
+/// same `--mem` and `--threads`, whose job is still there; otherwise starts
+/// afresh (removes the job and the list).
+fn measured(args: &Args, dir: &Path, job: &Path) -> anyhow::Result<Vec<StageCost>> {
+    let path = dir.join(MEASURED);
+    let earlier: Vec<Measured> = fs::read_to_string(&path)
+        .unwrap_or_default()
+        .lines()
+        .map_while(|l| serde_json::from_str(l).ok())
+        .collect();
+    let usable = job.exists()
+        && earlier
+            .iter()
+            .all(|m| m.mem == args.mem && m.threads == args.threads);
+    if usable {
+        return Ok(earlier.into_iter().map(|m| m.cost).collect());
+    }
+    if job.exists() {
+        fs::remove_dir_all(job)?;
+    }
+    let _ = fs::remove_file(&path);
+    let _ = fs::remove_file(dir.join("started"));
+    Ok(Vec::new())
 }
 
 fn mib(b: u64) -> String {
@@ -371,8 +446,9 @@ fn print_size(c: &SizeCost) {
     println!("|---|---:|---:|---:|---:|---:|---|---:|---:|");
     for s in &c.stages {
         println!(
-            "| {} | {:.1} | {:.1} | {:.0} | {} | {} | {} | {} | {} |",
+            "| {}{} | {:.1} | {:.1} | {:.0} | {} | {} | {} | {} | {} |",
             s.stage,
+            if s.resumed { " (resumed)" } else { "" },
             s.wall,
             s.cpu,
             c.pages as f64 / s.wall.max(1e-9),
