@@ -1,4 +1,4 @@
-//! Clusters from pairs: union-find over docIDs, and the cluster file with one
+//! Clusters from pairs: union-find over the docs in pairs, and the cluster file with one
 //! doc kept per cluster — the one with the highest PageRank (IIR §19.6: keep
 //! one representative of each near-duplicate class; Brin & Page's rank picks
 //! which).
@@ -28,18 +28,17 @@ pub(crate) struct ClusterCounts {
 /// docID) its members in docID order, each with a keep flag set on the member
 /// with the highest rank in `ranks` (the smallest docID among equals).
 pub(crate) fn write_clusters(
-    uf: &mut UnionFind,
+    uf: &mut PairDocs,
     ranks: &RankVector,
     alg: Alg,
     path: &Path,
 ) -> Result<ClusterCounts> {
-    let clusters = uf.clusters();
     let mut w = PageFileWriter::create(path, &CLUSTERS, 256 << 10, 3)?;
     let mut by_size: Vec<(u64, u64)> = Vec::new();
     let mut in_clusters = 0u64;
     let mut payload = Vec::new();
     let mut rr = ranks.reader();
-    for members in &clusters {
+    uf.for_each_cluster(|members| {
         let mut best = (f64::NEG_INFINITY, members[0]);
         for &m in members {
             let v = rr.get(m)?;
@@ -55,104 +54,168 @@ pub(crate) fn write_clusters(
         }
         in_clusters += members.len() as u64;
         by_size.push((members.len() as u64, members[0]));
-    }
-    w.finish(&json!({"algorithm": alg.name(), "clusters": clusters.len(), "docs": in_clusters}))?;
+        Ok(())
+    })?;
+    let clusters = by_size.len() as u64;
+    w.finish(&json!({"algorithm": alg.name(), "clusters": clusters, "docs": in_clusters}))?;
     by_size.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     Ok(ClusterCounts {
-        clusters: clusters.len() as u64,
+        clusters,
         docs: in_clusters,
         by_size,
     })
 }
 
-/// Union-find over docIDs with path halving and union by size, in an array of
-/// the job's docs: 8 bytes per doc, which must fit in the budget.
-pub(crate) struct UnionFind {
+/// The docs that occur in pairs, in docID order, with a union-find over their
+/// positions (path halving; the smaller root wins, so a cluster's root is its
+/// smallest docID). Memory is [`PairDocs::BYTES_PER_DOC`] a doc *in pairs*,
+/// whatever the size of the job: a docID, a parent, and a position in the
+/// cluster pass.
+pub(crate) struct PairDocs {
+    docs: Vec<u64>,
     parent: Vec<u32>,
-    wide: Vec<u64>,
-    size: std::collections::HashMap<u64, u32>,
 }
 
-impl UnionFind {
-    pub(crate) fn new(n: u64, budget: u64) -> Result<UnionFind> {
-        let need = n.saturating_mul(if n < u32::MAX as u64 { 4 } else { 8 });
-        if need > budget {
-            return Err(Error::budget(
-                format!("union-find over {n} docs"),
-                need,
-                budget,
-            ));
+impl PairDocs {
+    /// Bytes held per doc in pairs.
+    pub(crate) const BYTES_PER_DOC: u64 = 16;
+
+    /// Over `docs`, strictly increasing.
+    pub(crate) fn new(docs: Vec<u64>) -> Result<PairDocs> {
+        let n = u32::try_from(docs.len())
+            .map_err(|_| Error::internal(format!("{} docs in pairs", docs.len())))?;
+        if docs.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Error::internal("docs in pairs not strictly increasing"));
         }
-        Ok(if n < u32::MAX as u64 {
-            UnionFind {
-                parent: (0..n as u32).collect(),
-                wide: Vec::new(),
-                size: Default::default(),
-            }
-        } else {
-            UnionFind {
-                parent: Vec::new(),
-                wide: (0..n).collect(),
-                size: Default::default(),
-            }
+        Ok(PairDocs {
+            docs,
+            parent: (0..n).collect(),
         })
     }
 
-    fn get(&self, i: u64) -> u64 {
-        if self.wide.is_empty() {
-            u64::from(self.parent[i as usize])
-        } else {
-            self.wide[i as usize]
-        }
+    fn position(&self, doc: u64) -> Result<u32> {
+        self.docs
+            .binary_search(&doc)
+            .map(|i| i as u32)
+            .map_err(|_| Error::internal(format!("doc {doc} of a pair was not counted")))
     }
 
-    fn set(&mut self, i: u64, p: u64) {
-        if self.wide.is_empty() {
-            self.parent[i as usize] = p as u32;
-        } else {
-            self.wide[i as usize] = p;
-        }
-    }
-
-    fn find(&mut self, mut i: u64) -> u64 {
-        while self.get(i) != i {
-            let gp = self.get(self.get(i));
-            self.set(i, gp);
+    fn find(&mut self, mut i: u32) -> u32 {
+        while self.parent[i as usize] != i {
+            let gp = self.parent[self.parent[i as usize] as usize];
+            self.parent[i as usize] = gp;
             i = gp;
         }
         i
     }
 
-    /// Joins the sets of `a` and `b`; the smaller docID becomes the root, so
-    /// roots are the clusters' smallest members.
-    pub(crate) fn union(&mut self, a: u64, b: u64) {
-        let (ra, rb) = (self.find(a), self.find(b));
+    /// Joins the clusters of docs `a` and `b`.
+    pub(crate) fn union(&mut self, a: u64, b: u64) -> Result<()> {
+        let (pa, pb) = (self.position(a)?, self.position(b)?);
+        let (ra, rb) = (self.find(pa), self.find(pb));
         if ra != rb {
             let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
-            self.set(hi, lo);
-            let s = self.size.remove(&hi).unwrap_or(1);
-            *self.size.entry(lo).or_insert(1) += s;
+            self.parent[hi as usize] = lo;
+        }
+        Ok(())
+    }
+
+    /// Calls `f` with each cluster's members in docID order, clusters in the
+    /// order of their smallest member. (Every doc here is in a pair, so
+    /// every cluster has two or more.)
+    pub(crate) fn for_each_cluster(
+        &mut self,
+        mut f: impl FnMut(&[u64]) -> Result<()>,
+    ) -> Result<()> {
+        let n = self.parent.len() as u32;
+        for i in 0..n {
+            let r = self.find(i);
+            self.parent[i as usize] = r;
+        }
+        // Positions grouped by root; roots increase with their smallest
+        // member, and a stable sort keeps members in order.
+        let mut order: Vec<u32> = (0..n).collect();
+        order.sort_by_key(|&i| self.parent[i as usize]);
+        let mut members = Vec::new();
+        for group in order.chunk_by(|&x, &y| self.parent[x as usize] == self.parent[y as usize]) {
+            members.clear();
+            members.extend(group.iter().map(|&i| self.docs[i as usize]));
+            f(&members)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// Connected components by graph search, clusters ordered as `PairDocs`
+    /// gives them.
+    fn naive(pairs: &[(u64, u64)]) -> Vec<Vec<u64>> {
+        let mut adj: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        for &(a, b) in pairs {
+            adj.entry(a).or_default().push(b);
+            adj.entry(b).or_default().push(a);
+        }
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for &start in adj.keys() {
+            if !seen.insert(start) {
+                continue;
+            }
+            let mut comp = vec![start];
+            let mut stack = vec![start];
+            while let Some(d) = stack.pop() {
+                for &e in &adj[&d] {
+                    if seen.insert(e) {
+                        comp.push(e);
+                        stack.push(e);
+                    }
+                }
+            }
+            comp.sort_unstable();
+            out.push(comp);
+        }
+        out
+    }
+
+    proptest! {
+        /// Pairs over sparse docIDs anywhere in `u64` (the job's size does
+        /// not matter, only the docs in pairs): the clusters are the pair
+        /// graph's connected components, members in docID order, clusters by
+        /// smallest member.
+        #[test]
+        fn clusters_are_the_connected_components(
+            raw in prop::collection::vec((0u64..60, 0u64..60), 0..120),
+            spread in 1u64..1_000_000_000_000,
+        ) {
+            let pairs: Vec<(u64, u64)> = raw
+                .into_iter()
+                .filter(|(a, b)| a != b)
+                .map(|(a, b)| (a.min(b) * spread, a.max(b) * spread))
+                .collect();
+            let docs: BTreeSet<u64> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+            let mut uf = PairDocs::new(docs.into_iter().collect()).unwrap();
+            for &(a, b) in &pairs {
+                uf.union(a, b).unwrap();
+            }
+            let mut got = Vec::new();
+            uf.for_each_cluster(|m| {
+                got.push(m.to_vec());
+                Ok(())
+            })
+            .unwrap();
+            prop_assert_eq!(got, naive(&pairs));
         }
     }
 
-    /// The clusters of two or more docs, each sorted, ordered by smallest member.
-    pub(crate) fn clusters(&mut self) -> Vec<Vec<u64>> {
-        let roots: Vec<u64> = self.size.keys().copied().collect();
-        let mut map: std::collections::HashMap<u64, Vec<u64>> =
-            roots.iter().map(|&r| (r, Vec::new())).collect();
-        let n = if self.wide.is_empty() {
-            self.parent.len() as u64
-        } else {
-            self.wide.len() as u64
-        };
-        for i in 0..n {
-            let r = self.find(i);
-            if let Some(v) = map.get_mut(&r) {
-                v.push(i);
-            }
-        }
-        let mut out: Vec<Vec<u64>> = map.into_values().filter(|v| v.len() >= 2).collect();
-        out.sort_by_key(|v| v[0]);
-        out
+    #[test]
+    fn a_doc_outside_the_list_is_an_error() {
+        let mut uf = PairDocs::new(vec![3, 7]).unwrap();
+        assert!(uf.union(3, 8).is_err());
+        assert!(PairDocs::new(vec![7, 3]).is_err());
     }
 }

@@ -64,8 +64,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::dedup::candidates::{group_pairs, GroupCounts};
-use crate::dedup::cluster::{write_clusters, UnionFind};
-use crate::dedup::files::{parse_sketch, SketchCursor, SketchParams, PAIRS, SKETCHES};
+use crate::dedup::cluster::{write_clusters, PairDocs};
+use crate::dedup::files::{
+    for_each_pair, parse_sketch, SketchCursor, SketchParams, PAIRS, SKETCHES,
+};
 #[cfg(doc)]
 use crate::dedup::shingle::shingle_set;
 use crate::dedup::sketchers::{AlgOut, Buffers, Sketchers};
@@ -528,20 +530,12 @@ fn finish_alg(
             }
         }
     }
-    // Pairs file; union-find as they stream by.
+    // The pairs file, and both ends of every pair into a sort that counts
+    // each doc's pairs.
     let mut sorted = pairs.finish()?;
-    let mut w = PageFileWriter::create(cx.output(JobFile::Pairs(alg))?, &PAIRS, 256 << 10, 3)?;
-    let n_docs = docs.len();
-    let need = n_docs.saturating_mul(8);
-    if need > s.mem {
-        return Err(Error::budget(
-            format!("clustering {n_docs} docs (union-find and per-doc counts)"),
-            need,
-            s.mem,
-        ));
-    }
-    let mut uf = UnionFind::new(n_docs, s.mem)?;
-    let mut per_doc = vec![0u32; n_docs as usize];
+    let pairs_path = cx.output(JobFile::Pairs(alg))?;
+    let mut w = PageFileWriter::create(&pairs_path, &PAIRS, 256 << 10, 3)?;
+    let mut ends = cx.sorter::<(u64, u64)>("pair-ends", 0.3, count_combine())?;
     let mut payload = Vec::new();
     let mut n_pairs = 0u64;
     while let Some((a, b, sim)) = sorted.next_record()? {
@@ -549,18 +543,38 @@ fn finish_alg(
         varint::put(&mut payload, b - a);
         payload.extend_from_slice(&sim.to_le_bytes());
         w.push(a, &payload)?;
-        uf.union(a, b);
-        per_doc[a as usize] += 1;
-        per_doc[b as usize] += 1;
+        ends.push((a, 1))?;
+        ends.push((b, 1))?;
         n_pairs += 1;
     }
     w.finish(&json!({"algorithm": alg.name(), "pairs": n_pairs}))?;
-    // Distribution of near-duplicates per page (Henzinger's plot).
+    drop(sorted);
+    // The docs in pairs with their counts: the distribution of
+    // near-duplicates per page (Henzinger's plot), and what union-find runs
+    // over — memory per doc in a pair, not per doc of the job.
+    ends.set_merge_budget(s.share(0.1));
+    let limit = s.share(0.8);
+    let mut counted = ends.finish()?;
+    let mut in_pairs = Vec::new();
+    let mut n_in_pairs = 0u64;
     let mut dist: BTreeMap<u64, u64> = BTreeMap::new();
-    for &k in per_doc.iter().filter(|&&k| k > 0) {
-        *dist.entry(u64::from(k)).or_default() += 1;
+    while let Some((doc, k)) = counted.next_record()? {
+        n_in_pairs += 1;
+        if n_in_pairs * PairDocs::BYTES_PER_DOC <= limit {
+            in_pairs.push(doc);
+        }
+        *dist.entry(k).or_default() += 1;
     }
-    drop(per_doc);
+    drop(counted);
+    if n_in_pairs * PairDocs::BYTES_PER_DOC > limit {
+        return Err(Error::budget(
+            format!("clustering the {n_in_pairs} docs in near-duplicate pairs (union-find)"),
+            n_in_pairs * PairDocs::BYTES_PER_DOC,
+            limit,
+        ));
+    }
+    let mut uf = PairDocs::new(in_pairs)?;
+    for_each_pair(&pairs_path, |a, b, _| uf.union(a, b))?;
 
     // Clusters, keeping the highest-ranked doc of each.
     let ranks = RankVector::open(cx.input(JobFile::Ranks)?)?;
@@ -609,4 +623,16 @@ fn write_distribution_plot(
         &points,
     );
     crate::publish::write_atomic(path, svg.as_bytes())
+}
+
+/// Sums the counts of equal docs: `(doc, count)` records.
+fn count_combine() -> Combine<(u64, u64)> {
+    Combine::custom("count", |acc: &mut (u64, u64), next: &(u64, u64)| {
+        if acc.0 == next.0 {
+            acc.1 += next.1;
+            true
+        } else {
+            false
+        }
+    })
 }
