@@ -34,6 +34,13 @@
 //!   job's `tmp/` and `.staging/` seen while the stage ran; final: the bytes
 //!   of the files it published.
 //!
+//! A size stopped part-way (the machine went down, or ^C) resumes where it
+//! stopped when the same command is run again: each command's figures go to
+//! `DIR/N/stages.jsonl` as soon as it finishes and commands already measured
+//! are not run again; the interrupted command resumes its job (webmill's own
+//! resume), and its row is marked `(resumed)`, since its times then cover
+//! only the last attempt.
+//!
 //! Each `N` appends one JSON line to `--results`; `--report` prints the
 //! tables of a results file: per `N` and stage, then each stage's growth
 //! (the exponent `k` of `cost ∝ N^k` between consecutive sizes, next to the
