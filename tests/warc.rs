@@ -1510,3 +1510,41 @@ fn throughput_iana() {
         assert_eq!(n, 343 * rounds);
     }
 }
+
+/// A version line of valid form but longer than the reader's limit (found by
+/// `fuzz/` as a reader that never ended: the resync took the refused line for
+/// a record start again and again): one skip naming it, the records after it
+/// kept, and the reader ends — plain and one gzip member per record.
+#[test]
+fn an_overlong_version_line_is_skipped_once() {
+    let recs = synth_records(7, 2);
+    let long = format!("WARC/1.{}\r\nWARC-Type: response\r\n\r\n", "0".repeat(100));
+    let dir = tempfile::tempdir().unwrap();
+    for gz in [false, true] {
+        let (rest, _) = if gz {
+            per_record_gzip(&recs)
+        } else {
+            plain_warc(&recs)
+        };
+        let mut data = if gz {
+            gzip(long.as_bytes())
+        } else {
+            long.clone().into_bytes()
+        };
+        data.extend_from_slice(&rest);
+        let path = dir.path().join(format!("long-version-{gz}.warc"));
+        std::fs::write(&path, &data).unwrap();
+        let mut r = WarcReader::open(&path, &WarcOptions::default()).unwrap();
+        let mut events = Vec::new();
+        while let Some(ev) = r.next_event().unwrap() {
+            events.push(ev);
+            assert!(events.len() <= 10, "gzip {gz}: the reader does not end");
+        }
+        let texts = skip_texts(&events);
+        assert_eq!(texts.len(), 1, "gzip {gz}: {texts:?}");
+        assert_eq!(records(&events).len(), 2, "gzip {gz}: {texts:?}");
+        for (i, rec) in records(&events).into_iter().enumerate() {
+            assert!(is_synth(rec, &recs, i), "gzip {gz}: record {i}");
+        }
+    }
+}

@@ -624,6 +624,16 @@ impl WarcReader {
         reason: String,
         line_start: bool,
     ) -> std::result::Result<WarcEvent, Stop> {
+        // Every skip moves on: if nothing of the record was read, step over
+        // its first byte, so the resync cannot find the same start again.
+        let mut line_start = line_start;
+        if self.stream.position() == at {
+            self.stream.ensure(1)?;
+            if !self.stream.window().is_empty() {
+                self.stream.consume(1);
+                line_start = false;
+            }
+        }
         let scan = self.scan_for_record(line_start);
         let note = self.resync_note(scan)?;
         Ok(self.skip_event(at, format!("record skipped: {reason}{note}")))

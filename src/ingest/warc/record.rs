@@ -206,7 +206,9 @@ pub(super) fn is_version_line(w: &[u8]) -> bool {
         .iter()
         .take_while(|&&b| b == b' ' || b == b'\t' || b == b'\r')
         .count();
-    rest.get(pad) == Some(&b'\n')
+    // No longer than `read_warc` reads: a longer one would be found here
+    // again and again by the resync after `read_warc` refused it.
+    rest.get(pad) == Some(&b'\n') && "WARC/".len() + major + 1 + minor + pad <= MAX_VERSION_LINE
 }
 
 /// `WARC/` digits `.` digits.
