@@ -71,13 +71,21 @@ fn kill_9_at_random_moments_then_resume() {
     for round in 0..3 {
         let job = dir.path().join(format!("job{round}"));
         let mut kills = 0;
+        let log = dir.path().join(format!("job{round}.stderr"));
         loop {
-            let mut child = import_cmd(&job, &input, "2M").spawn().unwrap();
+            let mut child = import_cmd(&job, &input, "2M")
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .unwrap();
             let delay = 20 + rng.below(full.max(50));
             std::thread::sleep(Duration::from_millis(delay));
             match child.try_wait().unwrap() {
                 Some(status) => {
-                    assert!(status.success(), "import failed after {kills} kills");
+                    assert!(
+                        status.success(),
+                        "import failed after {kills} kills: {}",
+                        std::fs::read_to_string(&log).unwrap_or_default()
+                    );
                     break;
                 }
                 None => {
