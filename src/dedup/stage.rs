@@ -535,7 +535,7 @@ fn finish_alg(
     let mut sorted = pairs.finish()?;
     let pairs_path = cx.output(JobFile::Pairs(alg))?;
     let mut w = PageFileWriter::create(&pairs_path, &PAIRS, 256 << 10, 3)?;
-    let mut ends = cx.sorter::<(u64, u64)>("pair-ends", 0.3, count_combine())?;
+    let mut ends = cx.sorter::<(u64, u64)>("pair-ends", 0.3, Combine::sum())?;
     let mut payload = Vec::new();
     let mut n_pairs = 0u64;
     while let Some((a, b, sim)) = sorted.next_record()? {
@@ -623,16 +623,4 @@ fn write_distribution_plot(
         &points,
     );
     crate::publish::write_atomic(path, svg.as_bytes())
-}
-
-/// Sums the counts of equal docs: `(doc, count)` records.
-fn count_combine() -> Combine<(u64, u64)> {
-    Combine::custom("count", |acc: &mut (u64, u64), next: &(u64, u64)| {
-        if acc.0 == next.0 {
-            acc.1 += next.1;
-            true
-        } else {
-            false
-        }
-    })
 }

@@ -116,6 +116,21 @@ impl<T: Record> Combine<T> {
     }
 }
 
+impl Combine<(u64, u64)> {
+    /// `(key, count)` records: records with equal keys become one whose
+    /// count is the sum of theirs.
+    pub fn sum() -> Self {
+        Combine::custom("sum", |acc: &mut (u64, u64), next: &(u64, u64)| {
+            if acc.0 == next.0 {
+                acc.1 += next.1;
+                true
+            } else {
+                false
+            }
+        })
+    }
+}
+
 impl<T> Clone for Combine<T> {
     fn clone(&self) -> Self {
         match self {

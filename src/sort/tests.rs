@@ -11,17 +11,6 @@ fn collect<T: Record>(s: Sorted<T>) -> Vec<T> {
     s.collect::<Result<Vec<_>>>().unwrap()
 }
 
-fn sum_combine() -> Combine<(u64, u64)> {
-    Combine::custom("sum", |acc: &mut (u64, u64), next: &(u64, u64)| {
-        if acc.0 == next.0 {
-            acc.1 += next.1;
-            true
-        } else {
-            false
-        }
-    })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -75,7 +64,7 @@ proptest! {
         budget in prop_oneof![Just(8u64 << 10), Just(64 << 20)],
     ) {
         let dir = tempfile::tempdir().unwrap();
-        let got = collect(sort_iter(cfg(dir.path(), budget, 2), sum_combine(), input.clone()).unwrap());
+        let got = collect(sort_iter(cfg(dir.path(), budget, 2), Combine::sum(), input.clone()).unwrap());
         let mut map = std::collections::BTreeMap::new();
         for (k, v) in input { *map.entry(k).or_insert(0u64) += v; }
         let want: Vec<(u64, u64)> = map.into_iter().collect();
@@ -271,7 +260,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let mut c = cfg(dir.path(), segments_budget(), 64);
         c.overlap = overlap;
-        let out = sort_iter(c.clone(), sum_combine(), input.clone()).unwrap();
+        let out = sort_iter(c.clone(), Combine::sum(), input.clone()).unwrap();
         let stats = out.stats().clone();
         let got = collect(out);
         prop_assert!(stats.runs >= 2, "{stats:?}");

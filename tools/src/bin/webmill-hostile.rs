@@ -185,47 +185,30 @@ fn mixed(out: &mut dyn Write, args: &Args, bomb_gz: &[u8]) -> io::Result<()> {
     normal(out, tenth)?;
     big(out, args.big)?;
     normal(out, tenth)?;
-    // Content-Length too short: the block ends inside the HTML, the rest is junk.
+    // Records whose WARC Content-Length is wrong (`None`: missing), each
+    // around the same small page.
     let html = b"<html><title>Short</title><body>too short a length</body></html>";
-    response(
-        out,
-        "http://bad.example/short",
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html",
-        html.len() as u64,
-        Some(Some(40)),
-        &mut |o| o.write_all(html),
-    )?;
+    let bad_length = |out: &mut dyn Write, name: &str, length: Option<u64>| {
+        response(
+            out,
+            &format!("http://bad.example/{name}"),
+            "HTTP/1.1 200 OK\r\nContent-Type: text/html",
+            html.len() as u64,
+            Some(length),
+            &mut |o| o.write_all(html),
+        )
+    };
+    // Too short: the block ends inside the HTML, the rest is junk.
+    bad_length(out, "short", Some(40))?;
     normal(out, tenth)?;
-    // No Content-Length at all.
-    response(
-        out,
-        "http://bad.example/none",
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html",
-        html.len() as u64,
-        Some(None),
-        &mut |o| o.write_all(html),
-    )?;
+    bad_length(out, "none", None)?;
     normal(out, tenth)?;
-    // A Content-Length of 2^64 - 1.
-    response(
-        out,
-        "http://bad.example/huge",
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html",
-        html.len() as u64,
-        Some(Some(u64::MAX)),
-        &mut |o| o.write_all(html),
-    )?;
+    // 2^64 - 1.
+    bad_length(out, "huge", Some(u64::MAX))?;
     let rest = args.pages - 5 * tenth;
-    // A Content-Length far beyond the file's end, before the last pages: the
-    // reader must find them inside what it took for the block.
-    response(
-        out,
-        "http://bad.example/long",
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html",
-        html.len() as u64,
-        Some(Some(1 << 40)),
-        &mut |o| o.write_all(html),
-    )?;
+    // Far beyond the file's end, before the last pages: the reader must find
+    // them inside what it took for the block.
+    bad_length(out, "long", Some(1 << 40))?;
     normal(out, rest)
 }
 

@@ -327,7 +327,7 @@ fn measure(args: &Args, dir: &Path, bin: &Path, n: u64) -> anyhow::Result<SizeCo
     let (warc, generate_seconds) = corpus(args, &bin.join("webmill-gen"), &dir, n)?;
     let job = dir.join("job");
     let done = measured(args, &dir, &job)?;
-    let started_path = dir.join("started");
+    let started_path = dir.join(STARTED);
     let webmill = bin.join("webmill");
     let j = job.display().to_string();
     let mut commands: Vec<(Vec<String>, Vec<String>)> = vec![
@@ -410,6 +410,10 @@ fn measure(args: &Args, dir: &Path, bin: &Path, n: u64) -> anyhow::Result<SizeCo
 /// The file of stages measured so far at one size (see [`Measured`]).
 const MEASURED: &str = "stages.jsonl";
 
+/// The file naming the command running at one size, so that a stopped one
+/// is known to be resumed.
+const STARTED: &str = "started";
+
 /// Stages measured by an earlier, stopped attempt at this size under the
 /// same `--mem` and `--threads`, whose job is still there; otherwise starts
 /// afresh (removes the job and the list).
@@ -431,7 +435,7 @@ fn measured(args: &Args, dir: &Path, job: &Path) -> anyhow::Result<Vec<StageCost
         fs::remove_dir_all(job)?;
     }
     let _ = fs::remove_file(&path);
-    let _ = fs::remove_file(dir.join("started"));
+    let _ = fs::remove_file(dir.join(STARTED));
     Ok(Vec::new())
 }
 
