@@ -566,11 +566,14 @@ fn finish_alg(
         *dist.entry(k).or_default() += 1;
     }
     drop(counted);
-    if n_in_pairs * PairDocs::BYTES_PER_DOC > limit {
+    let need = n_in_pairs * PairDocs::BYTES_PER_DOC;
+    if need > limit {
+        // Said in terms of --mem, of which clustering may use `limit`.
+        let mem_needed = (u128::from(need) * u128::from(s.mem)).div_ceil(u128::from(limit.max(1)));
         return Err(Error::budget(
             format!("clustering the {n_in_pairs} docs in near-duplicate pairs (union-find)"),
-            n_in_pairs * PairDocs::BYTES_PER_DOC,
-            limit,
+            u64::try_from(mem_needed).unwrap_or(u64::MAX),
+            s.mem,
         ));
     }
     let mut uf = PairDocs::new(in_pairs)?;
