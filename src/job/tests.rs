@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::*;
+use crate::container::pagefile::{PageFile, PageFileWriter};
 use crate::docs::{Doc, DocTable, DocWriter};
-use crate::ingest::pagefile::{PageFile, PageFileWriter};
 use crate::ingest::records::{PageRec, PAGES};
 
 /// A source stage (as `ingest`): writes `n` pages whose titles carry `tag`.
@@ -47,6 +47,17 @@ impl Stage for Source {
     }
     fn records(f: &Count) -> u64 {
         f.records
+    }
+    fn headline(&self, f: &Count) -> String {
+        format!("{} records", f.records)
+    }
+    fn stats(&self, f: &Count) -> Vec<crate::job::Figure> {
+        vec![crate::job::Figure::new(
+            "Stages",
+            "records",
+            "records",
+            crate::job::Amount::Count(f.records),
+        )]
     }
     fn run(&self, cx: &mut StageContext) -> Result<Count> {
         let mut w = PageFileWriter::create(cx.output(JobFile::Pages)?, &PAGES, 1 << 10, 1)?;
@@ -93,6 +104,17 @@ impl Stage for Derived {
     fn records(f: &Count) -> u64 {
         f.records
     }
+    fn headline(&self, f: &Count) -> String {
+        format!("{} records", f.records)
+    }
+    fn stats(&self, f: &Count) -> Vec<crate::job::Figure> {
+        vec![crate::job::Figure::new(
+            "Stages",
+            "records",
+            "records",
+            crate::job::Amount::Count(f.records),
+        )]
+    }
     fn run(&self, cx: &mut StageContext) -> Result<Count> {
         let pages = PageFile::open(cx.input(JobFile::Pages)?, &PAGES)?;
         let mut w = DocWriter::create(cx.output(JobFile::Docs)?, "test")?;
@@ -132,6 +154,17 @@ impl Stage for Sneaky {
     }
     fn records(_: &Count) -> u64 {
         0
+    }
+    fn headline(&self, f: &Count) -> String {
+        format!("{} records", f.records)
+    }
+    fn stats(&self, f: &Count) -> Vec<crate::job::Figure> {
+        vec![crate::job::Figure::new(
+            "Stages",
+            "records",
+            "records",
+            crate::job::Amount::Count(f.records),
+        )]
     }
     fn run(&self, cx: &mut StageContext) -> Result<Count> {
         cx.input(JobFile::Docs)?;

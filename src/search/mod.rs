@@ -65,11 +65,11 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
+use crate::container::pagefile::PageFile;
 use crate::dedup::Alg;
 use crate::docs::{Doc, DocTable};
 use crate::error::{Error, Result};
 use crate::index::{Barrel, BarrelSet, Lexicon};
-use crate::ingest::pagefile::PageFile;
 use crate::ingest::records;
 use crate::job::{JobFile, JobView};
 use crate::rank::RankVector;

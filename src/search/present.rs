@@ -32,10 +32,10 @@ use super::eval::{hits_of, Match, Term};
 use super::query::{HostClustering, Query};
 use super::rank::Scorer;
 use super::{SearchResult, Searcher};
+use crate::container::pagefile::PageFile;
 use crate::dedup::files::for_each_cluster_member;
 use crate::error::Result;
 use crate::ingest::html::{flag, Extractor};
-use crate::ingest::pagefile::PageFile;
 use crate::ingest::records;
 use crate::ingest::warc::charset_param;
 

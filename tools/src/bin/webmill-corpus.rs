@@ -25,9 +25,9 @@ use anyhow::Context;
 use clap::Parser;
 use rayon::prelude::*;
 use serde_json::json;
+use webmill::container::pagefile::PageFileWriter;
 use webmill::docs::{Doc, DocWriter};
 use webmill::graph::{Direction, EdgeWriter};
-use webmill::ingest::pagefile::PageFileWriter;
 use webmill::ingest::records::{encode_pagedoc, encode_text, PAGEDOC, TEXT};
 use webmill::job::{Begun, Job, JobFile, Settings, Stage, StageContext, StageId};
 
@@ -86,6 +86,17 @@ impl Stage for Synthetic {
     }
     fn records(f: &SyntheticFigures) -> u64 {
         f.docs
+    }
+    fn headline(&self, f: &SyntheticFigures) -> String {
+        format!("{} synthetic docs", webmill::units::thousands(f.docs))
+    }
+    fn stats(&self, f: &SyntheticFigures) -> Vec<webmill::job::Figure> {
+        vec![webmill::job::Figure::new(
+            "Pages",
+            "docs",
+            "synthetic docs",
+            webmill::job::Amount::Count(f.docs),
+        )]
     }
     fn run(&self, _: &mut StageContext) -> webmill::Result<SyntheticFigures> {
         Err(webmill::Error::internal(

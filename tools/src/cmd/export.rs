@@ -4,13 +4,13 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use webmill::container::pagefile::PageFile;
 use webmill::dedup::files::{for_each_cluster_member, for_each_pair, for_each_pair_with_urls};
 use webmill::dedup::Alg;
 use webmill::docs::DocTable;
 use webmill::graph::EdgeFile;
 use webmill::index::inverted::Barrel;
 use webmill::index::lexicon::Lexicon;
-use webmill::ingest::pagefile::PageFile;
 use webmill::ingest::records::{decode_anchor, ANCHORS};
 use webmill::input::for_each_skip;
 use webmill::job::{JobFile, JobView, StageId};

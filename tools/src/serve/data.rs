@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
+use webmill::container::pagefile::{get_u64, PageFile};
 use webmill::dedup::files::CLUSTERS;
 use webmill::dedup::Alg;
 use webmill::docs::{Doc, DocTable};
 use webmill::graph::edges::EdgeFile;
 use webmill::ingest::html::Extractor;
-use webmill::ingest::pagefile::{get_u64, PageFile};
 use webmill::ingest::records;
 use webmill::ingest::warc::charset_param;
 use webmill::job::{JobFile, JobView, Published};
