@@ -88,7 +88,7 @@ impl Registry {
 
     /// The stages `job` has published, with their records, in pipeline
     /// order.
-    pub fn published<'a>(&'a self, job: &'a JobView) -> Vec<(&'a dyn DynStage, &'a Published)> {
+    pub fn published<'j>(&self, job: &'j JobView) -> Vec<(&dyn DynStage, &'j Published)> {
         self.iter()
             .filter_map(|s| job.published(s.id()).map(|p| (s, p)))
             .collect()
