@@ -48,7 +48,9 @@ pub trait DynStage: Send + Sync {
     fn inputs(&self) -> Vec<JobFile>;
     /// The job files it writes.
     fn outputs(&self) -> Vec<JobFile>;
-    /// `true` if it finished in `job` with other parameters than it has now.
+    /// `true` if it finished in `job`, or began a run that did not finish,
+    /// with other parameters than it has now (whatever state it was left
+    /// in, `--force` then starts it over).
     fn params_changed(&self, job: &JobView) -> Result<bool>;
     /// Runs (or resumes, or skips) it in `job`: how it ended, and its record.
     fn run_in(&self, job: &mut Job, settings: &Settings) -> Result<(How, Published)>;
@@ -73,12 +75,13 @@ impl<S: Stage + Send + Sync> DynStage for S {
     }
 
     fn params_changed(&self, job: &JobView) -> Result<bool> {
-        let Some(p) = job.published(Stage::id(self)) else {
+        let Some(rec) = job.manifest().record(Stage::id(self)) else {
             return Ok(false);
         };
         let now =
             serde_json::to_value(self.params()?).map_err(|e| Error::internal(e.to_string()))?;
-        Ok(p.params != now)
+        Ok(rec.published.as_ref().is_some_and(|p| p.params != now)
+            || rec.running.as_ref().is_some_and(|a| a.params != now))
     }
 
     fn run_in(&self, job: &mut Job, settings: &Settings) -> Result<(How, Published)> {

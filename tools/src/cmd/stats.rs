@@ -52,18 +52,22 @@ pub struct Args {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let job = g.open_view(&args.job)?;
-    let figures = webmill::stats::graph_stats(&job)?;
+    // The figures of one generation of the job (read again if a writer
+    // replaced a file meanwhile).
+    let (figures, degrees) = webmill::job::JobView::read_whole(&args.job, |job| {
+        let figures = webmill::stats::graph_stats(job)?;
+        let degrees = (!args.no_degrees)
+            .then(|| webmill::stats::degree_distributions(job, args.bootstrap))
+            .transpose()?;
+        Ok((figures, degrees))
+    })?;
     let mut json = webmill::stats::figures_json(&figures);
-    let mut degrees = None;
-    if !args.no_degrees {
-        let dist = webmill::stats::degree_distributions(&job, args.bootstrap)?;
+    if let Some(dist) = &degrees {
         json.extend(dist.figures());
         if let Some(path) = &args.plot {
             let title = format!("Degree distributions of {}", super::job_name(&args.job));
-            super::write_plot(path, dist.plot_svg(&title))?;
+            super::write_plot(path, dist.plot_svg(&title), g.quiet())?;
         }
-        degrees = Some(dist);
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&json)?);
