@@ -48,10 +48,20 @@ pub trait Stage {
     fn records(figures: &Self::Figures) -> u64;
     /// Its result in a few words (`"1,234 pages, 5,678 links"`), for `webmill
     /// run`'s display and the job summary.
-    fn headline(&self, figures: &Self::Figures) -> String;
+    /// By default: its record count.
+    fn headline(&self, figures: &Self::Figures) -> String {
+        format!(
+            "{} records",
+            crate::units::thousands(Self::records(figures))
+        )
+    }
     /// Its figures, typed (key, label, group, unit), for `webmill stats`, the
-    /// job summary and the server's statistics page.
-    fn stats(&self, figures: &Self::Figures) -> Vec<super::Figure>;
+    /// job summary and the server's statistics page. By default: none
+    /// beyond the records, time and memory every stage has.
+    fn stats(&self, figures: &Self::Figures) -> Vec<super::Figure> {
+        let _ = figures;
+        Vec::new()
+    }
     /// Does the work: reads its inputs and writes its outputs through `cx`.
     fn run(&self, cx: &mut StageContext) -> Result<Self::Figures>;
 }

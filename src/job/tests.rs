@@ -48,17 +48,6 @@ impl Stage for Source {
     fn records(f: &Count) -> u64 {
         f.records
     }
-    fn headline(&self, f: &Count) -> String {
-        format!("{} records", f.records)
-    }
-    fn stats(&self, f: &Count) -> Vec<crate::job::Figure> {
-        vec![crate::job::Figure::new(
-            "Stages",
-            "records",
-            "records",
-            crate::job::Amount::Count(f.records),
-        )]
-    }
     fn run(&self, cx: &mut StageContext) -> Result<Count> {
         let mut w = PageFileWriter::create(cx.output(JobFile::Pages)?, &PAGES, 1 << 10, 1)?;
         let mut buf = Vec::new();
@@ -104,17 +93,6 @@ impl Stage for Derived {
     fn records(f: &Count) -> u64 {
         f.records
     }
-    fn headline(&self, f: &Count) -> String {
-        format!("{} records", f.records)
-    }
-    fn stats(&self, f: &Count) -> Vec<crate::job::Figure> {
-        vec![crate::job::Figure::new(
-            "Stages",
-            "records",
-            "records",
-            crate::job::Amount::Count(f.records),
-        )]
-    }
     fn run(&self, cx: &mut StageContext) -> Result<Count> {
         let pages = PageFile::open(cx.input(JobFile::Pages)?, &PAGES)?;
         let mut w = DocWriter::create(cx.output(JobFile::Docs)?, "test")?;
@@ -154,17 +132,6 @@ impl Stage for Sneaky {
     }
     fn records(_: &Count) -> u64 {
         0
-    }
-    fn headline(&self, f: &Count) -> String {
-        format!("{} records", f.records)
-    }
-    fn stats(&self, f: &Count) -> Vec<crate::job::Figure> {
-        vec![crate::job::Figure::new(
-            "Stages",
-            "records",
-            "records",
-            crate::job::Amount::Count(f.records),
-        )]
     }
     fn run(&self, cx: &mut StageContext) -> Result<Count> {
         cx.input(JobFile::Docs)?;

@@ -87,17 +87,6 @@ impl Stage for Synthetic {
     fn records(f: &SyntheticFigures) -> u64 {
         f.docs
     }
-    fn headline(&self, f: &SyntheticFigures) -> String {
-        format!("{} synthetic docs", webmill::units::thousands(f.docs))
-    }
-    fn stats(&self, f: &SyntheticFigures) -> Vec<webmill::job::Figure> {
-        vec![webmill::job::Figure::new(
-            "Pages",
-            "docs",
-            "synthetic docs",
-            webmill::job::Amount::Count(f.docs),
-        )]
-    }
     fn run(&self, _: &mut StageContext) -> webmill::Result<SyntheticFigures> {
         Err(webmill::Error::internal(
             "synthetic stages are written by webmill-corpus",
