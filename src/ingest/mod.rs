@@ -391,9 +391,10 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
                 if let Ok(segs) = &r {
                     if let Some(skip) = first_skip(segs)? {
                         let mut f = strict_failure.lock().unwrap_or_else(|e| e.into_inner());
-                        f.get_or_insert(Error::usage(format!(
-                            "{skip} (--strict: bad input is an error)"
-                        )));
+                        f.get_or_insert(Error::damaged(
+                            None,
+                            format!("{skip} (--strict: bad input is an error)"),
+                        ));
                     }
                 }
             }

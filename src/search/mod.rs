@@ -181,6 +181,9 @@ pub struct Results {
     pub short_matches: u64,
     /// Matching stopped at the cut-off.
     pub cut_off: bool,
+    /// Matching stopped at the query's deadline: a partial answer, from
+    /// the documents matched by then.
+    pub timed_out: bool,
     /// Why there are no results, if there are none.
     pub empty: Option<EmptyReason>,
     /// Results were grouped by host.
@@ -243,6 +246,18 @@ impl Searcher {
     /// Document `doc`'s field lengths (`None` when the index has none).
     pub fn field_lengths(&self, _doc: u32) -> Result<Option<[u32; bm25::N_FIELDS]>> {
         Ok(None)
+    }
+
+    /// Opens every barrel now rather than when a query first needs it: a
+    /// reader that must hold one generation of the job (a server, see
+    /// `JobView::read_whole`) has then opened all its files at once.
+    pub fn open_barrels(&self) -> Result<()> {
+        for b in 0..self.barrel_paths.len() {
+            for set in [BarrelSet::Short, BarrelSet::Full] {
+                eval::Sources::barrel(self, set, b)?;
+            }
+        }
+        Ok(())
     }
 
     /// The doc table's path.
@@ -308,6 +323,7 @@ impl Searcher {
             pass: None,
             short_matches: 0,
             cut_off: false,
+            timed_out: false,
             empty: None,
             host_clusters: false,
             similar_by: None,
@@ -332,8 +348,17 @@ impl Searcher {
                 out.empty = Some(EmptyReason::UnknownWords(unknown));
                 return Ok(out);
             }
-            let ev = eval::evaluate(self, &terms, want, query.cutoff.max(1), &query.weights)?;
+            let ev = eval::evaluate_until(
+                self,
+                &terms,
+                0..u32::MAX,
+                want,
+                query.cutoff.max(1),
+                &query.weights,
+                query.deadline,
+            )?;
             out.total = ev.matches.len() as u64;
+            out.timed_out = ev.timed_out;
             out.complete = out.total;
             out.pass = Some(ev.pass);
             out.short_matches = ev.short_matches as u64;
@@ -347,6 +372,7 @@ impl Searcher {
             let r = retrieve::retrieve(self, query, want.max(query.group_window))?;
             out.total = r.total;
             out.complete = r.complete;
+            out.timed_out = r.timed_out;
             out.pass = Some(Pass::Full);
             if r.matches.is_empty() {
                 let all_unknown = unknown.len() == query.words.len();

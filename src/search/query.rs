@@ -199,6 +199,9 @@ pub struct Query {
     pub weights: RankingWeights,
     /// BM25's and BM25F's parameters.
     pub bm25: Bm25Weights,
+    /// Matching stops at this instant, the answer marked partial
+    /// ([`super::Results::timed_out`]); `None`: no time limit.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Query {
@@ -274,6 +277,7 @@ impl Query {
             explain: false,
             weights: RankingWeights::default(),
             bm25: Bm25Weights::default(),
+            deadline: None,
         }
     }
 

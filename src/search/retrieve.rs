@@ -51,6 +51,9 @@ pub struct Retrieved {
     pub total: u64,
     /// Of them, those satisfying the whole query.
     pub complete: u64,
+    /// The query's deadline passed: the matches are those of the
+    /// documents evaluated until then (totals too).
+    pub timed_out: bool,
     /// What the evaluation read.
     pub work: Work,
 }
@@ -487,7 +490,17 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     }
     let by_site = !merged.is_empty();
     let mut site_docs = merged.into_iter().flatten();
+    let mut evaluated = 0u64;
     loop {
+        evaluated += 1;
+        if evaluated % 1024 == 0
+            && query
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            out.timed_out = true;
+            break;
+        }
         let doc = if by_site {
             match site_docs.next() {
                 Some(d) => d,

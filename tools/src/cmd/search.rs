@@ -14,6 +14,7 @@ use webmill::error::IoContext;
 
 use super::{flush, stdout};
 use crate::Global;
+use webmill::job::JobView;
 
 /// Search a job's index, in the query language people use.
 ///
@@ -202,17 +203,27 @@ impl Settings {
     }
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let job = g.open_view(&args.job)?;
-    let searcher = Searcher::open(&job)?;
+pub fn run(args: Args, _g: &Global) -> anyhow::Result<ExitCode> {
     let settings = Settings::of(&args)?;
     if let Some(file) = &args.queries {
+        // One generation of the job for the whole batch: every file is
+        // opened (the barrels too) before the first query.
+        let searcher = JobView::read_whole(&args.job, |job| {
+            let s = Searcher::open(job)?;
+            s.open_barrels()?;
+            Ok(s)
+        })?;
         return batch(&args, &settings, &searcher, file);
     }
     let query = settings.query(args.query.as_deref().unwrap_or_default());
-    let t = std::time::Instant::now();
-    let r = searcher.search(&query, args.k, args.offset)?;
-    let seconds = t.elapsed().as_secs_f64();
+    // One generation of the job: a search that a writer's publication
+    // overtook (its lexicon from one, a barrel or the clusters from
+    // another) is done again on the job as it is now.
+    let (r, seconds) = JobView::read_whole(&args.job, |job| {
+        let t = std::time::Instant::now();
+        let r = Searcher::open(job)?.search(&query, args.k, args.offset)?;
+        Ok((r, t.elapsed().as_secs_f64()))
+    })?;
     let mut out = stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &to_json(&r))?;
@@ -318,6 +329,7 @@ fn to_json(r: &Results) -> serde_json::Value {
         "groups": r.groups,
         "pass": r.pass,
         "cut_off": r.cut_off,
+        "timed_out": r.timed_out,
         "empty": r.empty,
         "words": r.words,
         "ignored_words": r.ignored_words,
