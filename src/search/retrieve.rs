@@ -493,7 +493,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut evaluated = 0u64;
     loop {
         evaluated += 1;
-        if evaluated % 1024 == 0
+        if evaluated.is_multiple_of(1024)
             && query
                 .deadline
                 .is_some_and(|d| std::time::Instant::now() >= d)
