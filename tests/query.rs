@@ -117,7 +117,13 @@ fn operators_on_hand_made_pages() {
             ["a1.html", "a2.html", "a3.html"],
             "site: alone lists the host"
         );
-        assert!(all("vacuum site:example").is_empty());
+        // A site is a host or a domain of whole labels: `example` is the
+        // top-level domain of them all, `ample` is nobody's.
+        assert_eq!(
+            all("vacuum site:example"),
+            ["a2.html", "b1.html", "b2.html"]
+        );
+        assert!(all("vacuum site:ample").is_empty());
         assert!(all("vacuum site:c.example").is_empty());
         // --match any: partial matches follow, rarer words first; a word in
         // no document does not empty the results.

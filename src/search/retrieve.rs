@@ -101,6 +101,16 @@ fn slots(s: &Searcher, expr: &Node) -> Result<Vec<Slot>> {
     }
 }
 
+/// The scored slots in the order of the query's words ([`Query::words`]):
+/// the paper's proximity depends on it, and sums are added in it.
+fn scored_in_query_order(slots: &[Slot], query: &Query) -> Vec<usize> {
+    query
+        .words
+        .iter()
+        .filter_map(|w| slots.iter().position(|s| s.scored && &s.word == w))
+        .collect()
+}
+
 /// The docID ranges of `host` and its subdomains: in the doc table's order
 /// (by the URL sort key, [`crate::url::sort_key`]) they are the keys
 /// starting with the host's reversed labels followed by `)` (the host),
@@ -447,7 +457,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             _ => Ok(None),
         })
         .collect::<Result<_>>()?;
-    let scored: Vec<usize> = (0..slots.len()).filter(|&i| slots[i].scored).collect();
+    let scored = scored_in_query_order(&slots, query);
     let mut out = Retrieved::default();
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
     let mut pagerank = s.pagerank()?;
@@ -616,7 +626,10 @@ pub fn explain(
     }
     let slots = slots(s, &query.expr)?;
     let mut lists: Vec<(&str, u32, Vec<Hit>)> = Vec::new();
-    for sl in slots.iter().filter(|sl| sl.scored) {
+    for sl in scored_in_query_order(&slots, query)
+        .into_iter()
+        .map(|i| &slots[i])
+    {
         let mut h = Vec::new();
         let mut df = 0;
         if let Some(t) = &sl.term {
