@@ -107,6 +107,18 @@ pub enum Error {
     #[error("malformed record: {0}")]
     Record(String),
 
+    /// Damage found at the level of a whole file or input, where no one
+    /// offset is at fault: a file that differs from what the job's manifest
+    /// records, files that failed verification, bad input `--strict` fails
+    /// on once the input was read.
+    #[error("{}{detail}", path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default())]
+    Damaged {
+        /// The file or directory at fault, if one is.
+        path: Option<PathBuf>,
+        /// What is wrong and what to do.
+        detail: String,
+    },
+
     /// A line or record of an input file that webmill cannot use (an error
     /// only under `--strict`; otherwise such input is skipped and reported).
     #[error("{}: {location}: {detail}", path.display())]
@@ -261,6 +273,14 @@ impl Error {
         }
     }
 
+    /// Damage to `path` as a whole (see [`Error::Damaged`]).
+    pub fn damaged(path: Option<&Path>, detail: impl Into<String>) -> Error {
+        Error::Damaged {
+            path: path.map(Path::to_path_buf),
+            detail: detail.into(),
+        }
+    }
+
     /// A bad argument naming a file or directory.
     pub fn usage_at(path: impl AsRef<Path>, detail: impl Into<String>) -> Error {
         Error::Usage {
@@ -299,6 +319,7 @@ impl Error {
             | Error::Checksum { .. }
             | Error::Corrupt { .. }
             | Error::Record(_)
+            | Error::Damaged { .. }
             | Error::Input { .. } => ErrorClass::Data,
             Error::Job { .. } => ErrorClass::Job,
             Error::Usage { .. } => ErrorClass::Usage,
@@ -319,7 +340,7 @@ impl Error {
             | Error::Corrupt { path, .. }
             | Error::Input { path, .. }
             | Error::Job { path, .. } => Some(path),
-            Error::Usage { path, .. } => path.as_deref(),
+            Error::Usage { path, .. } | Error::Damaged { path, .. } => path.as_deref(),
             Error::Record(_) | Error::Budget { .. } | Error::Internal(_) => None,
         }
     }

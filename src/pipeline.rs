@@ -261,13 +261,16 @@ fn run_dedup(
     Ok(())
 }
 
-/// `true` if `stage` finished in `job` with other parameters than it has now.
+/// `true` if `stage` finished in `job`, or began a run that did not
+/// finish, with other parameters than it has now (whatever state it was
+/// left in, `--force` then starts it over).
 fn params_changed<S: Stage>(job: &Job, stage: &S) -> Result<bool> {
-    let Some(p) = job.published(stage.id()) else {
+    let Some(rec) = job.manifest().record(stage.id()) else {
         return Ok(false);
     };
     let now = serde_json::to_value(stage.params()?).map_err(|e| Error::internal(e.to_string()))?;
-    Ok(p.params != now)
+    Ok(rec.published.as_ref().is_some_and(|p| p.params != now)
+        || rec.running.as_ref().is_some_and(|a| a.params != now))
 }
 
 fn ended<F>(o: Outcome<F>) -> (How, Published) {

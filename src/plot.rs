@@ -5,6 +5,10 @@
 
 use std::fmt::Write;
 
+/// How a plot with too few points to draw begins its message (readers that
+/// show plots beside other figures leave such a plot out).
+pub const TOO_LITTLE: &str = "Too little to plot";
+
 const W: f64 = 640.0;
 const H: f64 = 400.0;
 const LEFT: f64 = 70.0;
@@ -304,7 +308,7 @@ pub fn distribution_svg(
     }
     let mut s = open_svg(title);
     let mut lines = vec![format!(
-        "Too little to plot: {} distinct value{} of “{x_label}”.",
+        "{TOO_LITTLE}: {} distinct value{} of “{x_label}”.",
         usable.len(),
         if usable.len() == 1 { "" } else { "s" }
     )];

@@ -137,6 +137,13 @@ pub fn default_budget() -> u64 {
     }
 }
 
+/// Gives memory the allocator holds freed back to the operating system
+/// (glibc's `malloc_trim`; nothing elsewhere). For a long-running process
+/// after a burst of work, so that its resident set returns to its level.
+pub fn release_freed_heap() {
+    crate::sort::memory::release_freed_heap();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -574,9 +574,19 @@ pub struct DegreeDistributions {
 pub fn degree_distributions(job: &JobView, bootstrap: u32) -> Result<DegreeDistributions> {
     let fwd = EdgeFile::open(job.file(JobFile::Edges)?)?;
     let rev = EdgeFile::open(job.file(JobFile::EdgesT)?)?;
+    degree_distributions_of(&fwd, &rev, bootstrap)
+}
+
+/// [`degree_distributions`] of a graph already open: `fwd` in source
+/// order, `rev` its transpose.
+pub fn degree_distributions_of(
+    fwd: &EdgeFile,
+    rev: &EdgeFile,
+    bootstrap: u32,
+) -> Result<DegreeDistributions> {
     let (out_degree, in_degree) = rayon::join(
-        || DegreeHistogram::from_edge_file(&fwd),
-        || DegreeHistogram::from_edge_file(&rev),
+        || DegreeHistogram::from_edge_file(fwd),
+        || DegreeHistogram::from_edge_file(rev),
     );
     let (out_degree, in_degree) = (out_degree?, in_degree?);
     let (out_fit, in_fit) =

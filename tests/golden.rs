@@ -1514,3 +1514,25 @@ fn every_changed_byte_is_detected() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// job.json: the manifest of `import-graph` + `pagerank` on a 3-node graph
+// (the example of formats/job-manifest.md), with its checksum line.
+
+#[test]
+fn job_manifest_golden_reads_and_writes_back() {
+    use webmill::job::Manifest;
+    let bytes = std::fs::read(golden_path("job.json")).unwrap();
+    let m = Manifest::from_bytes(&bytes).unwrap();
+    assert_eq!(m.version, 3);
+    assert_eq!(m.generation, 2);
+    let names: Vec<&str> = m.stages.keys().map(String::as_str).collect();
+    assert_eq!(names, ["import-graph", "pagerank"]);
+    // Today's writer makes the same bytes, checksum included.
+    assert!(m.to_bytes() == bytes, "the manifest writer changed");
+    // One byte changed anywhere before the checksum line is refused.
+    let mut bad = bytes.clone();
+    let at = bytes.len() / 2;
+    bad[at] = if bad[at] == b'1' { b'2' } else { b'1' };
+    assert!(Manifest::from_bytes(&bad).is_err());
+}

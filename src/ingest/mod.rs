@@ -4,17 +4,19 @@
 //!
 //! # Units, segments, checkpoints
 //!
-//! The inputs are cut into *units*: a WARC file is one unit; a directory is
-//! listed (recursively, in byte order of the relative paths) and cut into units
-//! of [`IngestOptions::segment_records`] files. Units are processed in
-//! parallel (rayon), each by one reader with the pages of a batch parsed in
-//! parallel. A unit writes *segments*: every `segment_records` input records
-//! it publishes four page files (`pages`, `text`, `repo`, `links`, see
-//! [`pagefile`]) in the stage's temporary directory; the `pages` file, written
-//! last, carries in its footer where the reader stopped (a WARC resume point)
-//! and what was counted and skipped. Those are the checkpoints: after `kill
-//! -9`, a unit restarts after its last published segment, and a half-written
-//! segment is never seen (files are published atomically).
+//! The inputs are cut into *units*, each of an input kind ([`source`]: its
+//! units, how it reads items, its typed resume point, its skips): a WARC file
+//! is one unit; a directory is listed (recursively, in byte order of the
+//! relative paths) and cut into units of [`IngestOptions::segment_records`]
+//! files. Units are processed in parallel (rayon), each by one reader with the
+//! pages of a batch processed in parallel. A unit writes *segments*: every
+//! `segment_records` input records it publishes four page files (`pages`,
+//! `text`, `repo`, `links`, see [`pagefile`]) in the stage's temporary
+//! directory; the `pages` file, written last, carries in its footer where the
+//! reader stopped (the kind's resume point) and what was counted and skipped.
+//! Those are the checkpoints: after `kill -9`, a unit restarts after its last
+//! published segment, and a half-written segment is never seen (files are
+//! published atomically).
 //!
 //! When every unit is done, segments are joined in input order into
 //! `pages.wm`, `text.wm`, `repository.wm` and `links.wm` by copying their
@@ -29,6 +31,7 @@ pub mod page;
 pub mod pagefile;
 pub mod records;
 pub mod resolve;
+pub mod source;
 pub mod text;
 /// URL normalization lives in [`crate::url`] (shared with `import-graph`).
 pub use crate::url;
@@ -37,26 +40,28 @@ pub mod warc;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use rayon::prelude::*;
+use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::error::{Error, IoContext, Result};
-use crate::ingest::dir::{file_url, list_dir, DirEntry};
+use crate::ingest::dir::list_dir;
 use crate::ingest::html::Extractor;
-use crate::ingest::limits::{Permit, RecordGate, RecordLimits};
-use crate::ingest::page::{Cuts, Fetched, PageOut};
+use crate::ingest::limits::{RecordGate, RecordLimits};
+use crate::ingest::page::{Fetched, PageOut};
 use crate::ingest::pagefile::PageFileWriter;
-use crate::ingest::url::UrlVerdict;
-use crate::input::{SkipCounts, SkipEntry, SkipKind, SkipWriter, KEEP_SKIPS};
+use crate::ingest::source::html_dir::HtmlFiles;
+use crate::ingest::source::warc::WarcFile;
+pub use crate::ingest::source::Counts;
+use crate::ingest::source::{Content, InputKind, Item, Next, ReadContext, Reader};
+use crate::input::{SkipEntry, SkipWriter, KEEP_SKIPS};
 use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::{Task, Unit as ProgressUnit};
 use crate::resources::format_bytes;
 
-/// File name extensions read as HTML in directory inputs.
-const HTML_EXTENSIONS: [&str; 4] = ["html", "htm", "xhtml", "shtml"];
 /// Raw bytes of a page-file block.
 const BLOCK_BYTES: usize = 256 << 10;
 
@@ -113,6 +118,26 @@ impl InputSpec {
     }
 }
 
+impl InputSpec {
+    /// Appends this input's units, in order: a WARC file is one unit; a
+    /// directory's entries (in byte order of their relative paths) are cut
+    /// into units of `segment_records` entries.
+    fn units(&self, segment_records: u64, units: &mut Vec<Box<dyn AnyUnit>>) -> Result<()> {
+        match self {
+            InputSpec::Warc(p) => units.push(Box::new(WarcFile::new(p))),
+            InputSpec::Dir { dir, base } => {
+                let base =
+                    ::url::Url::parse(base).map_err(|e| Error::usage(format!("{base}: {e}")))?;
+                let files = list_dir(dir)?;
+                for chunk in files.chunks(segment_records as usize) {
+                    units.push(Box::new(HtmlFiles::new(dir, &base, chunk.to_vec())));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// How to ingest.
 #[derive(Clone, Debug)]
 pub struct IngestOptions {
@@ -135,85 +160,17 @@ impl Default for IngestOptions {
     }
 }
 
-/// What was counted in a segment (and, summed, in the whole ingest).
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct Counts {
-    /// WARC records read, by type.
-    pub records: std::collections::BTreeMap<String, u64>,
-    /// Files read from directories.
-    pub files: u64,
-    /// Files in directories that are not HTML by name (not read).
-    pub other_files: u64,
-    /// Pages kept.
-    pub pages: u64,
-    /// HTML bytes of the pages kept.
-    pub html_bytes: u64,
-    /// Responses that are not HTML by content type (images, scripts…).
-    pub not_html: u64,
-    /// Records whose target is not an http(s) or file URL (crawler logs).
-    pub not_web: u64,
-    /// Responses with an error status (4xx, 5xx, 1xx).
-    pub error_status: u64,
-    /// Redirects (kept as pages whose one link is the redirect).
-    pub redirects: u64,
-    /// Links kept.
-    pub links: u64,
-    /// Links dropped (other schemes, unparsable).
-    pub dropped_links: u64,
-    /// Records or files that did not become a page (each listed in the skip
-    /// report).
-    pub skipped: u64,
-    /// Pages kept with a part cut (each listed in the skip report).
-    #[serde(default)]
-    pub cut: u64,
-    /// Skips and cuts by kind.
-    #[serde(default)]
-    pub skips: SkipCounts,
-}
-
-impl Counts {
-    fn add(&mut self, o: &Counts) {
-        for (k, v) in &o.records {
-            *self.records.entry(k.clone()).or_default() += v;
-        }
-        self.files += o.files;
-        self.other_files += o.other_files;
-        self.pages += o.pages;
-        self.html_bytes += o.html_bytes;
-        self.not_html += o.not_html;
-        self.not_web += o.not_web;
-        self.error_status += o.error_status;
-        self.redirects += o.redirects;
-        self.links += o.links;
-        self.dropped_links += o.dropped_links;
-        self.skipped += o.skipped;
-        self.cut += o.cut;
-        for (k, v) in &o.skips {
-            *self.skips.entry(*k).or_default() += v;
-        }
-    }
-}
-
-/// Footer metadata of a segment's `pages` file: its checkpoint.
+/// Footer metadata of a segment's `pages` file: its checkpoint. `R` is the
+/// unit's typed resume point ([`InputKind::Resume`]).
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
-struct SegmentMeta {
+struct SegmentMeta<R> {
     /// Where the next segment of the unit starts; `None` when the unit is done.
-    next: Option<serde_json::Value>,
+    next: Option<R>,
     counts: Counts,
     skips: Vec<String>,
     /// The first skip of bad input (what `--strict` fails on).
     #[serde(default)]
     bad: Option<String>,
-}
-
-/// A unit of work.
-enum Work {
-    Warc(PathBuf),
-    Files {
-        dir: PathBuf,
-        base: ::url::Url,
-        files: Vec<DirEntry>,
-    },
 }
 
 /// An input as the stage records it.
@@ -378,12 +335,6 @@ fn nothing_ingested(opts: &IngestOptions, c: &Counts, skips: &[String]) -> Error
     )
 }
 
-fn is_html_name(p: &Path) -> bool {
-    p.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| HTML_EXTENSIONS.iter().any(|h| e.eq_ignore_ascii_case(h)))
-}
-
 /// Runs (or resumes, or skips) the ingest of `opts.inputs` into `job`.
 pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<Outcome<IngestFigures>> {
     job.run(
@@ -411,40 +362,19 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
             format_bytes(opts.max_record_bytes),
         ));
     }
-    let ctx = UnitContext {
-        opts,
-        seg_dir: &seg_dir,
+    let ctx = ReadContext {
+        max_record_bytes: opts.max_record_bytes,
         settings: s,
         limits,
         gate: RecordGate::new(),
     };
 
     // The units, in input order.
-    let mut units = Vec::new();
-    let mut total_bytes = 0u64;
+    let mut units: Vec<Box<dyn AnyUnit>> = Vec::new();
     for input in &opts.inputs {
-        match input {
-            InputSpec::Warc(p) => {
-                total_bytes += std::fs::metadata(p).map_or(0, |m| m.len());
-                units.push(Work::Warc(p.clone()));
-            }
-            InputSpec::Dir { dir, base } => {
-                let base =
-                    ::url::Url::parse(base).map_err(|e| Error::usage(format!("{base}: {e}")))?;
-                let files = list_dir(dir)?;
-                for chunk in files.chunks(opts.segment_records as usize) {
-                    for f in chunk.iter().filter(|f| f.skip.is_none()) {
-                        total_bytes += std::fs::metadata(dir.join(&f.rel)).map_or(0, |m| m.len());
-                    }
-                    units.push(Work::Files {
-                        dir: dir.clone(),
-                        base: base.clone(),
-                        files: chunk.to_vec(),
-                    });
-                }
-            }
-        }
+        input.units(opts.segment_records, &mut units)?;
     }
+    let total_bytes: u64 = units.iter().map(|u| u.bytes()).sum();
     let task = cx.task("reading", Some(total_bytes), ProgressUnit::Bytes);
     let progress = Progress {
         task,
@@ -455,20 +385,16 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
     let results: Vec<Result<Vec<PathBuf>>> = units
         .par_iter()
         .enumerate()
-        .map(|(u, work)| {
-            let r = match work {
-                Work::Warc(p) => warc_unit(u, p, &ctx, &progress),
-                Work::Files { dir, base, files } => {
-                    files_unit(u, dir, base, files, &ctx, &progress)
-                }
-            };
+        .map(|(u, unit)| {
+            let r = unit.run(u, &seg_dir, opts.segment_records, &ctx, &progress);
             if s.strict {
                 if let Ok(segs) = &r {
                     if let Some(skip) = first_skip(segs)? {
                         let mut f = strict_failure.lock().unwrap_or_else(|e| e.into_inner());
-                        f.get_or_insert(Error::usage(format!(
-                            "{skip} (--strict: bad input is an error)"
-                        )));
+                        f.get_or_insert(Error::damaged(
+                            None,
+                            format!("{skip} (--strict: bad input is an error)"),
+                        ));
                     }
                 }
             }
@@ -494,7 +420,7 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
     let mut parts = Vec::with_capacity(segments.len());
     let mut base = 0u64;
     for seg in &segments {
-        let meta = segment_meta(seg)?;
+        let meta: AnySegmentMeta = segment_meta(seg)?;
         counts.add(&meta.counts);
         for sk in meta.skips {
             if skips.len() < KEEP_SKIPS {
@@ -566,13 +492,16 @@ fn segment_path(dir: &Path, unit: usize, seg: u64) -> PathBuf {
     dir.join(format!("{unit:06}-{seg:06}.pages.wm"))
 }
 
-fn segment_meta(pages: &Path) -> Result<SegmentMeta> {
+fn segment_meta<R: DeserializeOwned>(pages: &Path) -> Result<SegmentMeta<R>> {
     records::PAGES.open(pages)?.meta_as()
 }
 
+/// A segment's checkpoint without its resume point (whatever its unit's kind).
+type AnySegmentMeta = SegmentMeta<IgnoredAny>;
+
 fn first_skip(segs: &[PathBuf]) -> Result<Option<String>> {
     for s in segs {
-        if let Some(sk) = segment_meta(s)?.bad {
+        if let Some(sk) = segment_meta::<IgnoredAny>(s)?.bad {
             return Ok(Some(sk));
         }
     }
@@ -581,15 +510,6 @@ fn first_skip(segs: &[PathBuf]) -> Result<Option<String>> {
 
 /// The tag of a segment's skip report file.
 const SKIPS_TAG: &str = "skips";
-
-/// What every unit of one ingest shares.
-struct UnitContext<'a> {
-    opts: &'a IngestOptions,
-    seg_dir: &'a Path,
-    settings: &'a Settings,
-    limits: RecordLimits,
-    gate: Arc<RecordGate>,
-}
 
 /// The four writers of one segment, plus what it counted.
 struct Segment {
@@ -665,7 +585,7 @@ impl Segment {
     }
 
     /// Publishes the segment: the `pages` file last, with the checkpoint.
-    fn finish(self, next: Option<serde_json::Value>) -> Result<PathBuf> {
+    fn finish<R: Serialize>(self, next: Option<R>) -> Result<PathBuf> {
         let meta = SegmentMeta {
             next,
             counts: self.counts,
@@ -686,10 +606,10 @@ impl Segment {
 
 /// The segments a unit already published: their paths, and where to go on.
 /// `Ok(None)` for the position means the unit is done.
-fn published_segments(
+fn published_segments<R: DeserializeOwned>(
     dir: &Path,
     unit: usize,
-) -> Result<(Vec<PathBuf>, Option<Option<serde_json::Value>>)> {
+) -> Result<(Vec<PathBuf>, Option<Option<R>>)> {
     let mut segs = Vec::new();
     let mut next = None;
     loop {
@@ -697,7 +617,7 @@ fn published_segments(
         if !p.exists() {
             break;
         }
-        let meta = match segment_meta(&p) {
+        let meta = match segment_meta::<R>(&p) {
             Ok(m) => m,
             // A damaged checkpoint is redone.
             Err(_) => break,
@@ -712,43 +632,78 @@ fn published_segments(
     Ok((segs, next))
 }
 
-/// A page ready to be processed in parallel with others of its batch.
-enum Item {
-    Page {
-        url: String,
-        status: u16,
-        date: String,
-        content_type: String,
-        charset: Option<String>,
-        body: Vec<u8>,
-        location: Option<String>,
-        /// Where it came from, for reports.
-        file: PathBuf,
-        place: String,
-        /// What was cut before it was parsed (block, body).
-        cuts: Cuts,
-        /// Held while a big record is in memory.
-        permit: Option<Permit>,
-    },
-    Skip(SkipEntry),
+/// A unit of any input kind, as the stage schedules it.
+trait AnyUnit: Send + Sync {
+    /// Bytes of input.
+    fn bytes(&self) -> u64;
+    /// Reads the unit (or what is left of it) into segments of
+    /// `segment_records` records: the segments' `pages` files, in order.
+    fn run(
+        &self,
+        unit: usize,
+        seg_dir: &Path,
+        segment_records: u64,
+        cx: &ReadContext,
+        progress: &Progress,
+    ) -> Result<Vec<PathBuf>>;
 }
 
-impl Item {
-    fn body_len(&self) -> usize {
-        match self {
-            Item::Page { body, .. } => body.len(),
-            Item::Skip(_) => 0,
-        }
+impl<K: InputKind> AnyUnit for K {
+    fn bytes(&self) -> u64 {
+        InputKind::bytes(self)
     }
 
-    fn holds_permit(&self) -> bool {
-        matches!(
-            self,
-            Item::Page {
-                permit: Some(_),
-                ..
+    fn run(
+        &self,
+        unit: usize,
+        seg_dir: &Path,
+        segment_records: u64,
+        cx: &ReadContext,
+        progress: &Progress,
+    ) -> Result<Vec<PathBuf>> {
+        let (mut segs, next) = published_segments::<K::Resume>(seg_dir, unit)?;
+        let at = match next {
+            Some(None) => {
+                progress.add(InputKind::bytes(self));
+                return Ok(segs);
             }
-        )
+            Some(Some(at)) => Some(at),
+            None => None,
+        };
+        let mut reader = self.open(at, cx)?;
+        let mut reported = reader.bytes_read();
+        progress.add(reported);
+        loop {
+            let mut seg = Segment::create(segment_path(seg_dir, unit, segs.len() as u64))?;
+            let mut batch = Vec::new();
+            let mut n = 0u64;
+            let mut at_end = false;
+            while n < segment_records {
+                let item = match reader.next(&mut seg.counts)? {
+                    Next::End => {
+                        at_end = true;
+                        break;
+                    }
+                    Next::Counted => None,
+                    Next::Item(item) => Some(item),
+                };
+                n += 1;
+                let now = reader.bytes_read();
+                progress.add(now.saturating_sub(reported));
+                reported = now;
+                batch.extend(item);
+                if batch_due(&batch, cx.settings) {
+                    process_batch(&mut batch, &mut seg, &cx.limits)?;
+                }
+            }
+            process_batch(&mut batch, &mut seg, &cx.limits)?;
+            at_end |= reader.at_end();
+            let next = (!at_end).then(|| reader.resume_point());
+            segs.push(seg.finish(next)?);
+            if at_end {
+                return Ok(segs);
+            }
+        }
     }
 }
 
@@ -773,34 +728,32 @@ fn batch_due(batch: &[Item], s: &Settings) -> bool {
         || batch.iter().map(Item::body_len).sum::<usize>() >= batch_limit(s)
 }
 
+/// Processes one item: a page by its content (HTML through the extractor),
+/// a skip as it is.
 fn process_one(ex: &mut Extractor, item: &Item) -> std::result::Result<PageOut, SkipEntry> {
-    match item {
-        Item::Page {
-            url,
-            status,
-            date,
+    let p = match item {
+        Item::Page(p) => p,
+        Item::Skip(s) => return Err(s.clone()),
+    };
+    let out = match &p.content {
+        Content::Html {
             content_type,
             charset,
             body,
-            location,
-            file,
-            place,
-            ..
         } => page::process(
             ex,
             &Fetched {
-                url,
-                status: *status,
-                date,
+                url: &p.url,
+                status: p.status,
+                date: &p.date,
                 content_type,
                 charset: charset.as_deref(),
                 body,
-                location: location.as_deref(),
+                location: p.location.as_deref(),
             },
-        )
-        .map_err(|e| SkipEntry::new(e.kind, file.clone(), place.clone(), e.reason)),
-        Item::Skip(s) => Err(s.clone()),
-    }
+        ),
+    };
+    out.map_err(|e| SkipEntry::new(e.kind, p.file.clone(), p.place.clone(), e.reason))
 }
 
 fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment, limits: &RecordLimits) -> Result<()> {
@@ -822,26 +775,17 @@ fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment, limits: &RecordLimits
     };
     for (item, out) in batch.iter().zip(outs) {
         match (item, out) {
-            (
-                Item::Page {
-                    location,
-                    file,
-                    place,
-                    cuts,
-                    ..
-                },
-                Ok(mut out),
-            ) => {
-                if location.is_some() {
+            (Item::Page(p), Ok(mut out)) => {
+                if p.location.is_some() {
                     seg.counts.redirects += 1;
                 }
                 let page_cuts = std::mem::take(&mut out.cuts);
                 seg.push(out)?;
-                for (kind, detail) in cuts.iter().chain(&page_cuts) {
+                for (kind, detail) in p.cuts.iter().chain(&page_cuts) {
                     seg.skip(&SkipEntry::new(
                         *kind,
-                        file.clone(),
-                        place.clone(),
+                        p.file.clone(),
+                        p.place.clone(),
                         detail.clone(),
                     ))?;
                 }
@@ -852,378 +796,4 @@ fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment, limits: &RecordLimits
     }
     batch.clear();
     Ok(())
-}
-
-/// Reads at most `limits.record_bytes` of a directory file (through the gate
-/// when big): its bytes, what was cut, the permit.
-fn read_file(path: &Path, ctx: &UnitContext) -> std::io::Result<(Vec<u8>, Cuts, Option<Permit>)> {
-    use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len();
-    let keep = len.min(ctx.limits.record_bytes);
-    let permit = (keep > ctx.limits.gate_bytes).then(|| ctx.gate.enter());
-    let mut body = Vec::with_capacity(keep as usize);
-    file.take(ctx.limits.record_bytes + 1)
-        .read_to_end(&mut body)?;
-    let mut cuts = Vec::new();
-    if body.len() as u64 > ctx.limits.record_bytes {
-        body.truncate(ctx.limits.record_bytes as usize);
-        cuts.push((
-            SkipKind::BlockCut,
-            cut_detail("file", len, &ctx.limits, ctx.settings),
-        ));
-    }
-    Ok((body, cuts, permit))
-}
-
-/// Says what a block cut kept.
-fn cut_detail(what: &str, len: u64, limits: &RecordLimits, s: &Settings) -> String {
-    format!(
-        "{what} of {len} bytes read only up to its first {} bytes: the per-record limit under --mem {}",
-        limits.record_bytes,
-        format_bytes(s.mem)
-    )
-}
-
-/// A directory unit: one segment.
-fn files_unit(
-    unit: usize,
-    dir: &Path,
-    base: &::url::Url,
-    files: &[DirEntry],
-    ctx: &UnitContext,
-    progress: &Progress,
-) -> Result<Vec<PathBuf>> {
-    let (segs, next) = published_segments(ctx.seg_dir, unit)?;
-    let size = |f: &DirEntry| {
-        if f.skip.is_some() {
-            0
-        } else {
-            std::fs::metadata(dir.join(&f.rel)).map_or(0, |m| m.len())
-        }
-    };
-    if next.is_some() {
-        progress.add(files.iter().map(size).sum());
-        return Ok(segs);
-    }
-    let mut seg = Segment::create(segment_path(ctx.seg_dir, unit, 0))?;
-    let mut batch = Vec::new();
-    for entry in files {
-        let path = dir.join(&entry.rel);
-        let skip = |kind: SkipKind, detail: String| {
-            Item::Skip(SkipEntry::new(kind, path.clone(), String::new(), detail))
-        };
-        let item = if let Some((kind, detail)) = &entry.skip {
-            skip(*kind, detail.clone())
-        } else if !is_html_name(&entry.rel) {
-            seg.counts.other_files += 1;
-            progress.add(size(entry));
-            skip(
-                SkipKind::OtherFile,
-                format!(
-                    "not read: its name does not end in .{}",
-                    HTML_EXTENSIONS.join(", .")
-                ),
-            )
-        } else {
-            seg.counts.files += 1;
-            match file_url(base, &entry.rel) {
-                UrlVerdict::NotWeb => skip(
-                    SkipKind::NotWeb,
-                    format!("no URL can be made for it under {base}"),
-                ),
-                UrlVerdict::TooLong(n) => skip(
-                    SkipKind::UrlTooLong,
-                    format!(
-                        "its URL would have {n} bytes, more than {}",
-                        url::MAX_URL_BYTES
-                    ),
-                ),
-                UrlVerdict::Kept(url) => match read_file(&path, ctx) {
-                    Err(e) => skip(SkipKind::Unreadable, format!("cannot read: {e}")),
-                    Ok((body, cuts, permit)) => {
-                        progress.add(size(entry));
-                        Item::Page {
-                            url,
-                            status: 0,
-                            date: String::new(),
-                            content_type: "text/html".into(),
-                            charset: None,
-                            body,
-                            location: None,
-                            file: path.clone(),
-                            place: "offset 0".into(),
-                            cuts,
-                            permit,
-                        }
-                    }
-                },
-            }
-        };
-        batch.push(item);
-        if batch_due(&batch, ctx.settings) {
-            process_batch(&mut batch, &mut seg, &ctx.limits)?;
-        }
-    }
-    process_batch(&mut batch, &mut seg, &ctx.limits)?;
-    Ok(vec![seg.finish(None)?])
-}
-
-/// Media types read as HTML.
-fn is_html_type(media: &str) -> bool {
-    let m = media.trim().to_ascii_lowercase();
-    m.is_empty() || m == "text/html" || m == "application/xhtml+xml" || m == "text/xhtml"
-}
-
-/// A WARC unit: segments of `segment_records` records.
-fn warc_unit(
-    unit: usize,
-    path: &Path,
-    ctx: &UnitContext,
-    progress: &Progress,
-) -> Result<Vec<PathBuf>> {
-    let opts = ctx.opts;
-    let (mut segs, next) = published_segments(ctx.seg_dir, unit)?;
-    let wopts = warc::WarcOptions {
-        max_record_bytes: opts.max_record_bytes,
-        keep_block_bytes: ctx.limits.record_bytes,
-    };
-    let mut reader = match &next {
-        Some(None) => {
-            progress.add(std::fs::metadata(path).map_or(0, |m| m.len()));
-            return Ok(segs);
-        }
-        Some(Some(pos)) => {
-            let pos: warc::ResumePoint = serde_json::from_value(pos.clone()).map_err(|e| {
-                Error::corrupt(&segs[segs.len() - 1], "checkpoint", 0, e.to_string())
-            })?;
-            warc::WarcReader::open_at(path, &pos, &wopts)?
-        }
-        None => warc::WarcReader::open(path, &wopts)?,
-    };
-    reader.set_gate(ctx.limits.gate_bytes, Arc::clone(&ctx.gate));
-    let mut reported = reader.bytes_read();
-    progress.add(reported);
-    loop {
-        let mut seg = Segment::create(segment_path(ctx.seg_dir, unit, segs.len() as u64))?;
-        let mut batch = Vec::new();
-        let mut n = 0u64;
-        let mut at_end = false;
-        while n < opts.segment_records {
-            let Some(ev) = reader.next_event()? else {
-                at_end = true;
-                break;
-            };
-            n += 1;
-            let now = reader.bytes_read();
-            progress.add(now.saturating_sub(reported));
-            reported = now;
-            match ev {
-                warc::WarcEvent::Skip { skip, .. } => batch.push(Item::Skip(skip.into())),
-                warc::WarcEvent::Record(rec) => {
-                    if let Some(item) = warc_item(path, rec, ctx, &mut seg.counts) {
-                        batch.push(item);
-                    }
-                }
-            }
-            if batch_due(&batch, ctx.settings) {
-                process_batch(&mut batch, &mut seg, &ctx.limits)?;
-            }
-        }
-        process_batch(&mut batch, &mut seg, &ctx.limits)?;
-        let next = if at_end {
-            None
-        } else {
-            Some(
-                serde_json::to_value(reader.resume_point())
-                    .map_err(|e| Error::internal(e.to_string()))?,
-            )
-        };
-        segs.push(seg.finish(next)?);
-        if at_end {
-            return Ok(segs);
-        }
-    }
-}
-
-/// Where an HTTP body lies: in the record's block, or decoded apart.
-enum BodyAt {
-    Block(usize, usize),
-    Decoded(Vec<u8>),
-}
-
-/// The parts of a response a page needs, owned (so that the record's block
-/// can become the body without a copy).
-struct Response {
-    status: u16,
-    location: Option<String>,
-    media: String,
-    content_type: String,
-    charset: Option<String>,
-    body: BodyAt,
-    body_cut: bool,
-}
-
-/// Takes a record's HTTP response apart with its body cut at `max`; `None`
-/// when the record holds no document (requests, metadata, DNS).
-fn response(rec: &warc::WarcRecord, max: u64) -> Option<std::result::Result<Response, String>> {
-    let resp = match rec.http_response(max)? {
-        Ok(r) => r,
-        Err(e) => return Some(Err(e)),
-    };
-    let location = resp.header("location").map(str::to_string);
-    let media = resp.media_type().unwrap_or_default();
-    let content_type = resp.content_type().unwrap_or("").to_string();
-    let charset = resp.charset().map(str::to_string);
-    let body = match resp.body {
-        std::borrow::Cow::Borrowed(b) => {
-            let start = b.as_ptr() as usize - rec.block.as_ptr() as usize;
-            BodyAt::Block(start, start + b.len())
-        }
-        std::borrow::Cow::Owned(v) => BodyAt::Decoded(v),
-    };
-    Some(Ok(Response {
-        status: resp.status,
-        location,
-        media,
-        content_type,
-        charset,
-        body,
-        body_cut: resp.body_cut,
-    }))
-}
-
-/// What a WARC record becomes: a page to parse, a skip, or only a count
-/// (records that hold no document: requests, metadata, warcinfo, DNS).
-fn warc_item(
-    path: &Path,
-    mut rec: warc::WarcRecord,
-    ctx: &UnitContext,
-    counts: &mut Counts,
-) -> Option<Item> {
-    let limits = &ctx.limits;
-    let place = rec.pos.to_string();
-    let skip = |kind: SkipKind, detail: String| {
-        Some(Item::Skip(SkipEntry::new(
-            kind,
-            path,
-            place.clone(),
-            detail,
-        )))
-    };
-    *counts
-        .records
-        .entry(rec.kind.as_str().to_string())
-        .or_default() += 1;
-    // A body that decodes beyond the gate's threshold is decoded again
-    // holding the gate, up to the per-record limit.
-    let mut permit = rec.permit.take();
-    let first = if permit.is_some() {
-        limits.record_bytes
-    } else {
-        limits.gate_bytes
-    };
-    let mut resp = match response(&rec, first)? {
-        Ok(r) => r,
-        Err(e) => return skip(SkipKind::BadHttp, format!("bad HTTP response: {e}")),
-    };
-    if resp.body_cut && permit.is_none() && first < limits.record_bytes {
-        drop(resp);
-        permit = Some(ctx.gate.enter());
-        resp = match response(&rec, limits.record_bytes)? {
-            Ok(r) => r,
-            Err(e) => return skip(SkipKind::BadHttp, format!("bad HTTP response: {e}")),
-        };
-    }
-    let Some(target) = rec.target_uri() else {
-        return skip(
-            SkipKind::NoTarget,
-            format!("{} record without WARC-Target-URI", rec.kind.as_str()),
-        );
-    };
-    let url = match url::normalize_checked(target) {
-        UrlVerdict::Kept(u) => u,
-        UrlVerdict::TooLong(n) => {
-            return skip(
-                SkipKind::UrlTooLong,
-                format!(
-                    "its URL has {n} bytes, more than {} (starts {:?})",
-                    url::MAX_URL_BYTES,
-                    crate::input::shown(target.as_bytes())
-                ),
-            )
-        }
-        // wget and wpull store their logs as `resource` records under
-        // `metadata://` or `urn:` URIs: not web pages, not damage.
-        UrlVerdict::NotWeb => {
-            counts.not_web += 1;
-            return skip(
-                SkipKind::NotWeb,
-                format!(
-                    "target {:?} is not an http(s) or file URL",
-                    crate::input::shown(target.as_bytes())
-                ),
-            );
-        }
-    };
-    let status = resp.status;
-    let redirect = (300..400).contains(&status) && resp.location.is_some();
-    if !redirect {
-        if !(200..300).contains(&status) {
-            counts.error_status += 1;
-            return skip(SkipKind::ErrorStatus, format!("HTTP status {status}"));
-        }
-        if !is_html_type(&resp.media) {
-            counts.not_html += 1;
-            return skip(
-                SkipKind::NotHtml,
-                format!("media type {:?} is not HTML", resp.media),
-            );
-        }
-    }
-    let mut cuts = Vec::new();
-    if rec.is_cut() {
-        cuts.push((
-            SkipKind::BlockCut,
-            cut_detail("record block", rec.length, limits, ctx.settings),
-        ));
-    }
-    if resp.body_cut {
-        cuts.push((
-            SkipKind::BodyCut,
-            format!(
-                "body decoded only up to its first {} bytes (it is longer): the per-record limit under --mem {}",
-                limits.record_bytes,
-                format_bytes(ctx.settings.mem)
-            ),
-        ));
-    }
-    let date = rec.date().unwrap_or("").to_string();
-    let body = if redirect {
-        Vec::new()
-    } else {
-        match std::mem::replace(&mut resp.body, BodyAt::Decoded(Vec::new())) {
-            BodyAt::Decoded(v) => v,
-            // The block becomes the body: no copy of a big record.
-            BodyAt::Block(start, end) => {
-                let mut block = std::mem::take(&mut rec.block);
-                block.copy_within(start..end, 0);
-                block.truncate(end - start);
-                block
-            }
-        }
-    };
-    Some(Item::Page {
-        url,
-        status,
-        date,
-        content_type: resp.content_type,
-        charset: resp.charset,
-        body,
-        location: if redirect { resp.location } else { None },
-        file: path.to_path_buf(),
-        place,
-        cuts,
-        permit,
-    })
 }

@@ -8,8 +8,7 @@ use crate::ingest::records::{self, LinkKind, PageRec};
 use crate::input::SkipKind;
 use crate::url::{self as wurl, UrlVerdict};
 
-/// Cuts made to a kept page: each with its kind and what was cut.
-pub type Cuts = Vec<(SkipKind, String)>;
+pub use crate::ingest::source::Cuts;
 
 /// What one page yields (payloads ready for the page files).
 #[derive(Default)]

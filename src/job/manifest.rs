@@ -1,8 +1,10 @@
 //! The job manifest, `job.json`: per stage, its published result (parameters,
 //! the checksums of the inputs it read, its outputs, its figures) and the
-//! attempt under way, if any. Specified in `formats/job-manifest.md`.
+//! attempt under way, if any; the generation its published state is at;
+//! and a checksum of its own bytes. Specified in `formats/job-manifest.md`.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -10,7 +12,9 @@ use serde_json::Value;
 use super::files::{JobFile, StageId};
 
 /// Version of the manifest layout.
-pub const MANIFEST_VERSION: u32 = 2;
+pub const MANIFEST_VERSION: u32 = 3;
+/// The previous layout (no generation, no checksum), still read.
+pub const MANIFEST_VERSION_2: u32 = 2;
 /// File name of the manifest inside a job directory.
 pub const MANIFEST: &str = "job.json";
 
@@ -101,8 +105,128 @@ pub struct StageRecord {
 pub struct Manifest {
     /// Manifest layout version.
     pub version: u32,
+    /// Counts the changes of the published state: raised by every
+    /// publication before any published file is replaced or removed. A
+    /// reader that opened its files between two readings of the same
+    /// generation (without a `moving` mark) holds that generation, whole.
+    #[serde(default)]
+    pub generation: u64,
     /// Stages by name.
     pub stages: BTreeMap<String, StageRecord>,
+}
+
+/// What precedes the checksum's 8 hex digits at the end of `job.json`.
+const CHECKSUM_OPEN: &[u8] = b",\n  \"checksum\": \"";
+/// What follows them: the end of the top-level object.
+const CHECKSUM_CLOSE: &[u8] = b"\"\n}";
+
+/// Why the bytes of a `job.json` cannot be trusted.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ManifestFault {
+    /// Not JSON of the manifest's shape (the serde error).
+    Malformed(String),
+    /// A version this build does not read.
+    Version(u32),
+    /// A version-3 file without its checksum line.
+    NoChecksum,
+    /// The stored checksum differs from the bytes' (edited or damaged).
+    Checksum {
+        /// Byte offset of the checksum line.
+        offset: u64,
+        /// The stored crc32c.
+        stored: u32,
+        /// The crc32c of the bytes before it.
+        computed: u32,
+    },
+}
+
+impl ManifestFault {
+    /// The library error for this fault in the manifest at `path`.
+    pub fn at(self, path: &Path) -> crate::Error {
+        match self {
+            ManifestFault::Malformed(why) => crate::Error::corrupt(path, "manifest", 0, why),
+            ManifestFault::Version(found) => crate::Error::Version {
+                path: path.to_path_buf(),
+                what: "job manifest".into(),
+                expected: MANIFEST_VERSION,
+                found,
+            },
+            ManifestFault::NoChecksum => crate::Error::corrupt(
+                path,
+                "manifest",
+                0,
+                "the checksum line that ends a version-3 manifest is missing (the file was edited or cut); webmill never writes it so",
+            ),
+            ManifestFault::Checksum {
+                offset,
+                stored,
+                computed,
+            } => crate::Error::Checksum {
+                path: path.to_path_buf(),
+                region: "manifest (job.json was edited by hand or damaged; its records can no longer be trusted)".into(),
+                offset,
+                expected: stored,
+                found: computed,
+            },
+        }
+    }
+}
+
+impl Manifest {
+    /// The bytes of `job.json`: the manifest as pretty JSON whose last key,
+    /// `checksum`, holds the crc32c (8 lowercase hex digits) of every byte
+    /// before its line.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).unwrap_or_default();
+        // A struct always serializes as an object ending "\n}".
+        bytes.truncate(bytes.len().saturating_sub(2));
+        let crc = crc32c::crc32c(&bytes);
+        bytes.extend_from_slice(CHECKSUM_OPEN);
+        bytes.extend_from_slice(format!("{crc:08x}").as_bytes());
+        bytes.extend_from_slice(CHECKSUM_CLOSE);
+        bytes
+    }
+
+    /// Reads the bytes of a `job.json`, checking its version and checksum
+    /// (version 2, which had none, is read as generation 0).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Manifest, ManifestFault> {
+        #[derive(Deserialize)]
+        struct VersionOnly {
+            version: u32,
+        }
+        let v: VersionOnly =
+            serde_json::from_slice(bytes).map_err(|e| ManifestFault::Malformed(e.to_string()))?;
+        match v.version {
+            MANIFEST_VERSION_2 => {}
+            MANIFEST_VERSION => {
+                let tail = CHECKSUM_OPEN.len() + 8 + CHECKSUM_CLOSE.len();
+                let Some(cut) = bytes.len().checked_sub(tail) else {
+                    return Err(ManifestFault::NoChecksum);
+                };
+                let (body, line) = bytes.split_at(cut);
+                let digits = line
+                    .strip_prefix(CHECKSUM_OPEN)
+                    .and_then(|l| l.strip_suffix(CHECKSUM_CLOSE))
+                    .and_then(|d| std::str::from_utf8(d).ok())
+                    .filter(|d| {
+                        d.bytes()
+                            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+                    })
+                    .and_then(|d| u32::from_str_radix(d, 16).ok())
+                    .ok_or(ManifestFault::NoChecksum)?;
+                let computed = crc32c::crc32c(body);
+                if computed != digits {
+                    return Err(ManifestFault::Checksum {
+                        offset: cut as u64 + 2,
+                        stored: digits,
+                        computed,
+                    });
+                }
+            }
+            other => return Err(ManifestFault::Version(other)),
+        }
+        serde_json::from_slice(bytes).map_err(|e| ManifestFault::Malformed(e.to_string()))
+    }
 }
 
 impl Manifest {
@@ -110,6 +234,7 @@ impl Manifest {
     pub fn new() -> Manifest {
         Manifest {
             version: MANIFEST_VERSION,
+            generation: 0,
             stages: BTreeMap::new(),
         }
     }
@@ -171,6 +296,23 @@ pub fn describe_change(before: &Value, now: &Value) -> String {
     let show = |v: Option<&Value>| match v {
         None | Some(Value::Null) => "unset".to_string(),
         Some(Value::String(s)) => s.clone(),
+        // Lists of inputs: each by its paths and names, not as JSON.
+        Some(Value::Array(items)) => {
+            let s = items
+                .iter()
+                .map(describe_item)
+                .collect::<Vec<_>>()
+                .join(" ");
+            if s.len() > 240 {
+                let mut cut = 237;
+                while !s.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                format!("{}…", &s[..cut])
+            } else {
+                s
+            }
+        }
         Some(v) => {
             let s = v.to_string();
             if s.len() > 120 {
@@ -188,12 +330,13 @@ pub fn describe_change(before: &Value, now: &Value) -> String {
     for k in keys {
         let (x, y) = (b.get(k), n.get(k));
         if x != y {
-            parts.push(format!(
-                "--{} was {}, now {}",
-                k.replace('_', "-"),
-                show(x),
-                show(y)
-            ));
+            // Inputs are positional arguments, the other parameters flags.
+            let (name, verb) = if k == "inputs" {
+                ("the inputs".to_string(), "were")
+            } else {
+                (format!("--{}", k.replace('_', "-")), "was")
+            };
+            parts.push(format!("{name} {verb} {}, now {}", show(x), show(y)));
         }
     }
     if parts.is_empty() {
@@ -203,10 +346,79 @@ pub fn describe_change(before: &Value, now: &Value) -> String {
     }
 }
 
+/// One input of a stage's parameters as a person gave it: a string as is;
+/// an object (`{"warc": path, "bytes": n}`, `{"dir": d, "base": url}`) by
+/// its text fields (`URL=DIR` for a directory with its base URL).
+fn describe_item(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Object(m) => match (m.get("base"), m.get("dir")) {
+            (Some(Value::String(b)), Some(Value::String(d))) => format!("{b}={d}"),
+            _ => m
+                .values()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
+        },
+        v => v.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_checksum_covers_every_byte_before_it() {
+        let mut m = Manifest::new();
+        m.generation = 7;
+        m.stages.insert(
+            "pagerank".into(),
+            StageRecord {
+                running: Some(Attempt {
+                    params: json!({"damping": 0.85}),
+                    inputs: BTreeMap::new(),
+                    started: 1,
+                    attempts: 1,
+                }),
+                ..StageRecord::default()
+            },
+        );
+        let bytes = m.to_bytes();
+        assert!(bytes.ends_with(b"\"\n}"));
+        let back = Manifest::from_bytes(&bytes).unwrap();
+        assert_eq!(back.generation, 7);
+        assert_eq!(back.stages, m.stages);
+        // Any byte before the checksum line changed is caught, naming where.
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        let edited = text.replace("0.85", "0.95");
+        match Manifest::from_bytes(edited.as_bytes()) {
+            Err(ManifestFault::Checksum { offset, .. }) => {
+                assert_eq!(
+                    &edited.as_bytes()[offset as usize..][..12],
+                    b"  \"checksum\""
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        // Without the line, a version-3 file is refused; version 2 is read.
+        let cut = &bytes[..bytes.len() - 28];
+        let mut no_sum = cut.to_vec();
+        no_sum.extend_from_slice(b"\n}");
+        assert_eq!(
+            Manifest::from_bytes(&no_sum).unwrap_err(),
+            ManifestFault::NoChecksum
+        );
+        let v2 = String::from_utf8(no_sum)
+            .unwrap()
+            .replace("\"version\": 3", "\"version\": 2");
+        assert_eq!(Manifest::from_bytes(v2.as_bytes()).unwrap().generation, 7);
+        assert_eq!(
+            Manifest::from_bytes(br#"{"version": 1, "stages": {}}"#).unwrap_err(),
+            ManifestFault::Version(1)
+        );
+    }
 
     #[test]
     fn changes_name_the_flag() {
@@ -220,6 +432,14 @@ mod tests {
         assert_eq!(
             describe_change(&json!({"a": null}), &json!({"a": "x", "b_c": 1})),
             "--a was unset, now x; --b-c was unset, now 1"
+        );
+        // Inputs are named as given, never as JSON.
+        assert_eq!(
+            describe_change(
+                &json!({"inputs": [{"base": "file:///w/", "dir": "/w"}]}),
+                &json!({"inputs": [{"bytes": 12905, "warc": "/w/a.warc.gz"}, {"bytes": 1, "warc": "/w/b.warc.gz"}]})
+            ),
+            "the inputs were file:///w/=/w, now /w/a.warc.gz /w/b.warc.gz"
         );
     }
 }

@@ -36,7 +36,7 @@ pub mod stage;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use files::{JobFile, StageId};
 pub use manifest::{
@@ -97,33 +97,59 @@ fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn read_manifest(dir: &Path) -> Result<Manifest> {
+/// Reads and checks `job.json`; `None` when the directory has none.
+fn read_manifest_opt(dir: &Path) -> Result<Option<Manifest>> {
     let path = dir.join(MANIFEST);
     let bytes = match fs::read(&path) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(Error::job(
-                dir,
-                "not a webmill job (no job.json); make one with `webmill ingest --out DIR …` or `webmill import-graph --out DIR …`",
-            ))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(Error::io(&path, e)),
     };
-    #[derive(serde::Deserialize)]
-    struct VersionOnly {
-        version: u32,
+    Manifest::from_bytes(&bytes)
+        .map(Some)
+        .map_err(|f| f.at(&path))
+}
+
+fn read_manifest(dir: &Path) -> Result<Manifest> {
+    read_manifest_opt(dir)?.ok_or_else(|| {
+        Error::job(
+            dir,
+            "not a webmill job (no job.json); make one with `webmill ingest --out DIR …` or `webmill import-graph --out DIR …`",
+        )
+    })
+}
+
+/// The name of a stage whose publication is under way (`moving`), if any.
+fn moving_stage(m: &Manifest) -> Option<&str> {
+    m.stages
+        .iter()
+        .find(|(_, r)| r.moving)
+        .map(|(n, _)| n.as_str())
+}
+
+/// How long a reader waits for a publication under way before refusing
+/// (a publication renames a few files; one that lasts longer was
+/// interrupted, and only a writer can finish it).
+const PUBLICATION_WAIT: Duration = Duration::from_secs(3);
+/// How long a writer waits for the job's lock before saying another process
+/// holds it (a reader probing whether a writer is active holds it for
+/// microseconds; see [`writer_active`]).
+const LOCK_WAIT: Duration = Duration::from_secs(1);
+/// How many times [`JobView::read_whole`] starts over before giving up.
+const READ_ATTEMPTS: usize = 50;
+
+/// The name of the lock file a writer holds.
+pub const LOCK_FILE: &str = ".lock";
+
+/// `true` when a process holds the job's writer lock (a run under way).
+/// Readers that can wait — a server choosing when to switch to a new
+/// generation — use it not to show the intermediate states of a run that
+/// publishes several stages. Never creates anything.
+pub fn writer_active(dir: &Path) -> bool {
+    match File::open(dir.join(LOCK_FILE)) {
+        Ok(f) => matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)),
+        Err(_) => false,
     }
-    let v: VersionOnly = serde_json::from_slice(&bytes)
-        .map_err(|e| Error::corrupt(&path, "manifest", 0, e.to_string()))?;
-    if v.version != MANIFEST_VERSION {
-        return Err(Error::Version {
-            path,
-            what: "job manifest".into(),
-            expected: MANIFEST_VERSION,
-            found: v.version,
-        });
-    }
-    serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(&path, "manifest", 0, e.to_string()))
 }
 
 /// A job opened for reading: its manifest and the paths of its published
@@ -132,22 +158,102 @@ fn read_manifest(dir: &Path) -> Result<Manifest> {
 pub struct JobView {
     dir: PathBuf,
     manifest: Manifest,
+    /// The published files asked for through [`JobView::file`].
+    used: std::sync::Arc<std::sync::Mutex<BTreeSet<String>>>,
 }
 
 impl JobView {
     /// Reads the job at `dir`.
+    /// A publication under way is waited for (a few seconds at most).
     pub fn open(dir: impl AsRef<Path>) -> Result<JobView> {
         let dir = dir.as_ref().to_path_buf();
-        let manifest = read_manifest(&dir)?;
-        if let Some((name, _)) = manifest.stages.iter().find(|(_, r)| r.moving) {
-            return Err(Error::job(
-                &dir,
-                format!(
-                    "stage {name} is being published by another process (or its publication was interrupted: any webmill command that writes the job finishes it); try again"
-                ),
-            ));
+        let start = Instant::now();
+        loop {
+            let manifest = read_manifest(&dir)?;
+            match moving_stage(&manifest) {
+                None => {
+                    return Ok(JobView {
+                        dir,
+                        manifest,
+                        used: Default::default(),
+                    })
+                }
+                Some(name) if start.elapsed() >= PUBLICATION_WAIT => {
+                    return Err(Error::job(
+                        &dir,
+                        format!(
+                            "stage {name} is being published by another process (or its publication was interrupted: any webmill command that writes the job finishes it); try again"
+                        ),
+                    ))
+                }
+                Some(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
         }
-        Ok(JobView { dir, manifest })
+    }
+
+    /// Opens the job at `dir` and calls `read`, which opens every file it
+    /// will use; when the job's published state changed meanwhile (a writer
+    /// published a stage), starts over on the new state. What `read`
+    /// returns was thus opened from one generation of the job, whole: a
+    /// published file is only ever replaced by a rename or removed, and an
+    /// open file keeps its bytes, so whatever `read` holds open stays that
+    /// generation's however the job changes afterwards.
+    pub fn read_whole<T>(
+        dir: impl AsRef<Path>,
+        mut read: impl FnMut(&JobView) -> Result<T>,
+    ) -> Result<T> {
+        let dir = dir.as_ref();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let view = JobView::open(dir)?;
+            let got = read(&view);
+            match view.still_whole()? {
+                None => return got,
+                // Changed under `read`: its result (or error: a file it
+                // wanted was replaced) may mix generations.
+                Some(_) if attempt < READ_ATTEMPTS => continue,
+                Some(e) => return Err(e),
+            }
+        }
+    }
+
+    /// `None` when every published file this view handed out (through
+    /// [`JobView::file`]) is still the one it read, so that what was read
+    /// through them belongs to one generation of the job; otherwise the
+    /// error to give: a writer replaced or removed some of them meanwhile.
+    pub fn still_whole(&self) -> Result<Option<Error>> {
+        let now = read_manifest(&self.dir)?;
+        if now.generation == self.manifest.generation
+            && moving_stage(&now).is_none()
+            && (self.manifest.version != manifest::MANIFEST_VERSION_2
+                || now.stages == self.manifest.stages)
+        {
+            return Ok(None);
+        }
+        let was = self.manifest.current_checksums();
+        let is = now.current_checksums();
+        let used = self.used.lock().unwrap_or_else(|e| e.into_inner());
+        let changed: Vec<&str> = used
+            .iter()
+            .filter(|f| was.get(*f) != is.get(*f))
+            .map(String::as_str)
+            .collect();
+        if changed.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(Error::job(
+            &self.dir,
+            format!(
+                "the job changed while this command read it ({} replaced by a writer); run the command again",
+                changed.join(", ")
+            ),
+        )))
+    }
+
+    /// The generation of the published state this view read.
+    pub fn generation(&self) -> u64 {
+        self.manifest.generation
     }
 
     /// The job directory.
@@ -197,7 +303,13 @@ impl JobView {
     /// The path of a published file, or an error naming what makes it.
     pub fn file(&self, file: JobFile) -> Result<PathBuf> {
         match self.manifest.producer_of(file) {
-            Some((_, out)) => Ok(self.dir.join(&out.path)),
+            Some((_, out)) => {
+                self.used
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(out.path.clone());
+                Ok(self.dir.join(&out.path))
+            }
             None => Err(Error::job(&self.dir, missing(file))),
         }
     }
@@ -261,43 +373,48 @@ impl std::ops::Deref for Job {
 impl Job {
     /// Opens the job at `dir` for writing, taking its lock. With `create`, a
     /// missing or empty directory becomes a new job; a non-empty directory
-    /// that is not a job is refused.
+    /// that is not a job is refused, except one holding only what an
+    /// interrupted creation leaves (the lock file, a partial manifest): a
+    /// kill at any instant of the creation leaves a directory the same
+    /// command continues.
     pub fn open(dir: impl AsRef<Path>, create: bool) -> Result<Job> {
         let dir = dir.as_ref().to_path_buf();
         let manifest_path = dir.join(MANIFEST);
-        let fresh = create && !manifest_path.exists();
-        if fresh {
-            if let Ok(mut entries) = fs::read_dir(&dir) {
-                if entries.next().is_some() {
-                    return Err(Error::usage_at(
-                        &dir,
-                        "exists and is not a webmill job (no job.json); choose a new or an empty directory",
-                    ));
-                }
+        if !manifest_path.exists() {
+            if !create {
+                read_manifest(&dir)?;
             }
+            refuse_foreign(&dir)?;
+            failpoint("job.create.dir")?;
             fs::create_dir_all(&dir).at(&dir)?;
-        } else {
-            read_manifest(&dir)?;
         }
-        let lock_path = dir.join(".lock");
-        let lock = File::create(&lock_path).at(&lock_path)?;
-        if lock.try_lock().is_err() {
-            return Err(Error::job(
-                &dir,
-                "another webmill process is writing this job (it holds .lock); read-only commands (stats, top, export, verify, inspect) still work",
-            ));
-        }
-        let manifest = if fresh {
-            Manifest::new()
-        } else {
-            read_manifest(&dir)?
+        let lock = lock_job(&dir)?;
+        failpoint("job.create.locked")?;
+        let (manifest, fresh) = match read_manifest_opt(&dir)? {
+            Some(m) => (m, false),
+            None if create => {
+                // Under the lock: nothing else can have appeared since but
+                // another creation's leftovers.
+                refuse_foreign(&dir)?;
+                (Manifest::new(), true)
+            }
+            None => {
+                return Err(read_manifest(&dir)
+                    .err()
+                    .unwrap_or_else(|| Error::internal("job.json appeared")))
+            }
         };
         let mut job = Job {
             tmp_root: dir.join("tmp"),
-            view: JobView { dir, manifest },
+            view: JobView {
+                dir,
+                manifest,
+                used: Default::default(),
+            },
             _lock: lock,
         };
         if fresh {
+            failpoint("job.create.manifest")?;
             job.save()?;
         }
         // Finish publications a crash interrupted.
@@ -351,10 +468,9 @@ impl Job {
         self.view.dir.join(STAGING_DIR).join(stage.name())
     }
 
-    fn save(&self) -> Result<()> {
-        let bytes = serde_json::to_vec_pretty(&self.view.manifest)
-            .map_err(|e| Error::internal(e.to_string()))?;
-        write_atomic(self.view.dir.join(MANIFEST), &bytes)
+    fn save(&mut self) -> Result<()> {
+        self.view.manifest.version = MANIFEST_VERSION;
+        write_atomic(self.view.dir.join(MANIFEST), &self.view.manifest.to_bytes())
     }
 
     /// Runs (or resumes, or skips) `stage`.
@@ -459,7 +575,7 @@ impl Job {
                     return Err(Error::job(
                         &self.view.dir,
                         format!(
-                            "stage {id} was interrupted while running with other parameters ({}); pass --force to discard its checkpoints and start over",
+                            "stage {id} did not finish an earlier run with other parameters ({}); pass --force to discard what it left and start over",
                             manifest::describe_change(&a.params, &params)
                         ),
                     ));
@@ -563,6 +679,9 @@ impl Job {
         };
         rec.published = Some(published.clone());
         rec.moving = true;
+        // Before any published file changes: readers holding the previous
+        // generation see that it is no longer current.
+        self.view.manifest.generation += 1;
         self.save()?;
         failpoint("job.commit")?;
         for d in self.finish_moving(&id.name())? {
@@ -703,6 +822,59 @@ impl Job {
             };
             self.unpublish(&name, &BTreeSet::new())?;
             dropped.push(name);
+        }
+    }
+}
+
+/// What an interrupted job creation may leave in a directory: the lock
+/// file and a partial manifest.
+const CREATION_LEFTOVERS: [&str; 2] = [LOCK_FILE, ".job.json.partial"];
+
+/// Refuses a directory without a manifest that holds anything but what an
+/// interrupted creation leaves (a missing directory is fine).
+fn refuse_foreign(dir: &Path) -> Result<()> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries {
+        let name = e.at(dir)?.file_name();
+        if !CREATION_LEFTOVERS.iter().any(|l| name == *l) {
+            return Err(Error::usage_at(
+                dir,
+                format!(
+                    "exists and is not a webmill job (no job.json, and it holds {}); choose a new or an empty directory",
+                    name.to_string_lossy()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Creates (if need be) and takes the writer lock of the job at `dir`,
+/// waiting [`LOCK_WAIT`] for a reader's probe to let go of it.
+fn lock_job(dir: &Path) -> Result<File> {
+    let path = dir.join(LOCK_FILE);
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .at(&path)?;
+    let start = Instant::now();
+    loop {
+        match lock.try_lock() {
+            Ok(()) => return Ok(lock),
+            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_WAIT => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::job(
+                    dir,
+                    "another webmill process is writing this job (it holds .lock); read-only commands (stats, top, export, verify, inspect) still work",
+                ))
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(&path, e)),
         }
     }
 }

@@ -25,6 +25,7 @@
 
 use std::ops::Range;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -78,6 +79,9 @@ pub struct Evaluation {
     pub pass: Pass,
     /// Matching stopped at the cut-off.
     pub cut_off: bool,
+    /// Matching stopped at the deadline: the matches are those found by
+    /// then, a partial answer.
+    pub timed_out: bool,
     /// Matches the short pass found (before any fall-through).
     pub short_matches: usize,
     /// What the evaluation read, both passes together.
@@ -147,46 +151,83 @@ pub fn evaluate_in(
     cutoff: usize,
     weights: &RankingWeights,
 ) -> Result<Evaluation> {
+    evaluate_until(src, terms, docs, want, cutoff, weights, None)
+}
+
+/// [`evaluate_in`] that stops matching at `deadline` (checked every few
+/// matches), returning what it found by then marked `timed_out`.
+pub fn evaluate_until(
+    src: &dyn Sources,
+    terms: &[Term],
+    docs: Range<u32>,
+    want: usize,
+    cutoff: usize,
+    weights: &RankingWeights,
+    deadline: Option<Instant>,
+) -> Result<Evaluation> {
     let mut short_matches = 0;
     let mut work = Work::default();
+    let limits = Limits { cutoff, deadline };
     if terms.iter().all(|t| t.info.short_docs > 0) {
-        let (matches, cut_off) = pass(
+        let (matches, stop) = pass(
             src,
             terms,
             BarrelSet::Short,
             &docs,
-            cutoff,
+            &limits,
             weights,
             &mut work,
         )?;
         short_matches = matches.len();
-        if matches.len() >= want || cut_off {
+        if matches.len() >= want || stop != Stop::End {
             return Ok(Evaluation {
                 matches,
                 pass: Pass::Short,
-                cut_off,
+                cut_off: stop == Stop::CutOff,
+                timed_out: stop == Stop::Deadline,
                 short_matches,
                 work,
             });
         }
     }
-    let (matches, cut_off) = pass(
+    let (matches, stop) = pass(
         src,
         terms,
         BarrelSet::Full,
         &docs,
-        cutoff,
+        &limits,
         weights,
         &mut work,
     )?;
     Ok(Evaluation {
         matches,
         pass: Pass::Full,
-        cut_off,
+        cut_off: stop == Stop::CutOff,
+        timed_out: stop == Stop::Deadline,
         short_matches,
         work,
     })
 }
+
+/// Where matching stops early.
+struct Limits {
+    cutoff: usize,
+    deadline: Option<Instant>,
+}
+
+/// Why a pass stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stop {
+    /// At the end of the doclists or of the range.
+    End,
+    /// At the cut-off.
+    CutOff,
+    /// At the deadline.
+    Deadline,
+}
+
+/// Matches scored between two looks at the clock.
+const CLOCK_EVERY: usize = 64;
 
 /// Opens a cursor on each term's doclist in `set`.
 pub fn open_cursors<'b>(
@@ -216,19 +257,19 @@ fn pass(
     terms: &[Term],
     set: BarrelSet,
     range: &Range<u32>,
-    cutoff: usize,
+    limits: &Limits,
     weights: &RankingWeights,
     work: &mut Work,
-) -> Result<(Vec<Match>, bool)> {
+) -> Result<(Vec<Match>, Stop)> {
     let barrels = barrels_of(src, terms, set)?;
     let mut cursors = open_cursors(&barrels, terms, set)?;
     let mut own = Work::default();
-    let found = matching(src, &mut cursors, range, cutoff, weights, &mut own.hits);
+    let found = matching(src, &mut cursors, range, limits, weights, &mut own.hits);
     own.postings = cursors.iter().map(|c| c.postings_decoded()).sum();
-    let (matches, cut_off) = found?;
+    let (matches, stop) = found?;
     own.matches = matches.len() as u64;
     work.add(own);
-    Ok((matches, cut_off))
+    Ok((matches, stop))
 }
 
 /// The leapfrog intersection of `cursors` within `range`, each match
@@ -237,10 +278,10 @@ fn matching(
     src: &dyn Sources,
     cursors: &mut [DoclistCursor<'_>],
     range: &Range<u32>,
-    cutoff: usize,
+    limits: &Limits,
     weights: &RankingWeights,
     hits_read: &mut u64,
-) -> Result<(Vec<Match>, bool)> {
+) -> Result<(Vec<Match>, Stop)> {
     let terms = cursors.len();
     // Rarest first: it leads, and the others seek.
     let mut order: Vec<usize> = (0..terms).collect();
@@ -257,7 +298,7 @@ fn matching(
         cursors[lead].seek(range.start)?
     };
     let Some(mut doc) = first else {
-        return Ok((matches, false));
+        return Ok((matches, Stop::End));
     };
     'outer: loop {
         if doc >= range.end {
@@ -293,15 +334,19 @@ fn matching(
             pagerank: pr,
             score: weights.combine(ir, pr, docs),
         });
-        if matches.len() >= cutoff {
-            return Ok((matches, true));
+        if matches.len() >= limits.cutoff {
+            return Ok((matches, Stop::CutOff));
+        }
+        if matches.len() % CLOCK_EVERY == 1 && limits.deadline.is_some_and(|d| Instant::now() >= d)
+        {
+            return Ok((matches, Stop::Deadline));
         }
         match cursors[lead].next()? {
             Some(d) => doc = d,
             None => break,
         }
     }
-    Ok((matches, false))
+    Ok((matches, Stop::End))
 }
 
 /// The hit lists of `terms` in document `doc` (from the full barrels), or

@@ -168,6 +168,9 @@ pub struct Results {
     pub short_matches: u64,
     /// Matching stopped at the cut-off.
     pub cut_off: bool,
+    /// Matching stopped at the query's deadline: a partial answer, from
+    /// the documents matched by then.
+    pub timed_out: bool,
     /// Why there are no results, if there are none.
     pub empty: Option<EmptyReason>,
     /// Results were grouped by host.
@@ -261,6 +264,18 @@ impl Searcher {
         })
     }
 
+    /// Opens every barrel now rather than when a query first needs it: a
+    /// reader that must hold one generation of the job (a server, see
+    /// `JobView::read_whole`) has then opened all its files at once.
+    pub fn open_barrels(&self) -> Result<()> {
+        for b in 0..self.barrel_paths.len() {
+            for set in [BarrelSet::Short, BarrelSet::Full] {
+                eval::Sources::barrel(self, set, b)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The doc table's path.
     pub fn docs_path(&self) -> &std::path::Path {
         self.docs.container().path()
@@ -320,6 +335,7 @@ impl Searcher {
             pass: None,
             short_matches: 0,
             cut_off: false,
+            timed_out: false,
             empty: None,
             host_clusters: false,
             similar_by: None,
@@ -341,11 +357,20 @@ impl Searcher {
             return Ok(out);
         }
         let want = offset.saturating_add(k).max(1);
-        let ev = eval::evaluate(self, &terms, want, query.cutoff.max(1), &query.weights)?;
+        let ev = eval::evaluate_until(
+            self,
+            &terms,
+            0..u32::MAX,
+            want,
+            query.cutoff.max(1),
+            &query.weights,
+            query.deadline,
+        )?;
         out.total = ev.matches.len() as u64;
         out.pass = Some(ev.pass);
         out.short_matches = ev.short_matches as u64;
         out.cut_off = ev.cut_off;
+        out.timed_out = ev.timed_out;
         if ev.matches.is_empty() {
             out.empty = Some(EmptyReason::NoDocumentHasAll);
             return Ok(out);

@@ -64,6 +64,9 @@ pub struct Query {
     pub explain: bool,
     /// The ranking weights.
     pub weights: RankingWeights,
+    /// Matching stops at this instant, the answer marked partial
+    /// ([`super::Results::timed_out`]); `None`: no time limit.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl Query {
@@ -99,6 +102,7 @@ impl Query {
             snippets: true,
             explain: false,
             weights: RankingWeights::default(),
+            deadline: None,
         }
     }
 

@@ -4,6 +4,7 @@
 
 mod cmd;
 mod job_display;
+mod out_file;
 mod progress;
 mod serve;
 mod table;

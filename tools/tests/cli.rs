@@ -139,7 +139,8 @@ fn import_stats_exports_and_tools() {
         .args(["verify", job.to_str().unwrap()])
         .assert()
         .success()
-        .stdout(predicate::str::contains("ok").count(3));
+        // The manifest (its own checksum), then the three files.
+        .stdout(predicate::str::contains("ok").count(4));
 }
 
 #[test]

@@ -224,15 +224,33 @@ fn inspect_stats_top_and_help_read_as_documented() {
     let help = text(&output(webmill(&["top", "--help"])).stdout);
     let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        help.contains("`rank docid url in_degree out_degree`"),
+        help.contains("`rank docid url in_degree out_degree crawled`"),
         "{help}"
     );
     let top = text(&output(webmill(&["top", "-k", "3", j])).stdout);
     assert_eq!(
         top.lines().next(),
-        Some("# rank\tdocid\turl\tin_degree\tout_degree")
+        Some("# rank\tdocid\turl\tin_degree\tout_degree\tcrawled")
     );
     assert_eq!(top.lines().count(), 4);
+    // Issue 24: uncrawled link targets are marked, and --crawled leaves
+    // them out.
+    let all = text(&output(webmill(&["top", "-k", "40", j])).stdout);
+    let crawled = |row: &&str| row.ends_with("\tyes");
+    assert!(all
+        .lines()
+        .skip(1)
+        .all(|r| r.ends_with("\tyes") || r.ends_with("\tno")));
+    let only = text(&output(webmill(&["top", "--crawled", "-k", "40", j])).stdout);
+    let rows: Vec<&str> = only.lines().skip(1).collect();
+    assert_eq!(rows.len(), 40);
+    assert!(rows.iter().all(crawled), "{only}");
+    let kept: Vec<&str> = all.lines().skip(1).filter(crawled).collect();
+    assert_eq!(
+        rows[..kept.len()],
+        kept[..],
+        "the same order, uncrawled pages left out"
+    );
 
     // --tol's default as written.
     for cmd in ["pagerank", "run"] {

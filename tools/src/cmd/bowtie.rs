@@ -52,7 +52,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let _ = std::fs::remove_dir(job.tmp_root());
     if let Some(path) = &args.plot {
         let title = format!("SCC sizes of {}", super::job_name(&args.job));
-        super::write_plot(path, result.plot_svg(&title))?;
+        super::write_plot(path, result.plot_svg(&title), g.quiet())?;
     }
     let peak = webmill::resources::peak_rss().unwrap_or(0);
     if args.json {

@@ -96,7 +96,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let _ = std::fs::remove_dir_all(&tmp);
     if let Some(path) = &args.plot {
         let title = format!("Near-duplicates per page in {}", super::job_name(&args.job));
-        super::write_plot(path, plot_svg(&reports, &title))?;
+        super::write_plot(path, plot_svg(&reports, &title), g.quiet())?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&reports)?);

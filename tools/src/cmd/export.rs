@@ -16,6 +16,7 @@ use webmill::input::for_each_skip;
 use webmill::job::{JobFile, JobView, StageId};
 use webmill::sort::SortConfig;
 
+use crate::out_file::{say_written, OutFile};
 use crate::table::parquet::Parquet;
 use crate::table::{col, Cell, Column, Sink, Tsv, Type};
 use crate::Global;
@@ -151,11 +152,14 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         .output
         .as_ref()
         .map_or_else(|| "stdout".to_string(), |p| p.display().to_string());
+    // -o FILE: written under a temporary name, renamed when complete.
+    let mut target = None;
     let writer: Box<dyn Write + Send> = match &args.output {
-        Some(p) => Box::new(std::io::BufWriter::with_capacity(
-            1 << 16,
-            std::fs::File::create(p).map_err(|e| webmill::Error::io(p, e))?,
-        )),
+        Some(p) => {
+            let (out, file) = OutFile::create(p)?;
+            target = Some(out);
+            Box::new(std::io::BufWriter::with_capacity(1 << 16, file))
+        }
         None if matches!(args.format, Format::Parquet) && std::io::stdout().is_terminal() => {
             anyhow::bail!("Parquet is binary: give -o FILE or redirect stdout to a file")
         }
@@ -173,6 +177,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         writer
             .flush()
             .map_err(|e| webmill::Error::io(&out_name, e))?;
+        drop(writer);
+        whole(&job)?;
+        finish(target, &args, g)?;
         if !g.quiet() {
             eprintln!(
                 "ciff: {} terms, {} postings, {} docs, {} bytes",
@@ -188,7 +195,43 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     fill(&args, g, &job, sink.as_mut(), &out_name)?;
     sink.finish()
         .map_err(|e| webmill::Error::io(&out_name, e))?;
+    whole(&job)?;
+    finish(target, &args, g)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Fails when a writer replaced a file the export read while it read it
+/// (the rows could mix two generations of the job): -o FILE then leaves
+/// nothing.
+fn whole(job: &JobView) -> webmill::Result<()> {
+    match job.still_whole()? {
+        None => Ok(()),
+        Some(e) => Err(e),
+    }
+}
+
+/// Gives a complete -o FILE its name and says so.
+fn finish(target: Option<OutFile>, args: &Args, g: &Global) -> webmill::Result<()> {
+    if let (Some(out), Some(path)) = (target, &args.output) {
+        let bytes = out.commit()?;
+        let what = match (args.what, args.format) {
+            (What::Ciff, _) => "CIFF".to_string(),
+            (w, Format::Tsv) => format!("{} as TSV", w.name()),
+            (w, Format::Parquet) => format!("{} as Parquet", w.name()),
+        };
+        say_written(path, bytes, &what, g.quiet());
+    }
+    Ok(())
+}
+
+impl What {
+    /// The table's name on the command line.
+    fn name(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
+    }
 }
 
 /// Writes the rows of the table `args.what` into `sink`.

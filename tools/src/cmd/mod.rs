@@ -87,11 +87,12 @@ pub fn job_name(dir: &std::path::Path) -> String {
         .map_or_else(|| dir.display().to_string(), |n| n.to_string_lossy().into())
 }
 
-/// Writes an SVG plot to `path`.
-pub fn write_plot(path: &std::path::Path, svg: String) -> anyhow::Result<()> {
-    use anyhow::Context;
-    std::fs::write(path, svg)
-        .with_context(|| format!("cannot write the plot to {}", path.display()))
+/// Writes an SVG plot to `path` (whole or not at all) and says so unless
+/// `quiet`.
+pub fn write_plot(path: &std::path::Path, svg: String, quiet: bool) -> anyhow::Result<()> {
+    let bytes = crate::out_file::OutFile::write(path, svg.as_bytes())?;
+    crate::out_file::say_written(path, bytes, "SVG plot", quiet);
+    Ok(())
 }
 
 /// Formats an integer with thousands separators.

@@ -14,6 +14,7 @@ use webmill::error::IoContext;
 
 use super::{flush, stdout};
 use crate::Global;
+use webmill::job::JobView;
 
 /// Search a job's index: the documents containing every query word, ranked by
 /// their hits (type, count, proximity) and PageRank, clustered by host.
@@ -72,9 +73,7 @@ enum When {
     Never,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let job = g.open_view(&args.job)?;
-    let searcher = Searcher::open(&job)?;
+pub fn run(args: Args, _g: &Global) -> anyhow::Result<ExitCode> {
     let mut query = Query::parse(&args.query);
     query.cutoff = usize::try_from(args.cutoff).unwrap_or(usize::MAX);
     query.explain = args.explain;
@@ -89,9 +88,14 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         query.weights = serde_json::from_str(&text)
             .map_err(|e| webmill::Error::usage_at(f, format!("not ranking weights: {e}")))?;
     }
-    let t = std::time::Instant::now();
-    let r = searcher.search(&query, args.k, args.offset)?;
-    let seconds = t.elapsed().as_secs_f64();
+    // One generation of the job: a search that a writer's publication
+    // overtook (its lexicon from one, a barrel or the clusters from
+    // another) is done again on the job as it is now.
+    let (r, seconds) = JobView::read_whole(&args.job, |job| {
+        let t = std::time::Instant::now();
+        let r = Searcher::open(job)?.search(&query, args.k, args.offset)?;
+        Ok((r, t.elapsed().as_secs_f64()))
+    })?;
     let mut out = stdout();
     if args.json {
         serde_json::to_writer_pretty(&mut out, &to_json(&r))?;
@@ -134,6 +138,7 @@ fn to_json(r: &Results) -> serde_json::Value {
         "groups": r.groups,
         "pass": r.pass,
         "cut_off": r.cut_off,
+        "timed_out": r.timed_out,
         "empty": r.empty,
         "words": r.words,
         "ignored_words": r.ignored_words,

@@ -51,14 +51,21 @@ pub struct Args {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let job = g.open_view(&args.job)?;
-    let mut stats = webmill::stats::graph_stats(&job)?;
-    if !args.no_degrees {
-        let dist = webmill::stats::degree_distributions(&job, args.bootstrap)?;
+    // The figures of one generation of the job (read again if a writer
+    // replaced a file meanwhile).
+    let (stats, dist) = webmill::job::JobView::read_whole(&args.job, |job| {
+        let stats = webmill::stats::graph_stats(job)?;
+        let dist = (!args.no_degrees)
+            .then(|| webmill::stats::degree_distributions(job, args.bootstrap))
+            .transpose()?;
+        Ok((stats, dist))
+    })?;
+    let mut stats = stats;
+    if let Some(dist) = dist {
         stats.extend(dist.figures());
         if let Some(path) = &args.plot {
             let title = format!("Degree distributions of {}", super::job_name(&args.job));
-            super::write_plot(path, dist.plot_svg(&title))?;
+            super::write_plot(path, dist.plot_svg(&title), g.quiet())?;
         }
     }
     if args.json {

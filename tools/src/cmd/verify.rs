@@ -11,9 +11,11 @@ use webmill::kinds::verify_file;
 use super::thousands;
 use crate::Global;
 
-/// Check every byte of a webmill file, or of every file a job lists: header,
-/// footer, block checksums, padding, and each kind's record invariants. Exits
-/// non-zero naming the first bad file and block.
+/// Check every byte of a webmill file, or of a job: its manifest's own
+/// checksum, then every file it lists (header, footer, block checksums,
+/// padding, each kind's record invariants) against the records, bytes and
+/// checksum the manifest holds for it. Exits non-zero naming each bad file
+/// and block; with -q prints only what failed.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// A webmill file, or a job directory
@@ -31,19 +33,30 @@ fn line(c: &Container) -> String {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
+    let say = |s: String| {
+        if !g.quiet() {
+            println!("{s}");
+        }
+    };
     if !args.target.is_dir() {
         let c = verify_file(&args.target)?;
-        println!("{}", line(&c));
+        say(line(&c));
         return Ok(ExitCode::SUCCESS);
     }
+    // Opening the view checks the manifest's own checksum.
     let job = g.open_view(&args.target)?;
+    say(format!(
+        "ok  {} (manifest, generation {})",
+        job.dir().join(webmill::job::MANIFEST).display(),
+        job.generation()
+    ));
     let (mut failures, mut checked) = (0, 0);
     for (stage, p) in job.manifest().finished_in_order() {
         for out in &p.outputs {
             checked += 1;
             let path = job.dir().join(&out.path);
             match verify_output(&path, out) {
-                Ok(line) => println!("{line}"),
+                Ok(line) => say(line),
                 Err(e) => {
                     failures += 1;
                     eprintln!("FAILED  {} (stage {stage}): {e}", path.display());
@@ -59,11 +72,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         .into());
     }
     if failures > 0 {
-        return Err(webmill::Error::corrupt(
-            &args.target,
-            "job outputs",
-            0,
-            format!("{failures} of {checked} file(s) failed verification"),
+        return Err(webmill::Error::damaged(
+            Some(&args.target),
+            format!("{failures} of {checked} file(s) failed verification (each named above)"),
         )
         .into());
     }
@@ -72,29 +83,51 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
 
 /// Verifies one published output against its manifest entry.
 fn verify_output(path: &Path, out: &Output) -> webmill::Result<String> {
-    let mismatch = |bytes: u64, sum: &str| {
-        webmill::Error::corrupt(
-            path,
-            "file",
-            0,
+    let mismatch = |records: u64, bytes: u64, sum: &str| {
+        let mut diffs = Vec::new();
+        if records != out.records {
+            diffs.push(format!(
+                "{} records where the file has {records}",
+                out.records
+            ));
+        }
+        if bytes != out.bytes {
+            diffs.push(format!("{} bytes where the file has {bytes}", out.bytes));
+        }
+        if sum != out.checksum {
+            diffs.push(format!(
+                "checksum {} where the file has {sum}",
+                out.checksum
+            ));
+        }
+        if diffs.is_empty() {
+            return Ok(());
+        }
+        Err(webmill::Error::damaged(
+            Some(path),
             format!(
-                "the manifest records {} bytes with checksum {}, the file has {bytes} bytes with checksum {sum}",
-                out.bytes, out.checksum
+                "differs from job.json: the manifest records {}; the file was replaced or the job is damaged (run the stage again with --force)",
+                diffs.join(", ")
             ),
-        )
+        ))
     };
     if out.kind == "svg" {
         let bytes = std::fs::read(path).at(path)?;
         let sum = format!("{:08x}", crc32c::crc32c(&bytes));
-        if bytes.len() as u64 != out.bytes || sum != out.checksum {
-            return Err(mismatch(bytes.len() as u64, &sum));
-        }
+        mismatch(0, bytes.len() as u64, &sum)?;
         return Ok(format!("ok  {} (plot)", path.display()));
     }
     let c = verify_file(path)?;
-    let sum = format!("{:08x}", c.checksum());
-    if c.size() != out.bytes || sum != out.checksum {
-        return Err(mismatch(c.size(), &sum));
+    if c.kind() != out.kind {
+        return Err(webmill::Error::damaged(
+            Some(path),
+            format!(
+                "differs from job.json: the manifest records a {} file, this is a {} file",
+                out.kind,
+                c.kind()
+            ),
+        ));
     }
+    mismatch(c.records(), c.size(), &format!("{:08x}", c.checksum()))?;
     Ok(line(&c))
 }

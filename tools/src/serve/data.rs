@@ -4,7 +4,6 @@
 //! handlers run it on tokio's blocking pool.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::OnceLock;
 
 use webmill::dedup::files::CLUSTERS;
@@ -37,7 +36,11 @@ struct Clusters {
     of_doc: Option<HashMap<u32, u32>>,
 }
 
-/// A job opened for serving: read-only (no lock), shared by all requests.
+/// One generation of a job opened for serving: read-only (no lock), shared
+/// by the requests that began while it was current. Every file a page may
+/// read is opened here, at once (the searcher's barrels too), so whatever
+/// the job's writers do afterwards, this keeps reading the files of the
+/// generation it was opened on.
 pub struct Served {
     /// Its name, for titles.
     pub name: String,
@@ -50,7 +53,11 @@ pub struct Served {
     repository: Option<PageFile>,
     ranks: Option<RankVector>,
     clusters: Vec<Clusters>,
+    /// The graph in both directions, for the degree plot.
+    edges: Option<(EdgeFile, EdgeFile)>,
     degree_plot: OnceLock<std::result::Result<String, String>>,
+    /// The SVG plots the stages published, by name in `/plot/NAME`.
+    svgs: Vec<(String, String)>,
 }
 
 /// Links to a document: (source docID, source doc, anchor text) for the
@@ -83,13 +90,20 @@ pub struct DocInfo {
 }
 
 impl Served {
-    /// Opens `dir` read-only. A job without an index is served (documents,
-    /// stats) with search answering why it cannot.
-    pub fn open(dir: &Path) -> Result<Served> {
-        let view = JobView::open(dir)?;
+    /// Opens the job `view` read, every file at once (to be called through
+    /// [`JobView::read_whole`]). A job without an index is served
+    /// (documents, stats) with search answering why it cannot.
+    pub fn open(view: &JobView) -> Result<Served> {
+        let view = view.clone();
+        let dir = view.dir();
         let docs = DocTable::open(view.file(JobFile::Docs)?)?;
         let searcher = if view.has(JobFile::Lexicon) {
-            Searcher::open(&view).map_err(|e| e.to_string())
+            // A damaged index is a page saying so, not a server that does
+            // not start; every barrel is opened now, not when a query
+            // first needs it.
+            Searcher::open(&view)
+                .and_then(|s| s.open_barrels().map(|()| s))
+                .map_err(|e| e.to_string())
         } else {
             Err(format!(
                 "this job has no index yet: run `webmill index {}`",
@@ -119,6 +133,29 @@ impl Served {
                 });
             }
         }
+        let edges = match (opt(JobFile::Edges)?, opt(JobFile::EdgesT)?) {
+            (Some(f), Some(t)) => Some((EdgeFile::open(f)?, EdgeFile::open(t)?)),
+            _ => None,
+        };
+        let mut svgs = Vec::new();
+        let mut plot_files = vec![("pagerank.svg".to_string(), JobFile::RankPlot)];
+        for c in &clusters {
+            plot_files.push((
+                format!("dedup-{}.svg", c.alg.name()),
+                JobFile::DedupPlot(c.alg),
+            ));
+        }
+        for (name, file) in plot_files {
+            if let Some(path) = opt(file)? {
+                let svg = std::fs::read_to_string(&path).map_err(|e| {
+                    Error::corrupt(&path, "file", 0, format!("cannot read the plot: {e}"))
+                })?;
+                // A plot with nothing to draw is left out of the page.
+                if !svg.contains(webmill::plot::TOO_LITTLE) {
+                    svgs.push((name, svg));
+                }
+            }
+        }
         let name = dir
             .canonicalize()
             .ok()
@@ -134,8 +171,15 @@ impl Served {
             repository,
             ranks,
             clusters,
+            edges,
             degree_plot: OnceLock::new(),
+            svgs,
         })
+    }
+
+    /// The generation of the job this holds.
+    pub fn generation(&self) -> u64 {
+        self.view.generation()
     }
 
     /// Documents in the job.
@@ -281,19 +325,15 @@ impl Served {
                 "In- and out-degree distributions with their fitted power laws".to_string(),
             ));
         }
-        if self.view.has(JobFile::RankPlot) {
-            out.push((
-                "pagerank.svg".to_string(),
-                "PageRank convergence (L1 change per iteration)".to_string(),
-            ));
-        }
-        for c in &self.clusters {
-            if self.view.has(JobFile::DedupPlot(c.alg)) {
-                out.push((
-                    format!("dedup-{}.svg", c.alg.name()),
-                    format!("Near-duplicates per page ({})", c.alg.name()),
-                ));
-            }
+        for (name, _) in &self.svgs {
+            let caption = match name
+                .strip_prefix("dedup-")
+                .and_then(|n| n.strip_suffix(".svg"))
+            {
+                Some(alg) => format!("Near-duplicates per page ({alg})"),
+                None => "PageRank convergence (L1 change per iteration)".to_string(),
+            };
+            out.push((name.clone(), caption));
         }
         out
     }
@@ -306,27 +346,20 @@ impl Served {
         }
         if name == "degrees.svg" {
             let svg = self.degree_plot.get_or_init(|| {
-                webmill::stats::degree_distributions(&self.view, 0)
+                let Some((fwd, rev)) = &self.edges else {
+                    return Err("this job has no link graph".into());
+                };
+                webmill::stats::degree_distributions_of(fwd, rev, 0)
                     .map(|d| d.plot_svg(&format!("Degree distributions of {}", self.name)))
                     .map_err(|e| e.to_string())
             });
             return svg.clone().map(Some).map_err(Error::internal);
         }
-        let file = if name == "pagerank.svg" {
-            JobFile::RankPlot
-        } else {
-            let alg = self
-                .clusters
-                .iter()
-                .find(|c| name == format!("dedup-{}.svg", c.alg.name()))
-                .map(|c| c.alg)
-                .ok_or_else(|| Error::internal("plot without its algorithm"))?;
-            JobFile::DedupPlot(alg)
-        };
-        let path = self.view.file(file)?;
-        let svg = std::fs::read_to_string(&path)
-            .map_err(|e| Error::corrupt(&path, "file", 0, format!("cannot read the plot: {e}")))?;
-        Ok(Some(svg))
+        Ok(self
+            .svgs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, svg)| svg.clone()))
     }
 }
 

@@ -27,8 +27,10 @@ mod data;
 mod page;
 
 use std::net::SocketAddr;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use axum::extract::{Path as UrlPath, RawQuery, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
@@ -36,6 +38,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use webmill::job::{JobView, MANIFEST};
 
 pub use data::Served;
 
@@ -51,38 +54,301 @@ pub const PER_PAGE: usize = 10;
 const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; \
                    form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
+/// How the server holds its ground.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Worker threads of the runtime (default: one per core).
+    pub threads: Option<usize>,
+    /// Connections served at once; further ones wait to be accepted.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers, from its first byte.
+    pub header_timeout: Duration,
+    /// A connection with no request under way and nothing read or written
+    /// for this long is closed.
+    pub idle_timeout: Duration,
+    /// A query's matching stops after this long; its page says the answer
+    /// is partial.
+    pub query_time: Duration,
+    /// How often the job is checked for a new generation.
+    pub watch_every: Duration,
+    /// Say on stderr when the served generation changes.
+    pub verbose: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            threads: None,
+            max_connections: 256,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(30),
+            query_time: Duration::from_secs(2),
+            watch_every: Duration::from_millis(250),
+            verbose: true,
+        }
+    }
+}
+
+/// The job as served: one generation at a time. A request takes the current
+/// [`Served`] when it starts and reads only it, so it never sees two
+/// generations; a new one (a writer published and let go of the job) is
+/// opened whole beside the old one and swapped in between requests, and the
+/// old one's files are closed when its last request ends.
+pub struct Live {
+    dir: PathBuf,
+    current: RwLock<Arc<Served>>,
+    /// job.json's identity when `current` was chosen.
+    stamp: Mutex<Option<Stamp>>,
+    verbose: bool,
+    query_time: Duration,
+}
+
+/// What identifies one writing of job.json (it is replaced by a rename).
+type Stamp = (u64, u64, i64, i64, u64);
+
+fn stamp(dir: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(dir.join(MANIFEST)).ok()?;
+    Some((m.dev(), m.ino(), m.mtime(), m.mtime_nsec(), m.len()))
+}
+
 type App = Arc<Served>;
+type Shared = Arc<Live>;
+
+impl Live {
+    /// Opens the job's current generation.
+    pub fn open(dir: &Path, limits: &Limits) -> webmill::Result<Live> {
+        let before = stamp(dir);
+        let served = JobView::read_whole(dir, Served::open)?;
+        Ok(Live {
+            dir: dir.to_path_buf(),
+            current: RwLock::new(Arc::new(served)),
+            stamp: Mutex::new(before),
+            verbose: limits.verbose,
+            query_time: limits.query_time,
+        })
+    }
+
+    /// The generation a request reads.
+    pub fn current(&self) -> App {
+        self.current
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Switches to the job's new generation if job.json changed and no
+    /// writer holds the job (a run publishing several stages is waited
+    /// for, so requests never see its intermediate states). Returns the
+    /// generation switched to.
+    pub fn refresh(&self) -> webmill::Result<Option<u64>> {
+        let now = stamp(&self.dir);
+        if now == *self.stamp.lock().unwrap_or_else(|e| e.into_inner()) {
+            return Ok(None);
+        }
+        if webmill::job::writer_active(&self.dir) {
+            return Ok(None);
+        }
+        let served = JobView::read_whole(&self.dir, Served::open)?;
+        if webmill::job::writer_active(&self.dir) {
+            // A writer began meanwhile: wait for it to finish.
+            return Ok(None);
+        }
+        *self.stamp.lock().unwrap_or_else(|e| e.into_inner()) = now;
+        let generation = served.generation();
+        if generation == self.current().generation() {
+            return Ok(None);
+        }
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(served);
+        Ok(Some(generation))
+    }
+}
 
 /// Serves `job` at `addr` until Ctrl-C; `on_listen` is told the address
 /// actually bound (port 0 picks a free one).
 pub fn serve(
     job: &Path,
     addr: SocketAddr,
-    threads: Option<usize>,
+    limits: Limits,
     on_listen: impl FnOnce(SocketAddr),
 ) -> anyhow::Result<()> {
-    let app: App = Arc::new(Served::open(job)?);
+    let live: Shared = Arc::new(Live::open(job, &limits)?);
     let mut rt = tokio::runtime::Builder::new_multi_thread();
-    if let Some(n) = threads {
+    if let Some(n) = limits.threads {
         rt.worker_threads(n.max(1));
     }
     let rt = rt.enable_all().build()?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
-            .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+            .map_err(|e| webmill::Error::io(format!("cannot listen on {addr}"), e))?;
         on_listen(listener.local_addr()?);
-        axum::serve(listener, router(app))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
-        anyhow::Ok(())
+        tokio::spawn(watch(live.clone(), limits.watch_every));
+        let app = router(live);
+        tokio::select! {
+            r = accept_loop(listener, app, limits) => r,
+            _ = tokio::signal::ctrl_c() => Ok(()),
+        }
     })
 }
 
-/// The routes over `app`.
-pub fn router(app: App) -> Router {
+/// Checks the job for a new generation every `every`.
+async fn watch(live: Shared, every: Duration) {
+    loop {
+        tokio::time::sleep(every).await;
+        let l = live.clone();
+        match tokio::task::spawn_blocking(move || l.refresh()).await {
+            Ok(Ok(Some(g))) if live.verbose => {
+                eprintln!("the job changed: now serving its generation {g}")
+            }
+            Ok(Err(e)) if live.verbose => {
+                eprintln!("the job changed but cannot be opened yet ({e}); still serving the previous one")
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Accepts connections while fewer than `limits.max_connections` are open
+/// (the others wait in the listen queue) and serves each with the
+/// timeouts.
+async fn accept_loop(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    limits: Limits,
+) -> anyhow::Result<()> {
+    let slots = Arc::new(tokio::sync::Semaphore::new(limits.max_connections.max(1)));
+    let open = Arc::new(AtomicUsize::new(0));
+    loop {
+        let permit = slots.clone().acquire_owned().await?;
+        let (stream, _) = match listener.accept().await {
+            Ok(c) => c,
+            // Out of descriptors or a connection reset before accept: wait
+            // a little and go on; the server stays up.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        open.fetch_add(1, Ordering::SeqCst);
+        let (app, limits, open) = (app.clone(), limits.clone(), open.clone());
+        tokio::spawn(async move {
+            connection(stream, app, &limits).await;
+            drop(permit);
+            if open.fetch_sub(1, Ordering::SeqCst) == 1 {
+                // The last connection of a burst closed: give the memory
+                // its buffers held back to the system.
+                webmill::resources::release_freed_heap();
+            }
+        });
+    }
+}
+
+/// Serves one connection: HTTP/1.1 with keep-alive, headers within
+/// `header_timeout`, closed after `idle_timeout` without a request.
+async fn connection(stream: tokio::net::TcpStream, app: Router, limits: &Limits) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let epoch = Instant::now();
+    let last = Arc::new(AtomicU64::new(0));
+    let busy = Arc::new(AtomicUsize::new(0));
+    let io = TokioIo::new(Watched {
+        inner: stream,
+        epoch,
+        last: last.clone(),
+    });
+    let b = busy.clone();
+    let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let (app, busy) = (app.clone(), b.clone());
+        async move {
+            busy.fetch_add(1, Ordering::SeqCst);
+            let r = tower::ServiceExt::oneshot(app, req).await;
+            busy.fetch_sub(1, Ordering::SeqCst);
+            r
+        }
+    });
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .keep_alive(true)
+        .serve_connection(io, service);
+    let mut conn = std::pin::pin!(conn);
+    let tick = (limits.idle_timeout / 4).max(Duration::from_millis(100));
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            _ = conn.as_mut() => return,
+            _ = tokio::time::sleep(tick), if !closing => {
+                let idle = epoch.elapsed().saturating_sub(Duration::from_millis(last.load(Ordering::Relaxed)));
+                if busy.load(Ordering::SeqCst) == 0 && idle >= limits.idle_timeout {
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                }
+            }
+        }
+    }
+}
+
+/// A stream that notes when it last read or wrote (milliseconds after
+/// `epoch`), for the idle timeout.
+struct Watched {
+    inner: tokio::net::TcpStream,
+    epoch: Instant,
+    last: Arc<AtomicU64>,
+}
+
+impl Watched {
+    fn touch(&self) {
+        self.last
+            .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
+    }
+}
+
+impl tokio::io::AsyncRead for Watched {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let r = std::pin::Pin::new(&mut this.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            this.touch();
+        }
+        r
+    }
+}
+
+impl tokio::io::AsyncWrite for Watched {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        let r = std::pin::Pin::new(&mut this.inner).poll_write(cx, buf);
+        if matches!(r, std::task::Poll::Ready(Ok(n)) if n > 0) {
+            this.touch();
+        }
+        r
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+/// The routes over `live`.
+pub fn router(live: Shared) -> Router {
     Router::new()
         .route("/", get(home))
         .route("/search", get(search))
@@ -91,16 +357,16 @@ pub fn router(app: App) -> Router {
         .route("/stats", get(stats))
         .route("/plot/{name}", get(plot))
         .fallback(not_found)
-        .layer(middleware::from_fn_with_state(app.clone(), limits))
-        .with_state(app)
+        .layer(middleware::from_fn_with_state(live.clone(), limits))
+        .with_state(live)
 }
 
 /// Refuses over-long request targets before any handler sees them.
-async fn limits(State(app): State<App>, req: Request, next: Next) -> Response {
+async fn limits(State(live): State<Shared>, req: Request, next: Next) -> Response {
     let len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if len > MAX_URI_BYTES {
         return error(
-            &app,
+            &live.current(),
             StatusCode::URI_TOO_LONG,
             &format!("The request is {len} bytes long; at most {MAX_URI_BYTES} are read."),
         );
@@ -148,11 +414,14 @@ async fn blocking(
     }
 }
 
-async fn home(State(app): State<App>) -> Response {
+async fn home(State(live): State<Shared>) -> Response {
+    let app = live.current();
     blocking(app, |a| Ok(html(StatusCode::OK, page::home(a)))).await
 }
 
-async fn search(State(app): State<App>, RawQuery(raw): RawQuery) -> Response {
+async fn search(State(live): State<Shared>, RawQuery(raw): RawQuery) -> Response {
+    let app = live.current();
+    let live_query_time = live.query_time;
     let params = match parse_query_string(raw.as_deref().unwrap_or("")) {
         Ok(p) => p,
         Err(why) => return error(&app, StatusCode::BAD_REQUEST, &why),
@@ -187,7 +456,8 @@ async fn search(State(app): State<App>, RawQuery(raw): RawQuery) -> Response {
             Ok(s) => s,
             Err(why) => return Ok(error(a, StatusCode::NOT_FOUND, why)),
         };
-        let query = webmill::search::Query::parse(&q);
+        let mut query = webmill::search::Query::parse(&q);
+        query.deadline = Some(Instant::now() + live_query_time);
         let results = s.search(&query, PER_PAGE, (page - 1) * PER_PAGE)?;
         Ok(html(
             StatusCode::OK,
@@ -218,7 +488,8 @@ fn parse_docid(app: &Served, id: &str) -> Result<u64, Response> {
     }
 }
 
-async fn doc(State(app): State<App>, UrlPath(id): UrlPath<String>) -> Response {
+async fn doc(State(live): State<Shared>, UrlPath(id): UrlPath<String>) -> Response {
+    let app = live.current();
     let d = match parse_docid(&app, &id) {
         Ok(d) => d,
         Err(r) => return r,
@@ -232,7 +503,8 @@ async fn doc(State(app): State<App>, UrlPath(id): UrlPath<String>) -> Response {
     .await
 }
 
-async fn raw(State(app): State<App>, UrlPath(id): UrlPath<String>) -> Response {
+async fn raw(State(live): State<Shared>, UrlPath(id): UrlPath<String>) -> Response {
+    let app = live.current();
     let d = match parse_docid(&app, &id) {
         Ok(d) => d,
         Err(r) => return r,
@@ -262,11 +534,13 @@ async fn raw(State(app): State<App>, UrlPath(id): UrlPath<String>) -> Response {
     .await
 }
 
-async fn stats(State(app): State<App>) -> Response {
+async fn stats(State(live): State<Shared>) -> Response {
+    let app = live.current();
     blocking(app, |a| Ok(html(StatusCode::OK, page::stats(a)))).await
 }
 
-async fn plot(State(app): State<App>, UrlPath(name): UrlPath<String>) -> Response {
+async fn plot(State(live): State<Shared>, UrlPath(name): UrlPath<String>) -> Response {
+    let app = live.current();
     blocking(app, move |a| {
         Ok(match a.plot(&name)? {
             Some(svg) => {
@@ -288,7 +562,8 @@ async fn plot(State(app): State<App>, UrlPath(name): UrlPath<String>) -> Respons
     .await
 }
 
-async fn not_found(State(app): State<App>) -> Response {
+async fn not_found(State(live): State<Shared>) -> Response {
+    let app = live.current();
     error(&app, StatusCode::NOT_FOUND, "There is no such page.")
 }
 

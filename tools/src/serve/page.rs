@@ -138,7 +138,9 @@ pub fn results(app: &Served, query: &str, page: usize, per_page: usize, r: &Resu
             body,
             "<p class=\"note\" id=\"count\">{} matching documents{}; results {}–{}{}</p>",
             thousands(r.total),
-            if r.cut_off {
+            if r.timed_out {
+                " (a partial answer: matching stopped at the query time limit)"
+            } else if r.cut_off {
                 " (stopped at the cut-off)"
             } else {
                 ""

@@ -1,0 +1,253 @@
+//! Input kinds: what ingest reads, behind one trait.
+//!
+//! An input (a WARC file, a directory of HTML files) is cut into *units*,
+//! each read from start to end by one [`Reader`]. [`InputKind`] is what a
+//! unit of one kind is: its size (for progress), its typed [`InputKind::Resume`]
+//! point (stored in each segment's checkpoint, so that a unit killed mid-way
+//! restarts after its last published segment), and how it is opened at the
+//! start or at such a point. A reader hands out one [`Next`] per input record:
+//! an [`Item`] (a page to process, or a [`SkipEntry`] saying why a record or
+//! file is not kept, with its file and place), a record that only counts
+//! (requests, metadata), or the end. The stage (`ingest/mod.rs`) schedules
+//! the units, batches their items, processes the pages in parallel and
+//! writes the segments; it knows no input kind.
+//!
+//! A page's [`Content`] says what it holds: HTML (parsed by
+//! [`crate::ingest::page::process`]); a kind whose pages are already text,
+//! or only links, adds its own variant and its own processing beside the
+//! HTML path.
+//!
+//! The kinds, each in its own module: [`warc`] (WARC and ARC files: one unit
+//! per file, resumed at a [`crate::ingest::warc::ResumePoint`]) and
+//! [`html_dir`] (directories of HTML files: units of consecutive files,
+//! resumed at a file index).
+
+pub mod html_dir;
+pub mod warc;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::ingest::limits::{Permit, RecordGate, RecordLimits};
+use crate::input::{SkipCounts, SkipEntry, SkipKind};
+use crate::job::Settings;
+use crate::resources::format_bytes;
+
+/// Cuts made to a kept page: each with its kind and what was cut.
+pub type Cuts = Vec<(SkipKind, String)>;
+
+/// One unit of an input kind: what one reader reads from start to end.
+pub trait InputKind: Send + Sync {
+    /// Where a reader of this unit stands between two records.
+    type Resume: Serialize + DeserializeOwned + Send;
+    /// The reader of this unit.
+    type Reader<'a>: Reader<Resume = Self::Resume>
+    where
+        Self: 'a;
+
+    /// Bytes of input this unit reads (for progress and the figures).
+    fn bytes(&self) -> u64;
+
+    /// Opens a reader at the start (`at` = `None`) or at a resume point an
+    /// earlier reader of this unit gave.
+    fn open<'a>(
+        &'a self,
+        at: Option<Self::Resume>,
+        cx: &'a ReadContext<'a>,
+    ) -> Result<Self::Reader<'a>>;
+}
+
+/// Reads the records of one unit in order.
+pub trait Reader {
+    /// The unit's resume point.
+    type Resume;
+
+    /// The next input record (`counts` takes what it counted); `Err` only for
+    /// errors that stop the whole stage (I/O on the input itself).
+    fn next(&mut self, counts: &mut Counts) -> Result<Next>;
+
+    /// Where a new reader goes on after the records handed out so far.
+    fn resume_point(&self) -> Self::Resume;
+
+    /// Input bytes read so far (progress).
+    fn bytes_read(&self) -> u64;
+
+    /// `true` when nothing follows (known without reading further), so that
+    /// no empty segment is written after the last record.
+    fn at_end(&self) -> bool {
+        false
+    }
+}
+
+/// What a reader found next.
+pub enum Next {
+    /// A page to process, or a skip.
+    Item(Item),
+    /// A record that holds no document (a request, metadata, warcinfo): counted
+    /// only.
+    Counted,
+    /// The unit is read.
+    End,
+}
+
+/// What every unit of one ingest shares.
+pub struct ReadContext<'a> {
+    /// Largest archive record read.
+    pub max_record_bytes: u64,
+    /// The run's settings (budget, strictness).
+    pub settings: &'a Settings,
+    /// Per-record limits from the budget.
+    pub limits: RecordLimits,
+    /// Lets one big record at a time through.
+    pub gate: Arc<RecordGate>,
+}
+
+/// What was counted in a segment (and, summed, in the whole ingest).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Counts {
+    /// WARC records read, by type.
+    pub records: std::collections::BTreeMap<String, u64>,
+    /// Files read from directories.
+    pub files: u64,
+    /// Files in directories that are not HTML by name (not read).
+    pub other_files: u64,
+    /// Pages kept.
+    pub pages: u64,
+    /// HTML bytes of the pages kept.
+    pub html_bytes: u64,
+    /// Responses that are not HTML by content type (images, scripts…).
+    pub not_html: u64,
+    /// Records whose target is not an http(s) or file URL (crawler logs).
+    pub not_web: u64,
+    /// Responses with an error status (4xx, 5xx, 1xx).
+    pub error_status: u64,
+    /// Redirects (kept as pages whose one link is the redirect).
+    pub redirects: u64,
+    /// Links kept.
+    pub links: u64,
+    /// Links dropped (other schemes, unparsable).
+    pub dropped_links: u64,
+    /// Records or files that did not become a page (each listed in the skip
+    /// report).
+    pub skipped: u64,
+    /// Pages kept with a part cut (each listed in the skip report).
+    #[serde(default)]
+    pub cut: u64,
+    /// Skips and cuts by kind.
+    #[serde(default)]
+    pub skips: SkipCounts,
+}
+
+impl Counts {
+    /// Adds `o` to these counts.
+    pub fn add(&mut self, o: &Counts) {
+        for (k, v) in &o.records {
+            *self.records.entry(k.clone()).or_default() += v;
+        }
+        self.files += o.files;
+        self.other_files += o.other_files;
+        self.pages += o.pages;
+        self.html_bytes += o.html_bytes;
+        self.not_html += o.not_html;
+        self.not_web += o.not_web;
+        self.error_status += o.error_status;
+        self.redirects += o.redirects;
+        self.links += o.links;
+        self.dropped_links += o.dropped_links;
+        self.skipped += o.skipped;
+        self.cut += o.cut;
+        for (k, v) in &o.skips {
+            *self.skips.entry(*k).or_default() += v;
+        }
+    }
+}
+
+/// One input record on its way to the page files.
+pub enum Item {
+    /// A page to process (in parallel with the others of its batch).
+    Page(Box<PageItem>),
+    /// A record or file not kept.
+    Skip(SkipEntry),
+}
+
+impl Item {
+    /// A skip of a record or file at `file`, `place`.
+    pub fn skip(kind: SkipKind, file: &Path, place: &str, detail: String) -> Item {
+        Item::Skip(SkipEntry::new(kind, file, place.to_string(), detail))
+    }
+
+    /// Bytes of the page's content held in memory.
+    pub fn body_len(&self) -> usize {
+        match self {
+            Item::Page(p) => p.content.len(),
+            Item::Skip(_) => 0,
+        }
+    }
+
+    /// Does the item hold the gate (a big record in memory)?
+    pub fn holds_permit(&self) -> bool {
+        matches!(self, Item::Page(p) if p.permit.is_some())
+    }
+}
+
+/// A page as read, before processing.
+pub struct PageItem {
+    /// The normalized URL.
+    pub url: String,
+    /// HTTP status, 0 for a file from a directory.
+    pub status: u16,
+    /// Capture date (WARC-Date), or empty.
+    pub date: String,
+    /// `Location` of a redirect, if any.
+    pub location: Option<String>,
+    /// What the page holds.
+    pub content: Content,
+    /// Where it came from, for reports.
+    pub file: PathBuf,
+    /// Where in the file (`offset N`).
+    pub place: String,
+    /// What was cut before it was processed (block, body).
+    pub cuts: Cuts,
+    /// Held while a big record is in memory.
+    pub permit: Option<Permit>,
+}
+
+/// What a page holds.
+pub enum Content {
+    /// An HTML body, parsed by [`crate::ingest::page::process`].
+    Html {
+        /// The Content-Type (or a type guessed from the file name).
+        content_type: String,
+        /// The charset parameter of the HTTP Content-Type, if any.
+        charset: Option<String>,
+        /// The body.
+        body: Vec<u8>,
+    },
+}
+
+impl Content {
+    /// Bytes held.
+    pub fn len(&self) -> usize {
+        match self {
+            Content::Html { body, .. } => body.len(),
+        }
+    }
+
+    /// Holds nothing?
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Says what a block cut kept.
+pub fn cut_detail(what: &str, len: u64, limits: &RecordLimits, s: &Settings) -> String {
+    format!(
+        "{what} of {len} bytes read only up to its first {} bytes: the per-record limit under --mem {}",
+        limits.record_bytes,
+        format_bytes(s.mem)
+    )
+}

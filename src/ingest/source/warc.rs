@@ -1,0 +1,276 @@
+//! WARC and ARC files as an input kind: one unit per file, read by
+//! [`crate::ingest::warc::WarcReader`] and resumed at its
+//! [`ResumePoint`]. A `response` record becomes an HTML page (or a redirect,
+//! or a skip: error status, not HTML, no target, bad HTTP); every other
+//! record only counts.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::ingest::source::{
+    cut_detail, Content, Counts, InputKind, Item, Next, PageItem, ReadContext, Reader,
+};
+use crate::ingest::url::{self, UrlVerdict};
+use crate::ingest::warc::{ResumePoint, WarcEvent, WarcOptions, WarcReader, WarcRecord};
+use crate::input::SkipKind;
+use crate::resources::format_bytes;
+
+/// One WARC or ARC file (plain or gzip).
+pub struct WarcFile {
+    path: PathBuf,
+    bytes: u64,
+}
+
+impl WarcFile {
+    /// The unit of the file at `path`.
+    pub fn new(path: &Path) -> WarcFile {
+        WarcFile {
+            path: path.to_path_buf(),
+            bytes: std::fs::metadata(path).map_or(0, |m| m.len()),
+        }
+    }
+}
+
+impl InputKind for WarcFile {
+    type Resume = ResumePoint;
+    type Reader<'a> = WarcItems<'a>;
+
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn open<'a>(
+        &'a self,
+        at: Option<ResumePoint>,
+        cx: &'a ReadContext<'a>,
+    ) -> Result<WarcItems<'a>> {
+        let wopts = WarcOptions {
+            max_record_bytes: cx.max_record_bytes,
+            keep_block_bytes: cx.limits.record_bytes,
+        };
+        let mut reader = match at {
+            Some(pos) => WarcReader::open_at(&self.path, &pos, &wopts)?,
+            None => WarcReader::open(&self.path, &wopts)?,
+        };
+        reader.set_gate(cx.limits.gate_bytes, Arc::clone(&cx.gate));
+        Ok(WarcItems {
+            path: &self.path,
+            reader,
+            cx,
+        })
+    }
+}
+
+/// The items of one WARC file.
+pub struct WarcItems<'a> {
+    path: &'a Path,
+    reader: WarcReader,
+    cx: &'a ReadContext<'a>,
+}
+
+impl Reader for WarcItems<'_> {
+    type Resume = ResumePoint;
+
+    fn next(&mut self, counts: &mut Counts) -> Result<Next> {
+        Ok(match self.reader.next_event()? {
+            None => Next::End,
+            Some(WarcEvent::Skip { skip, .. }) => Next::Item(Item::Skip(skip.into())),
+            Some(WarcEvent::Record(rec)) => match warc_item(self.path, rec, self.cx, counts) {
+                Some(item) => Next::Item(item),
+                None => Next::Counted,
+            },
+        })
+    }
+
+    fn resume_point(&self) -> ResumePoint {
+        self.reader.resume_point()
+    }
+
+    fn bytes_read(&self) -> u64 {
+        self.reader.bytes_read()
+    }
+}
+
+/// Media types read as HTML.
+fn is_html_type(media: &str) -> bool {
+    let m = media.trim().to_ascii_lowercase();
+    m.is_empty() || m == "text/html" || m == "application/xhtml+xml" || m == "text/xhtml"
+}
+
+/// Where an HTTP body lies: in the record's block, or decoded apart.
+enum BodyAt {
+    Block(usize, usize),
+    Decoded(Vec<u8>),
+}
+
+/// The parts of a response a page needs, owned (so that the record's block
+/// can become the body without a copy).
+struct Response {
+    status: u16,
+    location: Option<String>,
+    media: String,
+    content_type: String,
+    charset: Option<String>,
+    body: BodyAt,
+    body_cut: bool,
+}
+
+/// Takes a record's HTTP response apart with its body cut at `max`; `None`
+/// when the record holds no document (requests, metadata, DNS).
+fn response(rec: &WarcRecord, max: u64) -> Option<std::result::Result<Response, String>> {
+    let resp = match rec.http_response(max)? {
+        Ok(r) => r,
+        Err(e) => return Some(Err(e)),
+    };
+    let location = resp.header("location").map(str::to_string);
+    let media = resp.media_type().unwrap_or_default();
+    let content_type = resp.content_type().unwrap_or("").to_string();
+    let charset = resp.charset().map(str::to_string);
+    let body = match resp.body {
+        std::borrow::Cow::Borrowed(b) => {
+            let start = b.as_ptr() as usize - rec.block.as_ptr() as usize;
+            BodyAt::Block(start, start + b.len())
+        }
+        std::borrow::Cow::Owned(v) => BodyAt::Decoded(v),
+    };
+    Some(Ok(Response {
+        status: resp.status,
+        location,
+        media,
+        content_type,
+        charset,
+        body,
+        body_cut: resp.body_cut,
+    }))
+}
+
+/// What a WARC record becomes: a page to parse, a skip, or only a count
+/// (records that hold no document: requests, metadata, warcinfo, DNS).
+fn warc_item(
+    path: &Path,
+    mut rec: WarcRecord,
+    ctx: &ReadContext,
+    counts: &mut Counts,
+) -> Option<Item> {
+    let limits = &ctx.limits;
+    let place = rec.pos.to_string();
+    let skip = |kind: SkipKind, detail: String| Some(Item::skip(kind, path, &place, detail));
+    *counts
+        .records
+        .entry(rec.kind.as_str().to_string())
+        .or_default() += 1;
+    // A body that decodes beyond the gate's threshold is decoded again
+    // holding the gate, up to the per-record limit.
+    let mut permit = rec.permit.take();
+    let first = if permit.is_some() {
+        limits.record_bytes
+    } else {
+        limits.gate_bytes
+    };
+    let mut resp = match response(&rec, first)? {
+        Ok(r) => r,
+        Err(e) => return skip(SkipKind::BadHttp, format!("bad HTTP response: {e}")),
+    };
+    if resp.body_cut && permit.is_none() && first < limits.record_bytes {
+        drop(resp);
+        permit = Some(ctx.gate.enter());
+        resp = match response(&rec, limits.record_bytes)? {
+            Ok(r) => r,
+            Err(e) => return skip(SkipKind::BadHttp, format!("bad HTTP response: {e}")),
+        };
+    }
+    let Some(target) = rec.target_uri() else {
+        return skip(
+            SkipKind::NoTarget,
+            format!("{} record without WARC-Target-URI", rec.kind.as_str()),
+        );
+    };
+    let url = match url::normalize_checked(target) {
+        UrlVerdict::Kept(u) => u,
+        UrlVerdict::TooLong(n) => {
+            return skip(
+                SkipKind::UrlTooLong,
+                format!(
+                    "its URL has {n} bytes, more than {} (starts {:?})",
+                    url::MAX_URL_BYTES,
+                    crate::input::shown(target.as_bytes())
+                ),
+            )
+        }
+        // wget and wpull store their logs as `resource` records under
+        // `metadata://` or `urn:` URIs: not web pages, not damage.
+        UrlVerdict::NotWeb => {
+            counts.not_web += 1;
+            return skip(
+                SkipKind::NotWeb,
+                format!(
+                    "target {:?} is not an http(s) or file URL",
+                    crate::input::shown(target.as_bytes())
+                ),
+            );
+        }
+    };
+    let status = resp.status;
+    let redirect = (300..400).contains(&status) && resp.location.is_some();
+    if !redirect {
+        if !(200..300).contains(&status) {
+            counts.error_status += 1;
+            return skip(SkipKind::ErrorStatus, format!("HTTP status {status}"));
+        }
+        if !is_html_type(&resp.media) {
+            counts.not_html += 1;
+            return skip(
+                SkipKind::NotHtml,
+                format!("media type {:?} is not HTML", resp.media),
+            );
+        }
+    }
+    let mut cuts = Vec::new();
+    if rec.is_cut() {
+        cuts.push((
+            SkipKind::BlockCut,
+            cut_detail("record block", rec.length, limits, ctx.settings),
+        ));
+    }
+    if resp.body_cut {
+        cuts.push((
+            SkipKind::BodyCut,
+            format!(
+                "body decoded only up to its first {} bytes (it is longer): the per-record limit under --mem {}",
+                limits.record_bytes,
+                format_bytes(ctx.settings.mem)
+            ),
+        ));
+    }
+    let date = rec.date().unwrap_or("").to_string();
+    let body = if redirect {
+        Vec::new()
+    } else {
+        match std::mem::replace(&mut resp.body, BodyAt::Decoded(Vec::new())) {
+            BodyAt::Decoded(v) => v,
+            // The block becomes the body: no copy of a big record.
+            BodyAt::Block(start, end) => {
+                let mut block = std::mem::take(&mut rec.block);
+                block.copy_within(start..end, 0);
+                block.truncate(end - start);
+                block
+            }
+        }
+    };
+    Some(Item::Page(Box::new(PageItem {
+        url,
+        status,
+        date,
+        location: if redirect { resp.location } else { None },
+        content: Content::Html {
+            content_type: resp.content_type,
+            charset: resp.charset,
+            body,
+        },
+        file: path.to_path_buf(),
+        place,
+        cuts,
+        permit,
+    })))
+}
