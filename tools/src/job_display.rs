@@ -29,6 +29,10 @@ pub struct JobDisplay {
     plain: bool,
     running: Running,
     ended: Vec<(StageId, How)>,
+    /// Stages that had finished before this run began: they are checked,
+    /// and skipped unless their inputs or outputs changed, so they are not
+    /// announced as running.
+    finished_before: Vec<StageId>,
 }
 
 fn style(template: &str) -> ProgressStyle {
@@ -95,6 +99,11 @@ impl JobDisplay {
             plain,
             running: Arc::default(),
             ended: Vec::new(),
+            finished_before: stages
+                .iter()
+                .copied()
+                .filter(|&s| StageState::of(manifest, s) == StageState::Finished)
+                .collect(),
         }
     }
 
@@ -139,16 +148,23 @@ impl JobDisplay {
         }
     }
 
-    /// Leaves the stage lines on the screen as they are and stops drawing.
+    /// Draws the stage lines one last time as they are and stops drawing,
+    /// so that what is printed next (the summary) is never drawn over:
+    /// every bar is finished, which draws its final state (a plain tick may
+    /// be dropped by the draw rate limit) and makes it inert.
     pub fn finish(&self) {
         self.reporter.set_anchor(None);
         if let Some(h) = &self.header {
-            h.set_message(format!("{} stages done", self.ended.len()));
             h.disable_steady_tick();
-            h.tick();
+            h.finish_with_message(format!(
+                "{} of {} stages done",
+                self.ended.len(),
+                self.lines.len()
+            ));
         }
         for (_, bar) in &self.lines {
             bar.disable_steady_tick();
+            bar.finish();
         }
     }
 }
@@ -157,13 +173,22 @@ impl Observer for JobDisplay {
     fn starting(&mut self, stages: &[StageId]) {
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) = stages.to_vec();
         for &s in stages {
+            let checking = self.finished_before.contains(&s);
             if let Some(bar) = self.line(s) {
-                bar.set_style(style("  {prefix} {spinner} running {elapsed}"));
+                bar.set_style(style(if checking {
+                    "  {prefix} {spinner} checking (finished before) {elapsed}"
+                } else {
+                    "  {prefix} {spinner} running {elapsed}"
+                }));
                 bar.set_prefix(format!("▸ {:<15}", s.name()));
                 bar.reset_elapsed();
                 bar.enable_steady_tick(Duration::from_millis(200));
             }
-            self.log(&format!("{s}: running"));
+            // A stage that finished before says how it ended (skipped, or
+            // recomputed with the reason noted), not that it is running.
+            if !checking {
+                self.log(&format!("{s}: running"));
+            }
         }
         // The running stages' task bars go below the last of them.
         let anchor = stages.last().and_then(|&s| self.line(s)).cloned();

@@ -3,7 +3,9 @@
 //! `--tmp-dir`, a refusal naming the changed flag, `inspect`'s stage order,
 //! `stats`' grouped figures, `top`'s help, `--tol`'s default, `--plot` in the
 //! README, read-only views beside a writer and on a read-only job, and the
-//! near-duplicate plot with few points.
+//! near-duplicate plot with few points; and issue 24's: `run`'s display on
+//! a real terminal (tmux), `run --force` after a failed run, a graph-only
+//! job's summary, the near-duplicate methods' thresholds in words.
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
@@ -409,5 +411,235 @@ fn the_near_duplicate_plot_says_when_there_is_too_little_to_plot() {
     assert!(
         svg.contains("near-duplicates of a page = 1: 6 pages"),
         "{svg}"
+    );
+}
+
+/// A tmux server of its own (`-L`), killed when dropped.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// A session running `command` in a 140×60 terminal, or `None` without
+    /// tmux.
+    fn start(command: &str) -> Option<Tmux> {
+        let socket = format!("webmill-test-{}", std::process::id());
+        let ok = Command::new("tmux")
+            .args([
+                "-L",
+                &socket,
+                "new-session",
+                "-d",
+                "-x",
+                "140",
+                "-y",
+                "60",
+                command,
+            ])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("tmux is not installed: the terminal test is skipped");
+            return None;
+        }
+        Some(Tmux { socket })
+    }
+
+    /// The screen and its scrollback, as a person would see it.
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket, "capture-pane", "-p", "-J", "-S", "-300"])
+            .output()
+            .unwrap();
+        text(&out.stdout)
+    }
+
+    /// Waits until the screen shows `marker`; returns the screen.
+    fn wait_for(&self, marker: &str) -> String {
+        let start = std::time::Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(marker) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(300),
+                "{marker:?} never appeared:\n{s}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .status();
+    }
+}
+
+/// Issue 24, finding 9: on a terminal, `run`'s display ended garbled — the
+/// stage lines frozen mid-run above the summary, the commands under
+/// `Next:` erased, and a re-run of a finished job left "0 of 6 stages
+/// done" on screen. Seen through tmux as a person sees it.
+#[test]
+fn run_ends_cleanly_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    write_site(&site, 300, 3);
+    let job = dir.path().join("job");
+    let cmd = format!(
+        "{} run --mem 16M --out {} http://site.example/={}",
+        assert_cmd::cargo::cargo_bin("webmill").display(),
+        job.display(),
+        site.display()
+    );
+    let script = dir.path().join("twice.sh");
+    std::fs::write(
+        &script,
+        format!("{cmd}; echo FIRST-EXIT=$?; {cmd}; echo SECOND-EXIT=$?; sleep 600\n"),
+    )
+    .unwrap();
+    let Some(tmux) = Tmux::start(&format!("sh {}", script.display())) else {
+        return;
+    };
+    let screen = tmux.wait_for("SECOND-EXIT=");
+    let runs: Vec<&str> = screen.split("FIRST-EXIT=").collect();
+    assert_eq!(runs.len(), 2, "{screen}");
+    assert!(runs[1].starts_with('0'), "{screen}");
+    for (i, run) in runs.iter().enumerate() {
+        // The display's last state: every stage done, nothing running.
+        assert!(run.contains("6 of 6 stages done"), "run {i}:\n{run}");
+        assert!(
+            !run.contains("running"),
+            "a stage line froze as running:\n{run}"
+        );
+        assert!(!run.contains("0 of 6 stages done"), "run {i}:\n{run}");
+        assert!(!run.contains("waiting"), "run {i}:\n{run}");
+        // The summary's last lines are intact, each command on its own
+        // line, and what follows starts on a line of its own.
+        let next = run
+            .split("Next:")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no Next: in run {i}:\n{run}"));
+        let lines: Vec<&str> = next.lines().skip(1).take(5).collect();
+        for (line, cmd) in lines
+            .iter()
+            .zip(["search", "serve", "top", "stats", "export"])
+        {
+            assert!(
+                line.trim_start().starts_with(&format!(
+                    "{} {cmd}",
+                    assert_cmd::cargo::cargo_bin("webmill").display()
+                )),
+                "run {i}: {line:?} in\n{run}"
+            );
+        }
+    }
+    assert!(screen.contains("\nSECOND-EXIT=0"), "{screen}");
+    assert!(runs[1].contains("skipped: finished before"), "{}", runs[1]);
+}
+
+/// Issue 24, finding 8: `run --force` did not recover a run that failed
+/// with other inputs ("was interrupted while running with other parameters
+/// (--inputs was [{\"base\":…}] …); pass --force", with --force passed), and
+/// the message showed JSON. Now the refusal names the inputs as given and
+/// --force starts the stage over.
+#[test]
+fn run_force_recovers_a_run_that_failed_with_other_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    write_site(&a, 60, 1);
+    write_site(&b, 80, 2);
+    let job = dir.path().join("job");
+    let run = |input: &Path, extra: &[&str]| {
+        let mut c = webmill(&["run", "--mem", "16M", "--out"]);
+        c.arg(&job)
+            .args(extra)
+            .arg(format!("http://site.example/={}", input.display()));
+        c
+    };
+    // The first run fails in ingest (an abort at a failpoint).
+    let mut c = run(&a, &[]);
+    c.env("WEBMILL_FAILPOINT", "ingest.segment");
+    assert!(!output(c).status.success());
+    let out = output(run(&b, &[]));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("the inputs were") && err.contains("--force"),
+        "{err}"
+    );
+    assert!(
+        !err.contains('{') && !err.contains("\"base\""),
+        "JSON in the message: {err}"
+    );
+    let out = output(run(&b, &["--force"]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("is complete"));
+}
+
+/// Issue 24, finding 10: a graph-only job's summary offered `search`,
+/// which cannot work on an edge list; it offers what works on a graph.
+#[test]
+fn a_graph_jobs_summary_offers_what_works_on_a_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = dir.path().join("g.tsv");
+    write_snap(&g, &random_graph(4, 2000), false);
+    let job = dir.path().join("job");
+    let mut c = webmill(&["run", "--mem", "16M", "--graph", "snap", "--out"]);
+    c.arg(&job).arg(&g);
+    let out = output(c);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let next = text(&out.stdout);
+    let next = next.split("Next:").nth(1).expect("a Next: section");
+    assert!(!next.contains(" search "), "{next}");
+    for cmd in [" serve ", " top ", " bowtie ", " stats ", " export ranks "] {
+        assert!(next.contains(cmd), "{cmd} missing from {next}");
+    }
+    // Each offered command works on the job.
+    let j = job.to_str().unwrap();
+    for args in [vec!["top", j], vec!["bowtie", j], vec!["stats", j]] {
+        let out = output(webmill(&args));
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
+/// Issue 24, finding 11: the near-duplicate methods reported very
+/// different numbers of pairs on the same pages with nothing saying why;
+/// the summary says each one's rule and threshold in words and points to
+/// `dedup-eval`. `stats --plot FILE` says it wrote the file.
+#[test]
+fn the_summary_says_what_each_near_duplicate_method_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    write_site(&site, 150, 5);
+    let job = dir.path().join("job");
+    let mut c = webmill(&["run", "--mem", "16M", "--out"]);
+    c.arg(&job)
+        .arg(format!("http://site.example/={}", site.display()));
+    let out = output(c);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for want in [
+        "pairs are pages whose 4-word shingle sets are estimated at Jaccard resemblance ≥ ",
+        "pairs are pages sharing a megashingle",
+        "dedup-eval",
+    ] {
+        assert!(stdout.contains(want), "{want:?} missing from\n{stdout}");
+    }
+    let plot = dir.path().join("degrees.svg");
+    let out = output(webmill(&[
+        "stats",
+        job.to_str().unwrap(),
+        "--plot",
+        plot.to_str().unwrap(),
+    ]));
+    assert!(out.status.success());
+    assert!(
+        text(&out.stderr).contains(&format!("wrote {}", plot.display())),
+        "{}",
+        text(&out.stderr)
     );
 }

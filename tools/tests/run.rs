@@ -99,6 +99,12 @@ fn a_site_in_one_command_then_again_with_everything_skipped() {
         "{stdout}"
     );
     assert!(text(&out.stderr).contains("ingest: skipped: finished before"));
+    // Issue 24: a stage that is skipped is not first announced as running.
+    assert!(
+        !text(&out.stderr).contains(": running"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(job_files(&job) == first, "a skipped run changed the job");
 
     // -q: nothing at all.

@@ -71,6 +71,36 @@ fn parse_alg(s: &str) -> Result<Alg, String> {
     Alg::parse(s).map_err(|e| e.to_string())
 }
 
+/// What a `dedup-ALG` stage's pairs are, in words, from its recorded
+/// parameters: the methods differ in what they compare and where they draw
+/// the line, which is why they report different numbers of pairs.
+pub fn rule_in_words(alg: Alg, params: &serde_json::Value) -> String {
+    let k = params["shingle"].as_u64().unwrap_or(0);
+    let t = params["threshold"].as_f64();
+    let exact = params["verify"].as_str() == Some("exact");
+    match alg {
+        Alg::Exact => "pages with identical word sequences".to_string(),
+        Alg::MinHash => format!(
+            "pages whose {k}-word shingle sets are {} at Jaccard resemblance ≥ {}",
+            if exact { "measured" } else { "estimated" },
+            t.map_or("?".into(), |t| t.to_string())
+        ),
+        Alg::Broder if exact => format!(
+            "pages sharing a megashingle of {k}-word shingles, kept at measured Jaccard resemblance ≥ {}",
+            t.map_or("?".into(), |t| t.to_string())
+        ),
+        Alg::Broder => format!(
+            "pages sharing a megashingle: two of six supershingles of their {k}-word shingles agree (each with probability J^14, so mostly pages of resemblance J above ~0.9)"
+        ),
+        Alg::Charikar => format!(
+            "pages whose term vectors' random projections agree on ≥ {} of 384 bits (an angle of at most ~{:.1}°, cosine ≥ ~{:.3})",
+            webmill::dedup::charikar::CHARIKAR_THRESHOLD,
+            180.0 * f64::from(384 - webmill::dedup::charikar::CHARIKAR_THRESHOLD) / 384.0,
+            (std::f64::consts::PI * f64::from(384 - webmill::dedup::charikar::CHARIKAR_THRESHOLD) / 384.0).cos()
+        ),
+    }
+}
+
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let mut job = g.open_job(&args.job, false)?;
     let settings = g.settings(args.force, false);
@@ -109,6 +139,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             format_bytes(x.sketch_file_bytes),
             format_bytes(f.peak_rss),
             format_bytes(settings.mem),
+        ));
+        reporter.note(&format!(
+            "  pairs are {}; `webmill dedup-eval {} --alg {}` measures precision and recall on a sample",
+            rule_in_words(alg, &record.params),
+            args.job.display(),
+            alg.name()
         ));
         reporter.note(&format!(
             "  near-duplicates per page (log-log): {}",

@@ -6,12 +6,10 @@ use std::process::ExitCode;
 
 use webmill::dedup::files::{for_each_cluster_member, for_each_pair, for_each_pair_with_urls};
 use webmill::dedup::Alg;
-use webmill::docs::DocTable;
+use webmill::docstore::DocStore;
 use webmill::graph::EdgeFile;
 use webmill::index::inverted::Barrel;
 use webmill::index::lexicon::Lexicon;
-use webmill::ingest::pagefile::PageFile;
-use webmill::ingest::records::{decode_anchor, ANCHORS};
 use webmill::input::for_each_skip;
 use webmill::job::{JobFile, JobView, StageId};
 use webmill::sort::SortConfig;
@@ -244,7 +242,7 @@ fn fill(
 ) -> anyhow::Result<()> {
     match args.what {
         What::Docs => {
-            for doc in DocTable::open(job.file(JobFile::Docs)?)?.iter() {
+            for doc in DocStore::open(job)?.table().iter() {
                 let (id, d) = doc?;
                 put(
                     sink,
@@ -260,16 +258,19 @@ fn fill(
             }
         }
         What::Ranks => {
-            let ranks = webmill::rank::RankVector::open(job.file(JobFile::Ranks)?)?;
-            let mut r = ranks.reader();
-            for doc in DocTable::open(job.file(JobFile::Docs)?)?.iter() {
+            let store = DocStore::open(job)?;
+            let Some(mut rank) = store.pagerank_lookup()? else {
+                // Names what to run, or why the ranks are not this table's.
+                job.file(JobFile::Ranks)?;
+                anyhow::bail!(
+                    "{}: not the PageRank of this doc table (another length); run `webmill pagerank` again",
+                    JobFile::Ranks.name()
+                );
+            };
+            for doc in store.table().iter() {
                 let (id, d) = doc?;
-                let rank = r.get(id)?;
-                put(
-                    sink,
-                    out,
-                    &[Cell::U64(id), Cell::Str(&d.url), Cell::F64(rank)],
-                )?;
+                let r = rank(u32::try_from(id)?)?;
+                put(sink, out, &[Cell::U64(id), Cell::Str(&d.url), Cell::F64(r)])?;
             }
         }
         What::Text => {
@@ -336,9 +337,8 @@ fn fill(
             }
         }
         What::Anchors => {
-            let anchors = PageFile::open(job.file(JobFile::Anchors)?, &ANCHORS)?;
-            anchors.for_each(|dst, input| {
-                let (src, kind, text) = decode_anchor(input)?;
+            job.file(JobFile::Anchors)?;
+            DocStore::open(job)?.for_each_anchor(|dst, src, kind, text| {
                 put(
                     sink,
                     out,

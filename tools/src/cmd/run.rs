@@ -10,7 +10,7 @@ use webmill::graph::import::{GraphFormat, ImportOptions};
 use webmill::graph::names::NameOrder;
 use webmill::index::IndexOptions;
 use webmill::ingest::{IngestOptions, InputSpec};
-use webmill::job::JobView;
+use webmill::job::{JobView, StageId};
 use webmill::pipeline::{How, JobSummary, Pipeline, PipelineOptions, Source};
 use webmill::rank::{Dangling, Mode, PageRankOptions};
 use webmill::resources::format_bytes;
@@ -208,6 +208,15 @@ fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
 
 /// This process's command line, quoted for a shell: the command that
 /// resumes it.
+/// The program as the user invoked it (`target/release/webmill` after the
+/// README's build, `webmill` when on the PATH), for commands to copy.
+fn program() -> String {
+    std::env::args()
+        .next()
+        .filter(|a| !a.is_empty() && !a.contains(char::is_whitespace))
+        .unwrap_or_else(|| "webmill".into())
+}
+
 fn command_line() -> String {
     std::env::args()
         .map(|a| {
@@ -287,7 +296,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let view = JobView::open(&args.out)?;
     let summary = JobSummary::of(&view, args.top)?;
     if !g.quiet {
-        print!("{}", describe(&summary, &args.out, &display));
+        print!("{}", describe(&summary, &view, &args.out, &display));
     }
     if args.strict && summary.bad_input > 0 {
         return Err(webmill::Error::Input {
@@ -304,7 +313,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
 }
 
 /// The summary a person reads at the end of a run.
-fn describe(s: &JobSummary, job: &Path, display: &JobDisplay) -> String {
+fn describe(s: &JobSummary, view: &JobView, job: &Path, display: &JobDisplay) -> String {
     use std::fmt::Write;
     let mut o = String::new();
     let count = |how: How| display.ended().iter().filter(|(_, h)| *h == how).count();
@@ -358,6 +367,24 @@ fn describe(s: &JobSummary, job: &Path, display: &JobDisplay) -> String {
             thousands(d.docs_in_clusters),
             thousands(d.pairs)
         );
+        if let Some((alg, p)) = Alg::parse(&d.alg)
+            .ok()
+            .and_then(|a| Some((a, view.published(StageId::Dedup(a))?)))
+        {
+            let _ = writeln!(
+                o,
+                "              pairs are {}",
+                super::dedup::rule_in_words(alg, &p.params)
+            );
+        }
+    }
+    if s.dedup.len() > 1 {
+        let _ = writeln!(
+            o,
+            "              (the methods compare different things at different thresholds, hence different counts; `{} dedup-eval {} --alg ALG` measures each one's precision and recall)",
+            program(),
+            job.display()
+        );
     }
     if let Some((words, postings, bytes)) = s.index {
         let _ = writeln!(
@@ -390,8 +417,9 @@ fn describe(s: &JobSummary, job: &Path, display: &JobDisplay) -> String {
         if s.skipped + s.cut > s.first_skips.len() as u64 {
             let _ = writeln!(
                 o,
-                "      … {} more; all are listed by `webmill export skips {}`",
+                "      … {} more; all are listed by `{} export skips {}`",
                 thousands(s.skipped + s.cut - s.first_skips.len() as u64),
+                program(),
                 job.display()
             );
         }
@@ -428,23 +456,46 @@ fn describe(s: &JobSummary, job: &Path, display: &JobDisplay) -> String {
         let _ = writeln!(o, "  {stage:<15} {:>10}  {shown}", format_bytes(bytes));
     }
     let j = job.display();
+    let w = program();
     let _ = writeln!(o, "\nNext:");
-    for (cmd, what) in [
-        (format!("webmill search {j} WORDS…"), "search the index"),
-        (
-            format!("webmill serve {j}"),
+    let mut next: Vec<(String, &str)> = Vec::new();
+    if s.index.is_some() {
+        next.push((format!("{w} search {j} WORDS…"), "search the index"));
+        next.push((
+            format!("{w} serve {j}"),
             "search it in the browser (http://127.0.0.1:8080/)",
+        ));
+    } else {
+        // A graph without text (an edge list): what works on a graph.
+        next.push((
+            format!("{w} serve {j}"),
+            "browse the documents, their links and ranks in the browser (http://127.0.0.1:8080/)",
+        ));
+        next.push((
+            format!("{w} bowtie {j}"),
+            "the graph's bow-tie: SCC, IN, OUT, tendrils",
+        ));
+    }
+    if s.pagerank.is_some() {
+        next.push((format!("{w} top {j} -k 20"), "the highest-ranked pages"));
+    }
+    next.push((
+        format!("{w} stats {j}"),
+        "the job's figures and degree distributions",
+    ));
+    next.push((
+        format!(
+            "{w} export {} {j} --format parquet -o {}.parquet",
+            if s.index.is_some() { "docs" } else { "ranks" },
+            if s.index.is_some() { "docs" } else { "ranks" }
         ),
-        (format!("webmill top {j} -k 20"), "the highest-ranked pages"),
-        (
-            format!("webmill stats {j}"),
-            "the job's figures and degree distributions",
-        ),
-        (
-            format!("webmill export docs {j} --format parquet -o docs.parquet"),
-            "tables for other tools (docs, edges, ranks, pairs, clusters, anchors, postings, skips)",
-        ),
-    ] {
+        if s.index.is_some() {
+            "tables for other tools (docs, edges, ranks, pairs, clusters, anchors, postings, skips)"
+        } else {
+            "tables for other tools (docs, edges, ranks, skips)"
+        },
+    ));
+    for (cmd, what) in next {
         let _ = writeln!(o, "  {cmd:<58} {what}");
     }
     o

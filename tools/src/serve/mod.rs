@@ -12,8 +12,21 @@
 //!
 //! The job is opened read-only through a [`JobView`](webmill::job::JobView):
 //! no lock is taken, so a job another process is writing, or a read-only
-//! copy, is served. Requests run on tokio; the disk work of each runs on
-//! the blocking pool, sharing one [`Searcher`](webmill::search::Searcher).
+//! copy, is served. Each request reads one generation of the job, whole
+//! ([`Live`]): every file is opened at once, a new generation is opened
+//! beside the old one once its writer has let go of the job and swapped in
+//! between requests, and the old files are closed when its last request
+//! ends. Requests run on tokio; the disk work of each runs on the blocking
+//! pool, sharing one [`Searcher`](webmill::search::Searcher).
+//!
+//! The server holds its ground ([`Limits`]): connections are accepted on
+//! our own loop over hyper's HTTP/1.1 connection, at most
+//! `max_connections` at once (the others wait in the listen queue); a
+//! client has `header_timeout` to send a request's headers; a connection
+//! without a request under way and silent for `idle_timeout` is closed; a
+//! query's matching stops at `query_time` and its page says the answer is
+//! partial; when the last connection of a burst closes, freed heap memory
+//! goes back to the system.
 //!
 //! Hostile requests get a 4xx page and never reach the engine with anything
 //! unchecked: a request line over [`MAX_URI_BYTES`] is refused (414), query
