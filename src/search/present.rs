@@ -432,7 +432,7 @@ mod tests {
         let s = page_snippet(&page, &words);
         assert!(
             s.text
-                .contains("Backup of my database? Use pg_dump; it's that simple & safe."),
+                .contains("Backup of my database? Use pg_dump; it's that simple & safe"),
             "{}",
             s.text
         );
