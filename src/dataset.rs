@@ -117,6 +117,8 @@ pub fn export_dataset(
         settings: &settings,
         limits,
         gate: RecordGate::new(),
+        // Documents are read one at a time here, never batched.
+        batch_bytes: 0,
     };
     let mut counts = DatasetCounts::default();
     let mut page = 0usize;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::dedup::stage::{dedup, Dedup, DedupFigures, DedupOptions};
+use crate::dedup::stage::{Dedup, DedupFigures, DedupOptions};
 use crate::dedup::Alg;
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
@@ -55,24 +55,6 @@ pub struct PipelineOptions {
     pub dedup: Option<DedupOptions>,
 }
 
-/// One stage of a pipeline, with its options.
-enum Planned {
-    /// A stage run on its own.
-    One(Arc<dyn DynStage>),
-    /// A near-duplicate algorithm: consecutive ones run together, in one
-    /// sketch pass.
-    Dedup(Dedup),
-}
-
-impl Planned {
-    fn stage(&self) -> &dyn DynStage {
-        match self {
-            Planned::One(s) => &**s,
-            Planned::Dedup(d) => d,
-        }
-    }
-}
-
 /// Told what a pipeline does, as it does it.
 pub trait Observer {
     /// `stages` start (several at once when they share work: the
@@ -92,7 +74,7 @@ impl Observer for Unobserved {
 
 /// The stages of one job, in run order.
 pub struct Pipeline {
-    stages: Vec<Planned>,
+    stages: Vec<Arc<dyn DynStage>>,
     notes: Vec<String>,
 }
 
@@ -114,16 +96,16 @@ impl Pipeline {
         mem: u64,
         registry: &Registry,
     ) -> Result<Pipeline> {
-        let mut stages = Vec::new();
+        let mut stages: Vec<Arc<dyn DynStage>> = Vec::new();
         let mut notes = Vec::new();
         let mut ranked = true;
         match &opts.source {
             Source::Web(o) => {
-                stages.push(Planned::One(Arc::new(Ingest {
+                stages.push(Arc::new(Ingest {
                     opts: o.clone(),
                     mem,
-                })));
-                stages.push(Planned::One(Arc::new(Resolve)));
+                }));
+                stages.push(Arc::new(Resolve));
                 if !o.may_hold_links()? {
                     ranked = false;
                     notes.push(
@@ -131,38 +113,36 @@ impl Pipeline {
                     );
                 }
             }
-            Source::Graph(o) => {
-                stages.push(Planned::One(Arc::new(ImportGraph { opts: o.clone() })))
-            }
+            Source::Graph(o) => stages.push(Arc::new(ImportGraph { opts: o.clone() })),
         }
         if ranked {
-            stages.push(Planned::One(Arc::new(PageRank {
+            stages.push(Arc::new(PageRank {
                 opts: opts.pagerank.clone(),
-            })));
+            }));
         }
         if let Some(o) = &opts.index {
-            stages.push(Planned::One(Arc::new(Index { opts: o.clone() })));
+            stages.push(Arc::new(Index { opts: o.clone() }));
         }
         if let Some(o) = &opts.dedup {
             let mut algs = o.algs.clone();
             algs.sort();
             algs.dedup();
             for alg in algs {
-                stages.push(Planned::Dedup(Dedup {
+                stages.push(Arc::new(Dedup {
                     alg,
                     opts: o.clone(),
                 }));
             }
         }
-        stages.extend(registry.custom().into_iter().map(Planned::One));
-        let declared: Vec<Declared> = stages.iter().map(|s| Declared::of(s.stage())).collect();
+        stages.extend(registry.custom());
+        let declared: Vec<Declared> = stages.iter().map(|s| Declared::of(&**s)).collect();
         let run_order = order(&declared, |_| false).map_err(|e| match (&opts.source, e) {
             (Source::Graph(_), Error::Usage { detail, .. }) => Error::usage(format!(
                 "{detail}; an edge list has no page text, so there is no index or near-duplicates to compute (leave out --dedup and the index)"
             )),
             (_, e) => e,
         })?;
-        let mut slots: Vec<Option<Planned>> = stages.into_iter().map(Some).collect();
+        let mut slots: Vec<Option<Arc<dyn DynStage>>> = stages.into_iter().map(Some).collect();
         let stages = run_order
             .into_iter()
             .filter_map(|i| slots[i].take())
@@ -177,7 +157,7 @@ impl Pipeline {
 
     /// The stages, in the order they run.
     pub fn stages(&self) -> Vec<StageId> {
-        self.stages.iter().map(|s| s.stage().id()).collect()
+        self.stages.iter().map(|s| s.id()).collect()
     }
 
     /// Runs every stage in order on `job`: skips the finished ones, resumes
@@ -193,21 +173,21 @@ impl Pipeline {
     ) -> Result<()> {
         let mut i = 0;
         while i < self.stages.len() {
-            let planned = &self.stages[i];
+            let stage = &self.stages[i];
             i += 1;
-            let stage = match planned {
-                Planned::One(s) => s,
-                Planned::Dedup(first) => {
-                    // The algorithms share one sketch pass: run them together.
-                    let mut group = vec![first];
-                    while let Some(Planned::Dedup(d)) = self.stages.get(i) {
-                        group.push(d);
-                        i += 1;
+            if let Some(key) = stage.work_group() {
+                // Stages sharing work (one sketch pass) run together.
+                let mut group = vec![stage];
+                while let Some(next) = self.stages.get(i) {
+                    if next.work_group() != Some(key) {
+                        break;
                     }
-                    run_dedup(job, settings, &group, observer)?;
-                    continue;
+                    group.push(next);
+                    i += 1;
                 }
-            };
+                run_together(job, settings, &group, observer)?;
+                continue;
+            }
             let id = stage.id();
             let s = settings.forced(settings.force && stage.params_changed(job)?);
             observer.starting(&[id]);
@@ -218,32 +198,27 @@ impl Pipeline {
     }
 }
 
-/// Runs the near-duplicate stages `group` in one sketch pass (two passes
-/// when `--force` recomputes some of them and not the others).
-fn run_dedup(
+/// Runs the stages of one work group together (two runs when `--force`
+/// recomputes some of them and not the others).
+fn run_together(
     job: &mut Job,
     settings: &Settings,
-    group: &[&Dedup],
+    group: &[&Arc<dyn DynStage>],
     observer: &mut dyn Observer,
 ) -> Result<()> {
     let mut forced = Vec::new();
     let mut kept = Vec::new();
-    for d in group {
-        let changed = settings.force && d.params_changed(job)?;
-        if changed { &mut forced } else { &mut kept }.push(d.alg);
+    for s in group {
+        let changed = settings.force && s.params_changed(job)?;
+        if changed { &mut forced } else { &mut kept }.push(s.id());
     }
-    for (algs, force) in [(kept, false), (forced, true)] {
-        if algs.is_empty() {
+    for (ids, force) in [(kept, false), (forced, true)] {
+        if ids.is_empty() {
             continue;
         }
-        let ids: Vec<StageId> = algs.iter().map(|&a| StageId::Dedup(a)).collect();
         observer.starting(&ids);
-        let opts = DedupOptions {
-            algs,
-            ..group[0].opts.clone()
-        };
-        for (alg, outcome) in dedup(job, &opts, &settings.forced(force))? {
-            observer.finished(StageId::Dedup(alg), How::of(&outcome), outcome.record());
+        for (id, how, record) in group[0].run_together(&ids, job, &settings.forced(force))? {
+            observer.finished(id, how, &record);
         }
     }
     Ok(())

@@ -144,15 +144,7 @@ fn planted_near_duplicates_are_found_and_clustered() {
         .unwrap();
     assert_eq!(rec.figures.extra["capped_groups"], 1);
     // Clusters: one per base (orig + copy) and one of 30 boilerplate pages.
-    let mut clusters: BTreeMap<u64, Vec<(u64, bool)>> = BTreeMap::new();
-    for_each_cluster_member(
-        &job.file(JobFile::Clusters(Alg::Exact)).unwrap(),
-        |c, d, keep| {
-            clusters.entry(c).or_default().push((d, keep));
-            Ok(())
-        },
-    )
-    .unwrap();
+    let clusters = clusters_of(&job.file(JobFile::Clusters(Alg::Exact)).unwrap());
     assert_eq!(clusters.len(), 61);
     for (c, members) in &clusters {
         assert_eq!(members[0].0, *c, "cluster id is its smallest doc");
@@ -712,15 +704,7 @@ fn keep_column_follows_the_current_ranks() {
     // directory (pages are numbered in that order).
     dedup(&mut job, &dopts, &s).unwrap();
     let paths = doc_paths(&job);
-    let mut members: BTreeMap<u64, Vec<(u64, bool)>> = BTreeMap::new();
-    for_each_cluster_member(
-        &job.file(JobFile::Clusters(Alg::Exact)).unwrap(),
-        |c, d, k| {
-            members.entry(c).or_default().push((d, k));
-            Ok(())
-        },
-    )
-    .unwrap();
+    let members = clusters_of(&job.file(JobFile::Clusters(Alg::Exact)).unwrap());
     assert!(members.len() >= 10, "planted clusters found");
     for (c, ms) in &members {
         let first = ms.iter().map(|m| m.0).min_by_key(|d| &paths[d]).unwrap();
@@ -747,15 +731,7 @@ fn keep_column_follows_the_current_ranks() {
             .unwrap()
             .load()
             .unwrap();
-        let mut members: BTreeMap<u64, Vec<(u64, bool)>> = BTreeMap::new();
-        for_each_cluster_member(
-            &job.file(JobFile::Clusters(Alg::Exact)).unwrap(),
-            |c, d, k| {
-                members.entry(c).or_default().push((d, k));
-                Ok(())
-            },
-        )
-        .unwrap();
+        let members = clusters_of(&job.file(JobFile::Clusters(Alg::Exact)).unwrap());
         let mut keepers = BTreeMap::new();
         for (c, ms) in members {
             let best = ms.iter().map(|&(d, _)| d).fold(ms[0].0, |b, d| {
@@ -776,18 +752,11 @@ fn keep_column_follows_the_current_ranks() {
     assert!(before.len() >= 10, "planted clusters found");
     // Personalize PageRank on a member that is not its cluster's keeper.
     let (&cluster, &keeper) = before.iter().next().unwrap();
-    let mut other = None;
-    for_each_cluster_member(
-        &job.file(JobFile::Clusters(Alg::Exact)).unwrap(),
-        |c, d, _| {
-            if c == cluster && d != keeper {
-                other = Some(d);
-            }
-            Ok(())
-        },
-    )
-    .unwrap();
-    let other = other.unwrap();
+    let other = clusters_of(&job.file(JobFile::Clusters(Alg::Exact)).unwrap())[&cluster]
+        .iter()
+        .map(|&(d, _)| d)
+        .rfind(|&d| d != keeper)
+        .unwrap();
     let pfile = dir.path().join("prefer.tsv");
     std::fs::write(&pfile, format!("{other}\t1\n")).unwrap();
     let popts = PageRankOptions {

@@ -132,6 +132,22 @@ const GOLDEN: &[Golden] = &[
         name: "skips.wm",
         write: write_skips,
     },
+    Golden {
+        name: "pairs.wm",
+        write: write_pairs,
+    },
+    Golden {
+        name: "clusters.wm",
+        write: write_clusters,
+    },
+    Golden {
+        name: "lexpart.wm",
+        write: write_lexpart,
+    },
+    Golden {
+        name: "rankpart.wm",
+        write: write_rankpart,
+    },
 ];
 
 fn golden_dir() -> PathBuf {
@@ -1431,6 +1447,230 @@ fn index_goldens_decode() {
 }
 
 // ---------------------------------------------------------------------------
+// pairs.wm and clusters.wm: what a `dedup-ALG` stage writes, for pairs among
+// docs 0, 1, 3 and 2, 200 (a gap of two varint bytes), and the two clusters
+// they make, each keeping one member (as the highest-ranked one would be).
+
+/// (a, b, similarity), sorted by (a, b).
+const PAIRS: [(u64, u64, f32); 4] = [(0, 1, 1.0), (0, 3, 0.75), (1, 3, 0.8125), (2, 200, 0.5)];
+/// The docs kept: one per cluster.
+const KEPT: [u64; 2] = [1, 200];
+
+fn write_pairs(dir: &Path) -> webmill::Result<PathBuf> {
+    use webmill::dedup::files::PairWriter;
+    let path = dir.join("pairs.wm");
+    let mut w = PairWriter::create(&path)?;
+    for (a, b, sim) in PAIRS {
+        w.push(a, b, sim)?;
+    }
+    w.finish("minhash")?;
+    Ok(path)
+}
+
+/// The clusters of [`PAIRS`], computed here by a plain search over the pairs
+/// (not the stage's union-find): (cluster id, member, keep) in file order.
+fn pair_clusters() -> Vec<(u64, u64, bool)> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut next: BTreeMap<u64, BTreeSet<u64>> = BTreeMap::new();
+    for (a, b, _) in PAIRS {
+        next.entry(a).or_default().insert(b);
+        next.entry(b).or_default().insert(a);
+    }
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for &start in next.keys() {
+        if !seen.insert(start) {
+            continue;
+        }
+        let mut members = BTreeSet::from([start]);
+        let mut todo = vec![start];
+        while let Some(d) = todo.pop() {
+            for &e in &next[&d] {
+                if seen.insert(e) {
+                    members.insert(e);
+                    todo.push(e);
+                }
+            }
+        }
+        out.extend(members.iter().map(|&m| (start, m, KEPT.contains(&m))));
+    }
+    out
+}
+
+fn write_clusters(dir: &Path) -> webmill::Result<PathBuf> {
+    use webmill::dedup::files::ClusterWriter;
+    let path = dir.join("clusters.wm");
+    let mut w = ClusterWriter::create(&path)?;
+    for (c, d, keep) in pair_clusters() {
+        w.push(c, d, keep)?;
+    }
+    w.finish("minhash")?;
+    Ok(path)
+}
+
+#[test]
+fn pairs_golden_decodes() {
+    use webmill::dedup::files::{for_each_pair, PAIRS as KIND};
+    let path = golden_path("pairs.wm");
+    let f = PageFile::open(&path, &KIND).expect("open pairs.wm");
+    assert_eq!(f.container().params(), &json!({}));
+    assert_eq!(
+        f.container().meta(),
+        &json!({"algorithm": "minhash", "pairs": 4})
+    );
+    let mut got = Vec::new();
+    for_each_pair(&path, |a, b, sim| {
+        got.push((a, b, sim));
+        Ok(())
+    })
+    .expect("read pairs.wm");
+    assert_eq!(got, PAIRS);
+    // The last record by hand: key 2 (its block's first key is 0), then
+    // varint 198 and 0.5 as f32 LE.
+    let mut raw = Vec::new();
+    f.for_each(|key, input| {
+        if key == 2 {
+            raw = input.to_vec();
+            *input = &[];
+        } else {
+            let _ = webmill::container::pagefile::get_u64(input, "gap");
+            *input = &input[4..];
+        }
+        Ok(())
+    })
+    .expect("read the records");
+    assert_eq!(raw, [0xc6, 0x01, 0x00, 0x00, 0x00, 0x3f]);
+}
+
+#[test]
+fn clusters_golden_decodes() {
+    use webmill::dedup::files::{for_each_cluster_member, CLUSTERS};
+    let path = golden_path("clusters.wm");
+    let f = PageFile::open(&path, &CLUSTERS).expect("open clusters.wm");
+    assert_eq!(
+        f.container().meta(),
+        &json!({"algorithm": "minhash", "clusters": 2, "docs": 5})
+    );
+    let mut got = Vec::new();
+    for_each_cluster_member(&path, |c, d, keep| {
+        got.push((c, d, keep));
+        Ok(())
+    })
+    .expect("read clusters.wm");
+    assert_eq!(
+        got,
+        [
+            (0, 0, false),
+            (0, 1, true),
+            (0, 3, false),
+            (2, 2, false),
+            (2, 200, true)
+        ]
+    );
+    assert_eq!(got, pair_clusters());
+}
+
+// ---------------------------------------------------------------------------
+// lexpart.wm: the lexicon part the index stage keeps for a sorted barrel,
+// here barrel 0 of the golden index (all 17 words): the lexicon's own
+// 32-byte entries, in wordID order.
+
+fn write_lexpart(dir: &Path) -> webmill::Result<PathBuf> {
+    use webmill::index::sorter::PartWriter;
+    let lex = webmill::index::Lexicon::open(golden_path("lexicon.wm"))?;
+    let path = dir.join("lexpart.wm");
+    let mut w = PartWriter::create(&path, 0, 0, lex.words())?;
+    for id in 0..lex.words() {
+        w.push(&lex.entry(id)?)?;
+    }
+    w.finish()?;
+    Ok(path)
+}
+
+#[test]
+fn lexpart_golden_decodes() {
+    use webmill::index::sorter::for_each_part_block;
+    use webmill::index::TermInfo;
+    let lex = webmill::index::Lexicon::open(golden_path("lexicon.wm")).expect("lexicon");
+    let path = golden_path("lexpart.wm");
+    let c = Container::open(&path).expect("open lexpart.wm");
+    assert_eq!(
+        c.params(),
+        &json!({"barrel": 0, "first_word": 0, "end_word": 17})
+    );
+    let mut got = Vec::new();
+    for_each_part_block(&path, |raw| {
+        got.extend(raw.chunks_exact(32).map(TermInfo::decode));
+        Ok(())
+    })
+    .expect("read lexpart.wm");
+    let want: Vec<TermInfo> = (0..lex.words()).map(|w| lex.entry(w).unwrap()).collect();
+    assert_eq!(got, want);
+    // The dump's rows are the lexicon dump's entry columns, by wordID.
+    let mut rows: Vec<(u32, String)> = LEXICON_DUMP
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f[1].parse().unwrap(), f[3..].join("\t"))
+        })
+        .collect();
+    rows.sort();
+    let want: String = rows.iter().map(|(w, r)| format!("{w}\t{r}\n")).collect();
+    let got = dump_golden("lexpart.wm");
+    assert_eq!(
+        got.lines().skip(1).collect::<Vec<_>>(),
+        want.lines().collect::<Vec<_>>()
+    );
+}
+
+// ---------------------------------------------------------------------------
+// rankpart.wm: the first part blocked PageRank splits the golden edge file
+// (edges.wm's 6 nodes and 8 arcs) into with destination blocks of 4 nodes:
+// the arcs into nodes 0..4, in runs by source.
+
+/// Destination block size of the golden part.
+const RANKPART_BLOCK: u64 = 4;
+
+fn write_rankpart(dir: &Path) -> webmill::Result<PathBuf> {
+    let edges = write_edges(dir)?;
+    let parts = [dir.join("rankpart.wm"), dir.join("rankpart-1.wm")];
+    webmill::rank::blocked::partition(
+        &edges,
+        RANKPART_BLOCK,
+        &parts,
+        1 << 20,
+        &Settings::new(1 << 20),
+    )?;
+    Ok(parts[0].clone())
+}
+
+#[test]
+fn rankpart_golden_decodes() {
+    let path = golden_path("rankpart.wm");
+    let c = Container::open(&path).expect("open rankpart.wm");
+    assert_eq!(c.params(), &json!({"block": 0, "first": 0, "nodes": 4}));
+    // One raw chunk keyed by its first source, 0; four runs.
+    assert_eq!(c.blocks().len(), 1);
+    assert_eq!(c.blocks()[0].key, 0u64.to_be_bytes());
+    let raw = c.read_block(0).expect("chunk");
+    let le = |v: &[u32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    // (gap, count, destinations): 0 → 1, 2; 1 → 0; 3 → 2; 5 → 0.
+    assert_eq!(raw, le(&[0, 2, 1, 2, 1, 1, 0, 2, 1, 2, 2, 1, 0]));
+    // The dump lists the arcs into the block, from the edge lists.
+    let want: String = EDGE_LISTS
+        .iter()
+        .flat_map(|&(s, d)| {
+            d.iter()
+                .filter(|&&d| d < RANKPART_BLOCK)
+                .map(move |d| (s, *d))
+        })
+        .map(|(s, d)| format!("{s}\t{d}\n"))
+        .collect();
+    assert_eq!(dump_golden("rankpart.wm"), format!("# src\tdst\n{want}"));
+}
+
+// ---------------------------------------------------------------------------
 // Properties shared by all golden files.
 
 /// (b) Today's writers reproduce the golden files byte for byte (or, with
@@ -1525,6 +1765,130 @@ fn every_changed_byte_is_detected() {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------
+// The registry, the job files, the specs and the golden files, tied.
+
+/// A job file's name as its spec writes it: the algorithm as `ALG`, the
+/// barrel number as `BBB`, the stage as `STAGE`, without the `index/` folder.
+fn spec_name(f: JobFile) -> String {
+    let name = f.name();
+    let name = name.rsplit('/').next().unwrap_or(&name).to_string();
+    match f {
+        JobFile::Sketches(a) | JobFile::Pairs(a) | JobFile::Clusters(a) => {
+            name.replace(a.name(), "ALG")
+        }
+        JobFile::FullBarrel(b) | JobFile::ShortBarrel(b) => name.replace(&format!("{b:03}"), "BBB"),
+        JobFile::Skips(s) => name.replace(&s.name(), "STAGE"),
+        _ => name,
+    }
+}
+
+/// Every container a job can hold resolves to a registered kind, and every
+/// registered kind has: the job files that resolve to it (or it is a stage's
+/// temporary file, its description says so), a row in `formats/README.md`
+/// naming it with its current version, a spec page (that row's link) that
+/// names it and its job files, and a golden file of its kind and version in
+/// [`GOLDEN`] (so the tests above check it), linked from that row. A kind
+/// added without one of these fails here, saying which.
+#[test]
+fn every_kind_has_its_job_files_spec_and_golden_file() {
+    use webmill::kinds::{self, KINDS};
+    let files: Vec<JobFile> = JobFile::all()
+        .into_iter()
+        .filter(|f| !matches!(f, JobFile::FullBarrel(b) | JobFile::ShortBarrel(b) if *b > 1))
+        .collect();
+    for &f in &files {
+        match (f.is_container(), kinds::of(f)) {
+            (true, Some(k)) => assert!(KINDS.contains(&k), "{f}: kind {k:?} not in KINDS"),
+            (false, None) => {}
+            (c, k) => panic!("{f}: a container: {c}, of kind {k:?}"),
+        }
+    }
+    let formats = Path::new(env!("CARGO_MANIFEST_DIR")).join("formats");
+    let readme = fs::read_to_string(formats.join("README.md")).expect("formats/README.md");
+    let goldens: Vec<(&str, String, u32)> = GOLDEN
+        .iter()
+        .filter_map(|g| {
+            let c = Container::open(golden_path(g.name)).ok()?;
+            Some((g.name, c.kind().to_string(), c.version()))
+        })
+        .collect();
+    let mut wrong = Vec::new();
+    for &k in KINDS {
+        let tag = format!("`{}`", k.tag);
+        let own: Vec<JobFile> = files
+            .iter()
+            .copied()
+            .filter(|&f| kinds::of(f) == Some(k))
+            .collect();
+        if own.is_empty() && !k.what.ends_with("(temporary)") {
+            wrong.push(format!(
+                "{}: no job file resolves to it (kinds::of) and its description does not end \
+                 in \"(temporary)\"",
+                k.tag
+            ));
+        }
+        // | what | `tag` N, … | [spec.md](spec.md) | source | [`golden/…`](…) |
+        let row = readme.lines().find_map(|l| {
+            let cells: Vec<&str> = l.split('|').collect();
+            (cells.len() >= 6 && cells[2].contains(&tag)).then_some(cells)
+        });
+        let Some(cells) = row else {
+            wrong.push(format!("{}: no row of formats/README.md names it", k.tag));
+            continue;
+        };
+        let after = &cells[2][cells[2].find(&tag).unwrap() + tag.len()..];
+        let version: String = after
+            .chars()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if version != k.version.to_string() {
+            wrong.push(format!(
+                "{}: formats/README.md says version {version:?}, the build's is {}",
+                k.tag, k.version
+            ));
+        }
+        let spec = cells[3]
+            .split("](")
+            .nth(1)
+            .and_then(|s| s.split([')', '#']).next())
+            .map(|s| formats.join(s));
+        match spec.as_deref().map(fs::read_to_string) {
+            Some(Ok(text)) => {
+                if !text.contains(&tag) {
+                    wrong.push(format!("{}: its spec page does not name it", k.tag));
+                }
+                for &f in &own {
+                    let (name, general) = (f.name(), spec_name(f));
+                    if !text.contains(&general) && !text.contains(&name) {
+                        wrong.push(format!(
+                            "{}: its spec page does not name its job file {general}",
+                            k.tag
+                        ));
+                    }
+                }
+            }
+            _ => wrong.push(format!("{}: no spec page ({spec:?})", k.tag)),
+        }
+        match goldens
+            .iter()
+            .find(|(_, t, v)| t == k.tag && *v == k.version)
+        {
+            Some((name, _, _)) if cells[5].contains(&format!("golden/{name}")) => {}
+            Some((name, _, _)) => wrong.push(format!(
+                "{}: formats/README.md does not link its golden file {name}",
+                k.tag
+            )),
+            None => wrong.push(format!(
+                "{}: no golden file of version {} in GOLDEN",
+                k.tag, k.version
+            )),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
 // ---------------------------------------------------------------------------

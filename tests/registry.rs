@@ -143,3 +143,26 @@ fn a_registered_stage_runs_in_the_pipeline_and_shows_in_summary_and_stats() {
     let plain = webmill::stats::graph_stats(&view).unwrap();
     assert!(plain.iter().all(|f| !f.key.contains("count")));
 }
+
+/// Every registered stage's declared shares fit its budget: in each phase,
+/// the shares alive together sum to at most the whole (`Budget::new` refuses
+/// them otherwise, and the stage would not start). Each stage is named.
+#[test]
+fn every_stage_declares_shares_that_fit() {
+    use webmill::job::Budget;
+    let registry = Registry::standard();
+    let mut stages = 0;
+    for stage in registry.iter() {
+        let id = stage.id();
+        Budget::new(id, 64 << 20, stage.shares()).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let declared: f64 = stage
+            .shares()
+            .iter()
+            .flat_map(|p| p.shares)
+            .map(|s| s.fraction)
+            .sum();
+        assert!(declared > 0.0, "{id} declares no share of the budget");
+        stages += 1;
+    }
+    assert_eq!(stages, StageId::all().len());
+}

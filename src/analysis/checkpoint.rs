@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 pub const NODESETS: FileKind = FileKind {
     tag: "nodesets",
     version: 1,
-    what: "per-node bit sets and labels of a graph analysis (bow-tie checkpoint, temporary)",
+    what: "per-node bit sets and labels of a graph analysis, a bow-tie checkpoint (temporary)",
     verify,
     dump,
 };

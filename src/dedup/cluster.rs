@@ -7,14 +7,10 @@
 
 use std::path::Path;
 
-use serde_json::json;
-
-use crate::container::pagefile::PageFileWriter;
-use crate::dedup::files::CLUSTERS;
+use crate::dedup::files::ClusterWriter;
 use crate::dedup::Alg;
 use crate::error::{Error, Result};
 use crate::rank::RankVector;
-use crate::varint;
 
 /// What writing the clusters counted.
 pub(crate) struct ClusterCounts {
@@ -54,10 +50,8 @@ pub(crate) fn write_clusters(
     alg: Alg,
     path: &Path,
 ) -> Result<ClusterCounts> {
-    let mut w = PageFileWriter::create(path, &CLUSTERS, 256 << 10, 3)?;
+    let mut w = ClusterWriter::create(path)?;
     let mut by_size: Vec<(u64, u64)> = Vec::new();
-    let mut in_clusters = 0u64;
-    let mut payload = Vec::new();
     let mut rr = match keep {
         Keep::Rank(ranks) => Some(ranks.reader()),
         Keep::FirstInInput => None,
@@ -82,17 +76,12 @@ pub(crate) fn write_clusters(
             }
         };
         for &m in members {
-            payload.clear();
-            varint::put(&mut payload, m);
-            payload.push(u8::from(m == best.1));
-            w.push(members[0], &payload)?;
+            w.push(members[0], m, m == best.1)?;
         }
-        in_clusters += members.len() as u64;
         by_size.push((members.len() as u64, members[0]));
         Ok(())
     })?;
-    let clusters = by_size.len() as u64;
-    w.finish(&json!({"algorithm": alg.name(), "clusters": clusters, "docs": in_clusters}))?;
+    let (clusters, in_clusters) = w.finish(alg.name())?;
     by_size.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     Ok(ClusterCounts {
         clusters,

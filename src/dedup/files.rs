@@ -12,7 +12,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::container::pagefile::{get_bytes, get_u64, PageFile};
+use crate::container::pagefile::{get_bytes, get_u64, PageFile, PageFileWriter};
 use crate::container::FileKind;
 use crate::docs::DocTable;
 use crate::error::{Error, IoContext, Result};
@@ -188,6 +188,99 @@ fn dump_sketches(path: &Path, out: &mut dyn Write) -> Result<()> {
             .map_or("-".to_string(), |s| (s.len() / 8).to_string());
         writeln!(out, "{}\t{}\t{hex}\t{set}", r.doc, r.host).at("stdout")
     })
+}
+
+/// Block size and zstd level of the pair and cluster files.
+const BLOCK_BYTES: usize = 256 << 10;
+const LEVEL: i32 = 3;
+
+/// Writes a pair file (`pairs-ALG.wm`): pairs pushed in `(a, b)` order.
+pub struct PairWriter {
+    w: PageFileWriter,
+    payload: Vec<u8>,
+    pairs: u64,
+}
+
+impl PairWriter {
+    /// Starts the pair file at `path`.
+    pub fn create(path: &Path) -> Result<PairWriter> {
+        Ok(PairWriter {
+            w: PageFileWriter::create(path, &PAIRS, BLOCK_BYTES, LEVEL)?,
+            payload: Vec::new(),
+            pairs: 0,
+        })
+    }
+
+    /// Appends pair `(a, b)`, `a < b`, with its similarity.
+    pub fn push(&mut self, a: u64, b: u64, similarity: f32) -> Result<()> {
+        let gap = b
+            .checked_sub(a)
+            .filter(|&d| d > 0)
+            .ok_or_else(|| Error::internal(format!("pair ({a}, {b}) is not a < b")))?;
+        self.payload.clear();
+        varint::put(&mut self.payload, gap);
+        self.payload.extend_from_slice(&similarity.to_le_bytes());
+        self.pairs += 1;
+        self.w.push(a, &self.payload)
+    }
+
+    /// Publishes the file, its metadata naming `algorithm`; returns the pairs
+    /// written.
+    pub fn finish(self, algorithm: &str) -> Result<u64> {
+        self.w
+            .finish(&serde_json::json!({"algorithm": algorithm, "pairs": self.pairs}))?;
+        Ok(self.pairs)
+    }
+}
+
+/// Writes a cluster file (`clusters-ALG.wm`): members pushed in `(cluster,
+/// docID)` order, each cluster's id its smallest member.
+pub struct ClusterWriter {
+    w: PageFileWriter,
+    payload: Vec<u8>,
+    clusters: u64,
+    members: u64,
+    last: Option<u64>,
+}
+
+impl ClusterWriter {
+    /// Starts the cluster file at `path`.
+    pub fn create(path: &Path) -> Result<ClusterWriter> {
+        Ok(ClusterWriter {
+            w: PageFileWriter::create(path, &CLUSTERS, BLOCK_BYTES, LEVEL)?,
+            payload: Vec::new(),
+            clusters: 0,
+            members: 0,
+            last: None,
+        })
+    }
+
+    /// Appends `doc`, a member of cluster `cluster`, kept or not.
+    pub fn push(&mut self, cluster: u64, doc: u64, keep: bool) -> Result<()> {
+        if doc < cluster {
+            return Err(Error::internal(format!(
+                "cluster {cluster}: member {doc} below the cluster id"
+            )));
+        }
+        if self.last != Some(cluster) {
+            self.clusters += 1;
+            self.last = Some(cluster);
+        }
+        self.payload.clear();
+        varint::put(&mut self.payload, doc);
+        self.payload.push(u8::from(keep));
+        self.members += 1;
+        self.w.push(cluster, &self.payload)
+    }
+
+    /// Publishes the file, its metadata naming `algorithm`; returns (clusters,
+    /// members) written.
+    pub fn finish(self, algorithm: &str) -> Result<(u64, u64)> {
+        self.w.finish(&serde_json::json!({
+            "algorithm": algorithm, "clusters": self.clusters, "docs": self.members
+        }))?;
+        Ok((self.clusters, self.members))
+    }
 }
 
 /// Reads a pair file: calls `f(a, b, similarity)` in order.

@@ -69,7 +69,7 @@ use crate::container::pagefile::{PageFile, PageFileWriter};
 use crate::dedup::candidates::{group_pairs, GroupCounts};
 use crate::dedup::cluster::{write_clusters, Keep, PairDocs};
 use crate::dedup::files::{
-    for_each_pair, parse_sketch, SketchCursor, SketchParams, PAIRS, SKETCHES,
+    for_each_pair, parse_sketch, PairWriter, SketchCursor, SketchParams, SKETCHES,
 };
 pub use crate::dedup::options::{DedupOptions, Verify};
 #[cfg(doc)]
@@ -79,7 +79,8 @@ use crate::dedup::Alg;
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
 use crate::job::{
-    Amount, Begun, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId,
+    share, Begun, Figure, FigureList, How, Job, JobFile, Outcome, Phase, Published, Settings,
+    Stage, StageContext, StageId,
 };
 use crate::progress::Unit;
 use crate::rank::RankVector;
@@ -159,6 +160,39 @@ pub struct Dedup {
     pub opts: DedupOptions,
 }
 
+/// What holds memory at the same time in a `dedup-ALG` stage: a sort from
+/// its first record until it is finished, then its merge until it is dropped
+/// (at its whole share unless it has a merge share of its own). The sketch
+/// pass's two sorts split their shares with the other algorithms run in the
+/// same pass; those wait on disk ([`ExternalSorter::park`]) while one
+/// algorithm finishes.
+const SHARES: &[Phase] = &[
+    Phase {
+        name: "sketch pass, then the sketch file",
+        shares: &[share("keys", 0.5), share("sketches", 0.5)],
+    },
+    Phase {
+        name: "candidates",
+        shares: &[share("keys merge", 0.1), share("candidates", 0.4)],
+    },
+    Phase {
+        name: "join a's sketch",
+        shares: &[share("candidates merge", 0.1), share("by-b", 0.4)],
+    },
+    Phase {
+        name: "verify",
+        shares: &[share("by-b merge", 0.1), share("pairs", 0.3)],
+    },
+    Phase {
+        name: "pairs file and pair ends",
+        shares: &[share("pairs", 0.3), share("pair-ends", 0.3)],
+    },
+    Phase {
+        name: "docs in pairs",
+        shares: &[share("pair-ends merge", 0.1), share("union-find", 0.8)],
+    },
+];
+
 impl Stage for Dedup {
     type Params = DedupParams;
     type Figures = DedupFigures;
@@ -212,6 +246,39 @@ impl Stage for Dedup {
         f.pairs
     }
 
+    fn shares(&self) -> &'static [Phase] {
+        SHARES
+    }
+
+    fn work_group(&self) -> Option<&'static str> {
+        Some("dedup: one sketch pass")
+    }
+
+    fn run_together(
+        &self,
+        ids: &[StageId],
+        job: &mut Job,
+        settings: &Settings,
+    ) -> Result<Vec<(StageId, How, Published)>> {
+        let algs = ids
+            .iter()
+            .map(|id| match id {
+                StageId::Dedup(a) => Ok(*a),
+                other => Err(Error::internal(format!(
+                    "{other} does not share the near-duplicate stages' sketch pass"
+                ))),
+            })
+            .collect::<Result<Vec<Alg>>>()?;
+        let opts = DedupOptions {
+            algs,
+            ..self.opts.clone()
+        };
+        Ok(dedup(job, &opts, settings)?
+            .into_iter()
+            .map(|(alg, o)| (StageId::Dedup(alg), How::of(&o), o.record().clone()))
+            .collect())
+    }
+
     fn headline(&self, f: &DedupFigures) -> String {
         format!(
             "{} pairs in {} clusters",
@@ -222,26 +289,24 @@ impl Stage for Dedup {
 
     fn stats(&self, f: &DedupFigures) -> Vec<Figure> {
         let alg = self.alg.name();
-        vec![
-            Figure::new(
-                "Stages",
+        FigureList::new()
+            .group("Stages")
+            .count(
                 format!("dedup_{alg}_pairs"),
                 format!("{alg} pairs"),
-                Amount::Count(f.pairs),
-            ),
-            Figure::new(
-                "Stages",
+                f.pairs,
+            )
+            .count(
                 format!("dedup_{alg}_clusters"),
                 format!("{alg} clusters"),
-                Amount::Count(f.clusters),
-            ),
-            Figure::new(
-                "Stages",
+                f.clusters,
+            )
+            .count(
                 format!("dedup_{alg}_docs_in_clusters"),
                 format!("{alg} docs in clusters"),
-                Amount::Count(f.docs_in_clusters),
-            ),
-        ]
+                f.docs_in_clusters,
+            )
+            .build()
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<DedupFigures> {
@@ -304,7 +369,12 @@ pub fn dedup(
     }
     let sketchers = Sketchers::new(opts)?;
     let parts: Vec<(&Dedup, &StageContext)> = running.iter().map(|(st, cx)| (*st, cx)).collect();
-    let sorts = sketch_pass(&parts, &sketchers)?;
+    let mut sorts = sketch_pass(&parts, &sketchers)?;
+    // The algorithms finish one at a time: the others' sorts wait on disk.
+    for (keys, sketches) in sorts.iter_mut().skip(1) {
+        keys.park()?;
+        sketches.park()?;
+    }
     for ((st, cx), (keys, sketches)) in running.into_iter().zip(sorts) {
         let figures = finish_alg(st, &cx, &sketchers, keys, sketches)?;
         results.push((st.alg, job.publish(st, cx, figures)?));
@@ -326,13 +396,19 @@ fn sketch_pass(
     parts: &[(&Dedup, &StageContext)],
     sketchers: &Sketchers,
 ) -> Result<Vec<SketchSorts>> {
-    // Budget: the pass holds two sorts per algorithm.
-    let share = 1.0 / (2 * parts.len()) as f64;
+    // Budget: the pass holds two sorts per algorithm, each splitting its
+    // share with the other algorithms'.
+    let ways = parts.len();
     let mut key_sorts = Vec::new();
     let mut sketch_sorts = Vec::new();
     for (_, cx) in parts {
-        key_sorts.push(cx.sorter::<(u64, u64)>("keys", share, Combine::Dedup)?);
-        sketch_sorts.push(cx.sorter::<(u64, Vec<u8>)>("sketches", share, Combine::None)?);
+        let keys = cx.sort_config_part("keys", "keys", ways)?;
+        key_sorts.push(ExternalSorter::<(u64, u64)>::new(keys, Combine::Dedup)?);
+        let sketches = cx.sort_config_part("sketches", "sketches", ways)?;
+        sketch_sorts.push(ExternalSorter::<(u64, Vec<u8>)>::new(
+            sketches,
+            Combine::None,
+        )?);
     }
     let complete = key_sorts.iter().all(|k| k.input_complete())
         && sketch_sorts.iter().all(|k| k.input_complete())
@@ -458,10 +534,10 @@ fn finish_alg(
     }
 
     // Candidates.
-    let mut cands = cx.sorter::<(u64, u64)>("candidates", 0.4, Combine::Dedup)?;
+    let mut cands = cx.sorter::<(u64, u64)>("candidates", Combine::Dedup)?;
     let gc = if !cands.input_complete() {
         let mut keys = keys;
-        keys.set_merge_budget(s.share(0.1));
+        keys.set_merge_budget(cx.budget().bytes("keys merge")?);
         let gc = group_pairs(keys.finish()?, opts.max_group, &mut cands)?;
         cx.save_checkpoint(GROUPS, &gc)?;
         gc
@@ -470,10 +546,10 @@ fn finish_alg(
         cx.checkpoint::<GroupCounts>(GROUPS)?
             .ok_or_else(|| Error::internal("the candidates' group counts are missing"))?
     };
-    cands.set_merge_budget(s.share(0.1));
+    cands.set_merge_budget(cx.budget().bytes("candidates merge")?);
 
     // Verify by two merge joins: attach a's sketch, then meet b's.
-    let mut by_b = cx.sorter::<(u64, u64, Vec<u8>)>("by-b", 0.4, Combine::None)?;
+    let mut by_b = cx.sorter::<(u64, u64, Vec<u8>)>("by-b", Combine::None)?;
     if !by_b.input_complete() {
         let mut sorted = cands.finish()?;
         let mut cur = SketchCursor::new(&sketch_file, &params);
@@ -484,8 +560,8 @@ fn finish_alg(
     } else {
         drop(cands);
     }
-    by_b.set_merge_budget(s.share(0.1));
-    let mut pairs = cx.sorter::<(u64, u64, u32)>("pairs", 0.3, Combine::None)?;
+    by_b.set_merge_budget(cx.budget().bytes("by-b merge")?);
+    let mut pairs = cx.sorter::<(u64, u64, u32)>("pairs", Combine::None)?;
     let mut same_host = 0u64;
     let mut verified = 0u64;
     {
@@ -510,26 +586,20 @@ fn finish_alg(
     // each doc's pairs.
     let mut sorted = pairs.finish()?;
     let pairs_path = cx.output(JobFile::Pairs(alg))?;
-    let mut w = PageFileWriter::create(&pairs_path, &PAIRS, 256 << 10, 3)?;
-    let mut ends = cx.sorter::<(u64, u64)>("pair-ends", 0.3, Combine::sum())?;
-    let mut payload = Vec::new();
-    let mut n_pairs = 0u64;
+    let mut w = PairWriter::create(&pairs_path)?;
+    let mut ends = cx.sorter::<(u64, u64)>("pair-ends", Combine::sum())?;
     while let Some((a, b, sim)) = sorted.next_record()? {
-        payload.clear();
-        varint::put(&mut payload, b - a);
-        payload.extend_from_slice(&sim.to_le_bytes());
-        w.push(a, &payload)?;
+        w.push(a, b, f32::from_bits(sim))?;
         ends.push((a, 1))?;
         ends.push((b, 1))?;
-        n_pairs += 1;
     }
-    w.finish(&json!({"algorithm": alg.name(), "pairs": n_pairs}))?;
+    let n_pairs = w.finish(alg.name())?;
     drop(sorted);
     // The docs in pairs with their counts: the distribution of
     // near-duplicates per page (Henzinger's plot), and what union-find runs
     // over — memory per doc in a pair, not per doc of the job.
-    ends.set_merge_budget(s.share(0.1));
-    let limit = s.share(0.8);
+    ends.set_merge_budget(cx.budget().bytes("pair-ends merge")?);
+    let limit = cx.budget().bytes("union-find")?;
     // Without ranks, each doc in pairs also holds its page number.
     let ranks = cx
         .optional_input(JobFile::Ranks)?

@@ -54,7 +54,9 @@ use super::snap::read_arcs;
 use crate::docs::{Doc, DocTable, DocWriter};
 use crate::error::{Error, IoContext, Result};
 use crate::input::{ReadReport, Skip, KEEP_SKIPS};
-use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{
+    share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext, StageId,
+};
 use crate::progress::Unit;
 use crate::sort::{Combine, ExternalSorter, Record, Sorted};
 use crate::units::thousands;
@@ -218,6 +220,34 @@ pub struct ImportGraph {
     pub opts: ImportOptions,
 }
 
+/// What holds memory at the same time in `import-graph` (sorts A, N, B of
+/// the module doc: `by-src`, `node-ids`, `by-dst`): a sort from its first
+/// record until it is finished, then its merge until it is dropped (at its
+/// whole share unless it has a merge share of its own).
+const SHARES: &[Phase] = &[
+    Phase {
+        name: "read the arcs",
+        shares: &[share("by-src", 0.6), share("node-ids", 0.3)],
+    },
+    Phase {
+        name: "number the sources",
+        shares: &[
+            share("by-src merge", 0.1),
+            share("node-ids merge", 0.05),
+            share("by-dst", 0.7),
+        ],
+    },
+    Phase {
+        name: "number the destinations",
+        shares: &[
+            share("by-dst merge", 0.1),
+            share("node-ids merge", 0.05),
+            share("forward", 0.4),
+            share("transposed", 0.4),
+        ],
+    },
+];
+
 impl Stage for ImportGraph {
     type Params = ImportParams;
     type Figures = ImportFigures;
@@ -291,43 +321,24 @@ impl Stage for ImportGraph {
         f.arcs
     }
 
+    fn shares(&self) -> &'static [Phase] {
+        SHARES
+    }
+
     fn headline(&self, f: &ImportFigures) -> String {
         format!("{} nodes, {} arcs", thousands(f.nodes), thousands(f.arcs))
     }
 
     fn stats(&self, f: &ImportFigures) -> Vec<Figure> {
-        vec![
-            Figure::new(
-                "Input",
-                "input_bytes",
-                "input read",
-                Amount::Bytes(f.input_bytes),
-            ),
-            Figure::new(
-                "Input",
-                "input_arcs",
-                "arc lines",
-                Amount::Count(f.input_arcs),
-            ),
-            Figure::new(
-                "Input",
-                "skipped",
-                "skipped records or lines",
-                Amount::Count(f.skipped),
-            ),
-            Figure::new(
-                "Link graph",
-                "self_loops",
-                "self-loops dropped",
-                Amount::Count(f.self_loops),
-            ),
-            Figure::new(
-                "Link graph",
-                "duplicate_arcs",
-                "duplicate arcs",
-                Amount::Count(f.duplicate_arcs),
-            ),
-        ]
+        FigureList::new()
+            .group("Input")
+            .bytes("input_bytes", "input read", f.input_bytes)
+            .count("input_arcs", "arc lines", f.input_arcs)
+            .count("skipped", "skipped records or lines", f.skipped)
+            .group("Link graph")
+            .count("self_loops", "self-loops dropped", f.self_loops)
+            .count("duplicate_arcs", "duplicate arcs", f.duplicate_arcs)
+            .build()
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<ImportFigures> {
@@ -346,8 +357,8 @@ pub fn import_graph(
 
 fn run_import(opts: &ImportOptions, cx: &StageContext) -> Result<ImportFigures> {
     let docs_path = cx.output(JobFile::Docs)?;
-    let mut fwd = cx.sorter::<(u64, u64)>("forward", 0.4, Combine::Dedup)?;
-    let mut rev = cx.sorter::<(u64, u64)>("transposed", 0.4, Combine::Dedup)?;
+    let mut fwd = cx.sorter::<(u64, u64)>("forward", Combine::Dedup)?;
+    let mut rev = cx.sorter::<(u64, u64)>("transposed", Combine::Dedup)?;
 
     if !(fwd.input_complete() && rev.input_complete()) {
         let steps = Steps {
@@ -672,11 +683,11 @@ impl Steps<'_> {
         doc: impl Fn(&K) -> Result<Doc>,
     ) -> Result<()> {
         let (cx, s) = (self.cx, self.cx.settings());
-        let node_cfg = cx.sort_config("node-ids", 0.3).persist(true);
-        let mut by_dst = cx.sorter::<(K, u64)>("by-dst", 0.7, Combine::Dedup)?;
+        let node_cfg = cx.sort_config("node-ids")?.persist(true);
+        let mut by_dst = cx.sorter::<(K, u64)>("by-dst", Combine::Dedup)?;
         if !(by_dst.input_complete() && self.docs_path.exists()) {
             // Steps 1 and 2.
-            let mut by_src = cx.sorter::<K::Arc>("by-src", 0.6, Combine::Dedup)?;
+            let mut by_src = cx.sorter::<K::Arc>("by-src", Combine::Dedup)?;
             let mut nodes = ExternalSorter::<K>::new(node_cfg.clone(), Combine::Dedup)?;
             let have_read = by_src.input_complete()
                 && nodes.input_complete()
@@ -684,8 +695,8 @@ impl Steps<'_> {
             if !have_read {
                 cx.save_checkpoint(READ_CHECKPOINT, &read(&mut by_src, &mut nodes)?)?;
             }
-            by_src.set_merge_budget(s.share(0.1));
-            nodes.set_merge_budget(s.share(0.05));
+            by_src.set_merge_budget(cx.budget().bytes("by-src merge")?);
+            nodes.set_merge_budget(cx.budget().bytes("node-ids merge")?);
             let by_src = by_src.finish()?;
             let nodes = nodes.finish()?;
             join_sources(by_src, nodes, self.docs_path, &mut by_dst, &doc, s)?;
@@ -695,10 +706,10 @@ impl Steps<'_> {
         let arcs: ReadCheckpoint = cx
             .checkpoint(READ_CHECKPOINT)?
             .ok_or_else(|| Error::internal("the import's read checkpoint is missing"))?;
-        by_dst.set_merge_budget(s.share(0.1));
+        by_dst.set_merge_budget(cx.budget().bytes("by-dst merge")?);
         let by_dst = by_dst.finish()?;
         let mut nodes = ExternalSorter::<K>::new(node_cfg, Combine::Dedup)?;
-        nodes.set_merge_budget(s.share(0.05));
+        nodes.set_merge_budget(cx.budget().bytes("node-ids merge")?);
         if !nodes.input_complete() {
             return Err(Error::internal(
                 "the sorted node ids of this import are missing; re-run with --force",

@@ -47,7 +47,9 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::error::{Error, IoContext, Result};
-use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{
+    share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext, StageId,
+};
 use crate::progress::Unit;
 use crate::sort::ExternalSorter;
 use crate::units::thousands;
@@ -114,25 +116,45 @@ pub struct IndexSummary {
     pub seconds: [f64; 5],
 }
 
-/// The shares of the budget the build's steps take (each step runs alone,
-/// except the barrel sorts, which split theirs between the barrels sorted
-/// in parallel).
-mod shares {
-    /// The vocabulary sort (pass 1).
-    pub const VOCABULARY: f64 = 1.0 / 3.0;
-    /// Pass 1's per-chunk word counts, beside the vocabulary sort.
-    pub const VOCABULARY_CHUNKS: f64 = 1.0 / 4.0;
-    /// Each of the plan's two sorts (one after the other).
-    pub const PLAN_SORT: f64 = 1.0 / 2.0;
-    /// The plan's by-hits sort's merge, beside its by-word sort.
-    pub const PLAN_MERGE: f64 = 1.0 / 4.0;
-    /// The word → wordID table of the forward pass.
-    pub const WORD_IDS: f64 = 1.0 / 4.0;
-    /// The forward pass's barrel block buffers, all together.
-    pub const FORWARD_BLOCKS: f64 = 1.0 / 4.0;
-    /// The barrel sorts, all together.
-    pub const BARRELS: f64 = 1.0;
-}
+/// What holds memory at the same time in `index`: pass 1's vocabulary sort
+/// beside its per-chunk word counts; the plan's by-hits sort fed by the
+/// vocabulary's merge, then its merge beside the by-bytes sort; the forward
+/// pass's word → wordID table and barrel block buffers; the barrel sorts,
+/// which split theirs between the barrels sorted in parallel.
+const SHARES: &[Phase] = &[
+    Phase {
+        name: "pass 1: the vocabulary",
+        shares: &[
+            share("vocabulary", 1.0 / 3.0),
+            share("vocabulary chunks", 1.0 / 4.0),
+        ],
+    },
+    Phase {
+        name: "plan: words by hits",
+        shares: &[
+            share("vocabulary", 1.0 / 3.0),
+            share("words-by-hits", 1.0 / 2.0),
+        ],
+    },
+    Phase {
+        name: "plan: words by bytes",
+        shares: &[
+            share("words-by-hits merge", 1.0 / 4.0),
+            share("words-by-bytes", 1.0 / 2.0),
+        ],
+    },
+    Phase {
+        name: "pass 2: forward barrels",
+        shares: &[
+            share("word ids", 1.0 / 4.0),
+            share("forward blocks", 1.0 / 4.0),
+        ],
+    },
+    Phase {
+        name: "barrel sorts",
+        shares: &[share("barrels", 1.0)],
+    },
+];
 
 /// Builds the index from the stage's inputs into its outputs (the lexicon and
 /// the barrels, named by [`JobFile`]), with its checkpoints and sorts in the
@@ -165,8 +187,7 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
         None => {
             let vocabulary = || {
                 ExternalSorter::new(
-                    cx.sort_config("vocabulary", shares::VOCABULARY)
-                        .persist(true),
+                    cx.sort_config("vocabulary")?.persist(true),
                     lexicon::vocabulary_combine(),
                 )
             };
@@ -178,7 +199,7 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
                 indexer::count_vocabulary(
                     &sources,
                     &mut sorter,
-                    cx.share(shares::VOCABULARY_CHUNKS),
+                    cx.budget().bytes("vocabulary chunks")?,
                     reporter,
                 )?;
             }
@@ -190,10 +211,10 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
                 sorted,
                 barrels,
                 [
-                    cx.sort_config("words-by-hits", shares::PLAN_SORT),
-                    cx.sort_config("words-by-bytes", shares::PLAN_SORT),
+                    cx.sort_config("words-by-hits")?,
+                    cx.sort_config("words-by-bytes")?,
                 ],
-                cx.share(shares::PLAN_MERGE),
+                cx.budget().bytes("words-by-hits merge")?,
                 &fst_path,
             )?;
             cx.save_checkpoint("plan", &plan)?;
@@ -229,9 +250,9 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
             std::fs::create_dir_all(&fwd_dir).at(&fwd_dir)?;
             let ids = indexer::WordIds::new(
                 lexicon::open_fst_file(&fst_path)?,
-                cx.share(shares::WORD_IDS),
+                cx.budget().bytes("word ids")?,
             );
-            let block_bytes = (cx.share(shares::FORWARD_BLOCKS) / u64::from(barrels))
+            let block_bytes = (cx.budget().bytes("forward blocks")? / u64::from(barrels))
                 .clamp(4 << 10, 256 << 10) as usize;
             let stats =
                 indexer::write_forward(&sources, &ids, &plan, &fwd_dir, block_bytes, reporter)?;
@@ -246,13 +267,12 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
     // The sorter, barrels in parallel when the budget allows (at least
     // 16 MiB each).
     t = Instant::now();
-    let budget = cx.share(shares::BARRELS);
+    let budget = cx.budget().bytes("barrels")?;
     let parallel = rayon::current_num_threads()
         .min((budget / (16 << 20)).max(1) as usize)
         .min(todo.len())
         .max(1);
     summary.parallel_barrels = parallel;
-    let per_barrel = shares::BARRELS / parallel as f64;
     let task = cx.task("sorting barrels", Some(plan.barrels() as u64), Unit::Steps);
     task.set_position((plan.barrels() - todo.len()) as u64);
     let next = AtomicUsize::new(0);
@@ -270,7 +290,7 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
                 let result = (|| {
                     let s = sorter::sort_barrel(
                         &indexer::forward_path(&fwd_dir, b),
-                        cx.sort_config(&sort_name, per_barrel),
+                        cx.sort_config_part(&sort_name, "barrels", parallel)?,
                         &cx.output(barrel_file(BarrelSet::Full, b))?,
                         &cx.output(barrel_file(BarrelSet::Short, b))?,
                         &part_path(tmp, b),
@@ -394,6 +414,10 @@ impl Stage for Index {
         f.postings.0
     }
 
+    fn shares(&self) -> &'static [Phase] {
+        SHARES
+    }
+
     fn headline(&self, f: &IndexSummary) -> String {
         format!(
             "{} words, {} postings",
@@ -403,26 +427,16 @@ impl Stage for Index {
     }
 
     fn stats(&self, f: &IndexSummary) -> Vec<Figure> {
-        vec![
-            Figure::new(
-                "Stages",
-                "index_words",
-                "index words",
-                Amount::Count(u64::from(f.words)),
-            ),
-            Figure::new(
-                "Stages",
-                "index_postings",
-                "index postings",
-                Amount::Count(f.postings.0),
-            ),
-            Figure::new(
-                "Stages",
+        FigureList::new()
+            .group("Stages")
+            .count("index_words", "index words", u64::from(f.words))
+            .count("index_postings", "index postings", f.postings.0)
+            .bytes(
                 "index_bytes",
                 "index (lexicon, barrels)",
-                Amount::Bytes(f.lexicon_bytes + f.barrel_bytes.0 + f.barrel_bytes.1),
-            ),
-        ]
+                f.lexicon_bytes + f.barrel_bytes.0 + f.barrel_bytes.1,
+            )
+            .build()
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<IndexSummary> {

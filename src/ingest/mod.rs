@@ -60,7 +60,10 @@ use crate::ingest::source::warc::{is_archive_name, is_wet_name, WarcFile};
 pub use crate::ingest::source::Counts;
 use crate::ingest::source::{Content, InputKind, Item, Next, ReadContext, Reader};
 use crate::input::{SkipEntry, SkipWriter, KEEP_SKIPS};
-use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{
+    share, Amount, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext,
+    StageId,
+};
 use crate::progress::{Task, Unit as ProgressUnit};
 use crate::resources::format_bytes;
 use crate::units::thousands;
@@ -331,6 +334,16 @@ pub struct Ingest {
     pub mem: u64,
 }
 
+/// What holds memory at the same time in `ingest`: the units' batches of
+/// bodies and their parsed pages (one unit per thread), and the one big
+/// record let through the gate, whose working set is about 8 times its
+/// per-record limit of 1/16 of the budget (see [`limits`]). The segment
+/// writers' block buffers are fixed (256 KiB a file), outside the budget.
+const SHARES: &[Phase] = &[Phase {
+    name: "read and parse",
+    shares: &[share("batches", 1.0 / 8.0), share("big record", 1.0 / 2.0)],
+}];
+
 impl Stage for Ingest {
     type Params = IngestParams;
     type Figures = IngestFigures;
@@ -401,6 +414,10 @@ impl Stage for Ingest {
         f.counts.pages
     }
 
+    fn shares(&self) -> &'static [Phase] {
+        SHARES
+    }
+
     fn headline(&self, f: &IngestFigures) -> String {
         format!(
             "{} pages, {} links",
@@ -411,58 +428,20 @@ impl Stage for Ingest {
 
     fn stats(&self, f: &IngestFigures) -> Vec<Figure> {
         let c = &f.counts;
-        vec![
-            Figure::new(
-                "Input",
-                "input_bytes",
-                "input read",
-                Amount::Bytes(f.input_bytes),
-            ),
-            Figure::new(
-                "Input",
-                "records",
-                "WARC records",
-                Amount::Counts(c.records.clone()),
-            ),
-            Figure::new("Input", "files", "HTML files", Amount::Count(c.files)),
-            Figure::new(
-                "Input",
-                "other_files",
-                "other files (not read)",
-                Amount::Count(c.other_files),
-            ),
-            Figure::new(
-                "Input",
-                "skipped",
-                "skipped records or lines",
-                Amount::Count(c.skipped),
-            ),
-            Figure::new("Pages", "html_bytes", "HTML", Amount::Bytes(c.html_bytes)),
-            Figure::new(
-                "Pages",
-                "not_html",
-                "responses not HTML",
-                Amount::Count(c.not_html),
-            ),
-            Figure::new(
-                "Pages",
-                "error_status",
-                "error statuses",
-                Amount::Count(c.error_status),
-            ),
-            Figure::new(
-                "Pages",
-                "redirects",
-                "redirects",
-                Amount::Count(c.redirects),
-            ),
-            Figure::new(
-                "Pages",
-                "dropped_links",
-                "links dropped",
-                Amount::Count(c.dropped_links),
-            ),
-        ]
+        FigureList::new()
+            .group("Input")
+            .bytes("input_bytes", "input read", f.input_bytes)
+            .add("records", "WARC records", Amount::Counts(c.records.clone()))
+            .count("files", "HTML files", c.files)
+            .count("other_files", "other files (not read)", c.other_files)
+            .count("skipped", "skipped records or lines", c.skipped)
+            .group("Pages")
+            .bytes("html_bytes", "HTML", c.html_bytes)
+            .count("not_html", "responses not HTML", c.not_html)
+            .count("error_status", "error statuses", c.error_status)
+            .count("redirects", "redirects", c.redirects)
+            .count("dropped_links", "links dropped", c.dropped_links)
+            .build()
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<IngestFigures> {
@@ -538,6 +517,7 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
         settings: s,
         limits,
         gate: RecordGate::new(),
+        batch_bytes: batch_limit(cx.budget().bytes("batches")?),
     };
 
     // The units, in input order.
@@ -869,7 +849,7 @@ impl<K: InputKind> AnyUnit for K {
                 progress.add(now.saturating_sub(reported));
                 reported = now;
                 batch.extend(item);
-                if batch_due(&batch, cx.settings) {
+                if batch_due(&batch, cx.batch_bytes) {
                     process_batch(&mut batch, &mut seg, &cx.limits)?;
                 }
             }
@@ -890,19 +870,19 @@ const BATCH_PAGES: usize = 256;
 
 /// Body bytes a unit gathers before parsing them: 16 MiB, less when the budget
 /// is small, so that the units in flight (one per thread) and their parsed
-/// pages stay a fraction of `--mem`. (A bigger record goes alone, through the
-/// gate: see [`limits`].)
-fn batch_limit(s: &Settings) -> usize {
+/// pages stay within `batches` bytes, the stage's share. (A bigger record
+/// goes alone, through the gate: see [`limits`].)
+fn batch_limit(batches: u64) -> usize {
     let threads = rayon::current_num_threads().max(1) as u64;
-    ((s.mem / 8 / threads) as usize).clamp(64 << 10, BATCH_BYTES)
+    ((batches / threads) as usize).clamp(64 << 10, BATCH_BYTES)
 }
 
 /// Is the batch due: full, or holding a big record (which must not wait,
 /// and whose unit must not run parallel iterators while it holds the gate)?
-fn batch_due(batch: &[Item], s: &Settings) -> bool {
+fn batch_due(batch: &[Item], batch_bytes: usize) -> bool {
     batch.len() >= BATCH_PAGES
         || batch.last().is_some_and(Item::holds_permit)
-        || batch.iter().map(Item::body_len).sum::<usize>() >= batch_limit(s)
+        || batch.iter().map(Item::body_len).sum::<usize>() >= batch_bytes
 }
 
 /// Processes one item: a page by its content (HTML through the extractor),

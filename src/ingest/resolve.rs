@@ -36,7 +36,9 @@ use crate::graph::import::write_edges;
 use crate::graph::Direction;
 use crate::ingest::records::{self, PageRec};
 use crate::ingest::urltable::UrlTableWriter;
-use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{
+    share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext, StageId,
+};
 use crate::progress::Unit;
 use crate::sort::{Combine, ExternalSorter, Sorted};
 use crate::units::thousands;
@@ -95,6 +97,42 @@ pub struct ResolveFigures {
 /// The `resolve` stage: the URL resolver.
 pub struct Resolve;
 
+/// What holds memory at the same time in `resolve`: a sort from its first
+/// record until it is finished, then its merge until it is dropped (at its
+/// whole share unless it has a merge share of its own).
+const SHARES: &[Phase] = &[
+    Phase {
+        name: "collect URLs",
+        shares: &[share("urls", 0.5)],
+    },
+    Phase {
+        name: "number URLs",
+        shares: &[
+            share("urls merge", 0.1),
+            share("url-table", 0.15),
+            share("page-map", 0.1),
+            share("links", 0.35),
+        ],
+    },
+    Phase {
+        name: "write the page map and the URL table",
+        shares: &[
+            share("page-map merge", 0.05),
+            share("url-table merge", 0.05),
+            share("links", 0.35),
+        ],
+    },
+    Phase {
+        name: "join links with their sources",
+        shares: &[
+            share("links merge", 0.1),
+            share("forward", 0.25),
+            share("transposed", 0.25),
+            share("anchors", 0.2),
+        ],
+    },
+];
+
 impl Stage for Resolve {
     type Params = ResolveParams;
     type Figures = ResolveFigures;
@@ -126,6 +164,10 @@ impl Stage for Resolve {
         f.nodes
     }
 
+    fn shares(&self) -> &'static [Phase] {
+        SHARES
+    }
+
     fn headline(&self, f: &ResolveFigures) -> String {
         format!(
             "{} docs on {} hosts, {} arcs",
@@ -136,24 +178,20 @@ impl Stage for Resolve {
     }
 
     fn stats(&self, f: &ResolveFigures) -> Vec<Figure> {
-        vec![
-            Figure::new("Pages", "pages", "pages", Amount::Count(f.pages)),
-            Figure::new(
-                "Pages",
+        FigureList::new()
+            .group("Pages")
+            .count("pages", "pages", f.pages)
+            .count(
                 "duplicate_captures",
                 "duplicate captures",
-                Amount::Count(f.duplicate_captures),
-            ),
-            Figure::new("Pages", "links", "links", Amount::Count(f.links)),
-            Figure::new("Pages", "anchors", "anchors", Amount::Count(f.anchors)),
-            Figure::new("Pages", "hosts", "hosts", Amount::Count(f.hosts)),
-            Figure::new(
-                "Link graph",
-                "self_loops",
-                "self-loops dropped",
-                Amount::Count(f.self_loops),
-            ),
-        ]
+                f.duplicate_captures,
+            )
+            .count("links", "links", f.links)
+            .count("anchors", "anchors", f.anchors)
+            .count("hosts", "hosts", f.hosts)
+            .group("Link graph")
+            .count("self_loops", "self-loops dropped", f.self_loops)
+            .build()
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<ResolveFigures> {
@@ -167,7 +205,6 @@ pub fn resolve(job: &mut Job, s: &Settings) -> Result<Outcome<ResolveFigures>> {
 }
 
 fn run_resolve(cx: &StageContext) -> Result<ResolveFigures> {
-    let s = cx.settings();
     let pages = PageFile::open(cx.input(JobFile::Pages)?, &records::PAGES)?;
     let links = PageFile::open(cx.input(JobFile::Links)?, &records::LINKS)?;
     let docs_path = cx.output(JobFile::Docs)?;
@@ -175,24 +212,24 @@ fn run_resolve(cx: &StageContext) -> Result<ResolveFigures> {
     let urls_path = cx.output(JobFile::Urls)?;
     let anchors_path = cx.output(JobFile::Anchors)?;
 
-    let mut fwd = cx.sorter::<(u64, u64)>("forward", 0.25, Combine::Dedup)?;
-    let mut rev = cx.sorter::<(u64, u64)>("transposed", 0.25, Combine::Dedup)?;
-    let mut anchors = cx.sorter::<AnchorRec>("anchors", 0.2, Combine::Dedup)?;
+    let mut fwd = cx.sorter::<(u64, u64)>("forward", Combine::Dedup)?;
+    let mut rev = cx.sorter::<(u64, u64)>("transposed", Combine::Dedup)?;
+    let mut anchors = cx.sorter::<AnchorRec>("anchors", Combine::Dedup)?;
     let mut counts: Counts = cx.checkpoint(COUNTS)?.unwrap_or_default();
     if !(fwd.input_complete() && rev.input_complete() && anchors.input_complete()) {
-        let mut url_sort = cx.sorter::<(u64, u64)>("url-table", 0.15, Combine::None)?;
-        let mut page_sort = cx.sorter::<(u64, u64)>("page-map", 0.1, Combine::None)?;
-        let mut link_sort = cx.sorter::<LinkRec>("links", 0.35, Combine::Dedup)?;
+        let mut url_sort = cx.sorter::<(u64, u64)>("url-table", Combine::None)?;
+        let mut page_sort = cx.sorter::<(u64, u64)>("page-map", Combine::None)?;
+        let mut link_sort = cx.sorter::<LinkRec>("links", Combine::Dedup)?;
         let step2_done = url_sort.input_complete()
             && page_sort.input_complete()
             && link_sort.input_complete()
             && docs_path.exists();
         if !step2_done {
-            let mut urls = cx.sorter::<UrlRec>("urls", 0.5, Combine::Dedup)?;
+            let mut urls = cx.sorter::<UrlRec>("urls", Combine::Dedup)?;
             if !urls.input_complete() {
                 collect_urls(&pages, &links, &mut urls, cx)?;
             }
-            urls.set_merge_budget(s.share(0.1));
+            urls.set_merge_budget(cx.budget().bytes("urls merge")?);
             let urls = urls.finish()?;
             counts = number_urls(
                 urls,
@@ -206,11 +243,11 @@ fn run_resolve(cx: &StageContext) -> Result<ResolveFigures> {
         }
         // Publish the page map and the URL table first, so that their sorts'
         // memory is free before the link join fills the arc sorts.
-        page_sort.set_merge_budget(s.share(0.05));
+        page_sort.set_merge_budget(cx.budget().bytes("page-map merge")?);
         let page_sorted = page_sort.finish()?;
         write_pagedoc(page_sorted, &pagedoc_path, pages.records())?;
         if !urls_path.exists() {
-            url_sort.set_merge_budget(s.share(0.05));
+            url_sort.set_merge_budget(cx.budget().bytes("url-table merge")?);
             let mut sorted = url_sort.finish()?;
             let mut w = UrlTableWriter::create(&urls_path)?;
             while let Some((fp, doc)) = sorted.next_record()? {
@@ -220,7 +257,7 @@ fn run_resolve(cx: &StageContext) -> Result<ResolveFigures> {
         } else {
             drop(url_sort);
         }
-        link_sort.set_merge_budget(s.share(0.1));
+        link_sort.set_merge_budget(cx.budget().bytes("links merge")?);
         let link_sorted = link_sort.finish()?;
         let arcs = join_sources(
             link_sorted,

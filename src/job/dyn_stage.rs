@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::budget::Phase;
 use super::figure::Figure;
 use super::manifest::Published;
 use super::stage::{Outcome, Stage};
@@ -50,6 +51,18 @@ pub trait DynStage: Send + Sync {
     fn optional_inputs(&self) -> Vec<JobFile>;
     /// The job files it writes.
     fn outputs(&self) -> Vec<JobFile>;
+    /// Its shares of the budget, phase by phase ([`Stage::shares`]).
+    fn shares(&self) -> &'static [Phase];
+    /// The group of stages it shares work with ([`Stage::work_group`]).
+    fn work_group(&self) -> Option<&'static str>;
+    /// Runs the stages `ids` of its work group together in `job`
+    /// ([`Stage::run_together`]).
+    fn run_together(
+        &self,
+        ids: &[StageId],
+        job: &mut Job,
+        settings: &Settings,
+    ) -> Result<Vec<(StageId, How, Published)>>;
     /// `true` if it finished in `job`, or began a run that did not finish,
     /// with other parameters than it has now (whatever state it was left
     /// in, `--force` then starts it over).
@@ -78,6 +91,23 @@ impl<S: Stage + Send + Sync> DynStage for S {
 
     fn outputs(&self) -> Vec<JobFile> {
         Stage::outputs(self)
+    }
+
+    fn shares(&self) -> &'static [Phase] {
+        Stage::shares(self)
+    }
+
+    fn work_group(&self) -> Option<&'static str> {
+        Stage::work_group(self)
+    }
+
+    fn run_together(
+        &self,
+        ids: &[StageId],
+        job: &mut Job,
+        settings: &Settings,
+    ) -> Result<Vec<(StageId, How, Published)>> {
+        Stage::run_together(self, ids, job, settings)
     }
 
     fn params_changed(&self, job: &JobView) -> Result<bool> {

@@ -88,6 +88,63 @@ impl Figure {
     }
 }
 
+/// Builds a stage's figures a group at a time:
+/// `FigureList::new().group("Input").bytes("input_bytes", "input read", n).build()`.
+#[derive(Clone, Debug, Default)]
+pub struct FigureList {
+    group: &'static str,
+    list: Vec<Figure>,
+}
+
+impl FigureList {
+    /// An empty list (figures go in group `""` until [`group`](Self::group)).
+    pub fn new() -> FigureList {
+        FigureList::default()
+    }
+
+    /// The group of the figures added next.
+    pub fn group(mut self, group: &'static str) -> FigureList {
+        self.group = group;
+        self
+    }
+
+    /// Adds figure `key`, labelled `label`, of value `amount`.
+    pub fn add(
+        mut self,
+        key: impl Into<String>,
+        label: impl Into<String>,
+        amount: Amount,
+    ) -> FigureList {
+        self.list.push(Figure::new(self.group, key, label, amount));
+        self
+    }
+
+    /// Adds a count.
+    pub fn count(self, key: impl Into<String>, label: impl Into<String>, n: u64) -> FigureList {
+        self.add(key, label, Amount::Count(n))
+    }
+
+    /// Adds a number of bytes.
+    pub fn bytes(self, key: impl Into<String>, label: impl Into<String>, n: u64) -> FigureList {
+        self.add(key, label, Amount::Bytes(n))
+    }
+
+    /// Adds a number that is neither a count nor bytes.
+    pub fn number(self, key: impl Into<String>, label: impl Into<String>, x: f64) -> FigureList {
+        self.add(key, label, Amount::Number(x))
+    }
+
+    /// Adds a yes or no.
+    pub fn flag(self, key: impl Into<String>, label: impl Into<String>, b: bool) -> FigureList {
+        self.add(key, label, Amount::Flag(b))
+    }
+
+    /// The figures, in the order added.
+    pub fn build(self) -> Vec<Figure> {
+        self.list
+    }
+}
+
 /// The groups figures are shown in, in this order (others after them).
 pub const GROUPS: [&str; 5] = ["Input", "Pages", "Link graph", "Stages", "Resources"];
 

@@ -29,6 +29,7 @@
 //! another process writes the job, and on a read-only copy.
 
 mod alg;
+pub mod budget;
 mod dyn_stage;
 pub mod figure;
 pub mod files;
@@ -42,8 +43,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use alg::Alg;
+pub use budget::{share, Budget, Phase, Share};
 pub use dyn_stage::{DynStage, How};
-pub use figure::{Amount, Figure};
+pub use figure::{Amount, Figure, FigureList};
 pub use files::{JobFile, StageId};
 pub use manifest::{
     Attempt, Figures, Manifest, Output, Published, StageRecord, MANIFEST, MANIFEST_VERSION,
@@ -77,11 +79,6 @@ impl Settings {
             force: false,
             strict: false,
         }
-    }
-
-    /// A share of the budget, in bytes.
-    pub fn share(&self, fraction: f64) -> u64 {
-        (self.mem as f64 * fraction) as u64
     }
 
     /// The same settings, forced or not.
@@ -500,6 +497,8 @@ impl Job {
     /// together, run, and publish each.
     pub fn begin<S: Stage>(&mut self, stage: &S, settings: &Settings) -> Result<Begun<S::Figures>> {
         let id = stage.id();
+        // A stage whose shares do not fit its budget never starts.
+        Budget::new(id, settings.mem, stage.shares())?;
         let params =
             serde_json::to_value(stage.params()?).map_err(|e| Error::internal(e.to_string()))?;
         let mut input_paths = BTreeMap::new();
@@ -634,8 +633,9 @@ impl Job {
             settings,
             paths,
             stage.outputs().into_iter().collect(),
+            stage.shares(),
             resume,
-        )
+        )?
         .with_optional(optional);
         cx.prepare()?;
         if resume {

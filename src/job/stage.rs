@@ -17,6 +17,7 @@ use std::time::Instant;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::budget::{Budget, Phase};
 use super::files::{JobFile, StageId};
 use super::manifest::Published;
 use super::Settings;
@@ -69,8 +70,36 @@ pub trait Stage {
         let _ = figures;
         Vec::new()
     }
+    /// What holds memory at the same time while it runs, phase by phase,
+    /// as named shares of the budget ([`Budget`]); its context refuses to
+    /// start when a phase's shares sum to more than the whole, and every
+    /// sort and buffer takes its share by name. By default: nothing.
+    fn shares(&self) -> &'static [Phase] {
+        &[]
+    }
     /// Does the work: reads its inputs and writes its outputs through `cx`.
     fn run(&self, cx: &mut StageContext) -> Result<Self::Figures>;
+    /// Stages that share work (the near-duplicate algorithms' one sketch
+    /// pass) name the same group: stages of one group that come one after
+    /// another in a pipeline run together, through the first one's
+    /// [`Stage::run_together`]. By default `None`: the stage runs alone.
+    fn work_group(&self) -> Option<&'static str> {
+        None
+    }
+    /// Runs the stages `ids` of this stage's work group (with this one's
+    /// options) together in `job`: how each ended, and its record.
+    fn run_together(
+        &self,
+        ids: &[StageId],
+        job: &mut super::Job,
+        settings: &Settings,
+    ) -> Result<Vec<(StageId, super::How, Published)>> {
+        let _ = (job, settings);
+        Err(Error::internal(format!(
+            "stage {} runs alone, not together with {ids:?}",
+            self.id()
+        )))
+    }
 }
 
 /// How [`super::Job::run`] ended.
@@ -146,6 +175,7 @@ pub struct StageContext {
     inputs: BTreeMap<JobFile, PathBuf>,
     optional: BTreeSet<JobFile>,
     outputs: BTreeSet<JobFile>,
+    budget: Budget,
     resumed: bool,
     pub(super) started: Instant,
 }
@@ -159,9 +189,10 @@ impl StageContext {
         settings: &Settings,
         paths: StagePaths,
         outputs: BTreeSet<JobFile>,
+        shares: &[Phase],
         resumed: bool,
-    ) -> StageContext {
-        StageContext {
+    ) -> Result<StageContext> {
+        Ok(StageContext {
             stage,
             settings: settings.clone(),
             tmp: paths.tmp,
@@ -169,9 +200,10 @@ impl StageContext {
             inputs: paths.inputs,
             optional: BTreeSet::new(),
             outputs,
+            budget: Budget::new(stage, settings.mem, shares)?,
             resumed,
             started: Instant::now(),
-        }
+        })
     }
 
     /// Declares `optional` as the stage's optional inputs (those held are
@@ -205,8 +237,9 @@ impl StageContext {
             settings,
             paths,
             stage.outputs().into_iter().collect(),
+            stage.shares(),
             resumed,
-        )
+        )?
         .with_optional(stage.optional_inputs().into_iter().collect());
         cx.prepare()?;
         Ok(cx)
@@ -284,14 +317,10 @@ impl StageContext {
         &self.settings
     }
 
-    /// The memory budget in bytes.
-    pub fn mem(&self) -> u64 {
-        self.settings.mem
-    }
-
-    /// `share` (0 < share ≤ 1) of the budget, in bytes.
-    pub fn share(&self, share: f64) -> u64 {
-        (self.settings.mem as f64 * share.clamp(0.0, 1.0)) as u64
+    /// The stage's budget, cut into the shares it declared
+    /// ([`Stage::shares`]).
+    pub fn budget(&self) -> &Budget {
+        &self.budget
     }
 
     /// Whether bad input is an error rather than a skip.
@@ -300,22 +329,28 @@ impl StageContext {
     }
 
     /// The configuration of the stage's sort `name`: its runs in `tmp/name`,
-    /// `share` of the budget (at least 64 KiB), progress labelled `stage: name`.
-    pub fn sort_config(&self, name: &str, share: f64) -> SortConfig {
-        SortConfig::new(self.tmp.join(name), self.share(share).max(MIN_SORT_BUDGET))
-            .label(format!("{}: {name}", self.stage))
-            .reporter(Arc::clone(&self.settings.reporter))
+    /// its share `name` of the budget (at least 64 KiB), progress labelled
+    /// `stage: name`.
+    pub fn sort_config(&self, name: &str) -> Result<SortConfig> {
+        self.sort_config_part(name, name, 1)
     }
 
-    /// The stage's external sort `name` with `share` of the budget, resuming
-    /// from the runs an interrupted attempt left in its directory.
-    pub fn sorter<T: Record>(
-        &self,
-        name: &str,
-        share: f64,
-        combine: Combine<T>,
-    ) -> Result<ExternalSorter<T>> {
-        ExternalSorter::new(self.sort_config(name, share), combine)
+    /// The configuration of sort `dir` (runs in `tmp/dir`) with one of `ways`
+    /// equal parts of share `share` (at least 64 KiB): for sorts that split a
+    /// share among them (barrels sorted in parallel).
+    pub fn sort_config_part(&self, dir: &str, share: &str, ways: usize) -> Result<SortConfig> {
+        let bytes = self.budget.part(share, ways)?;
+        Ok(
+            SortConfig::new(self.tmp.join(dir), bytes.max(MIN_SORT_BUDGET))
+                .label(format!("{}: {dir}", self.stage))
+                .reporter(Arc::clone(&self.settings.reporter)),
+        )
+    }
+
+    /// The stage's external sort `name` with its share `name` of the budget,
+    /// resuming from the runs an interrupted attempt left in its directory.
+    pub fn sorter<T: Record>(&self, name: &str, combine: Combine<T>) -> Result<ExternalSorter<T>> {
+        ExternalSorter::new(self.sort_config(name)?, combine)
     }
 
     fn checkpoint_path(&self, name: &str) -> PathBuf {

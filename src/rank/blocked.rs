@@ -78,20 +78,27 @@ pub struct BlockedEngine {
     accs: Vec<Vec<f64>>,
 }
 
-/// Nodes per destination block for a budget of `mem` bytes when `parallel`
-/// blocks are computed at the same time: their f64 accumulators take half the
-/// budget. A multiple of 4096, at least 4096, at most `u32::MAX`.
-pub fn block_nodes(mem: u64, parallel: usize) -> u64 {
-    let b = mem / 2 / 8 / parallel.max(1) as u64;
+/// Nodes per destination block when the f64 accumulators of `parallel`
+/// blocks computed at the same time take `accumulators` bytes. A multiple of
+/// 4096, at least 4096, at most `u32::MAX`.
+pub fn block_nodes(accumulators: u64, parallel: usize) -> u64 {
+    let b = accumulators / 8 / parallel.max(1) as u64;
     ((b / MIN_BLOCK).max(1) * MIN_BLOCK).min(u32::MAX as u64 / MIN_BLOCK * MIN_BLOCK)
 }
 
 impl BlockedEngine {
     /// Splits the arcs by destination block (once; reused on resume when the
-    /// block size is the same).
-    pub fn new(inputs: &Inputs, damping: f64, s: &Settings) -> Result<BlockedEngine> {
+    /// block size is the same). The accumulators take `accumulators` bytes,
+    /// the part writers' chunks together `writers` bytes.
+    pub fn new(
+        inputs: &Inputs,
+        damping: f64,
+        accumulators: u64,
+        writers: u64,
+        s: &Settings,
+    ) -> Result<BlockedEngine> {
         let parallel = rayon::current_num_threads().max(1);
-        let block = block_nodes(s.mem, parallel).min(inputs.n.max(1));
+        let block = block_nodes(accumulators, parallel).min(inputs.n.max(1));
         let k = inputs.n.div_ceil(block);
         let parallel = parallel.min(k as usize).max(1);
         let dir = inputs.tmp.join("blocks");
@@ -118,7 +125,7 @@ impl BlockedEngine {
                     std::fs::remove_file(entry.path()).at(entry.path())?;
                 }
             }
-            partition(inputs, block, &parts, s)?;
+            partition(&inputs.forward, block, &parts, writers, s)?;
             write_atomic(&marker, identity.to_string().as_bytes())?;
         }
         s.reporter.note(&format!(
@@ -221,13 +228,21 @@ impl PartWriter {
     }
 }
 
-/// Reads the forward edge file once, in source order, cutting each list at
-/// block boundaries into the parts' writers.
-fn partition(inputs: &Inputs, block: u64, parts: &[PathBuf], s: &Settings) -> Result<()> {
-    let forward = EdgeFile::open(&inputs.forward)?;
+/// Reads the forward edge file `forward` once, in source order, cutting each
+/// list at block boundaries (every `block` nodes) into part files `parts`
+/// (one per destination block, kind [`RANKPART`]); the writers' chunks
+/// together take `writers` bytes (each at least 64 KiB, at most 1 MiB).
+pub fn partition(
+    forward: &Path,
+    block: u64,
+    parts: &[PathBuf],
+    writers: u64,
+    s: &Settings,
+) -> Result<()> {
+    let edges = EdgeFile::open(forward)?;
+    let (n, m) = (edges.stats().nodes, edges.stats().arcs);
     let k = parts.len().max(1);
-    // The writers' chunks together take at most a quarter of the budget.
-    let limit = ((s.mem / 4) as usize / k).clamp(MIN_CHUNK, MAX_CHUNK);
+    let limit = (writers as usize / k).clamp(MIN_CHUNK, MAX_CHUNK);
     let mut writers = parts
         .iter()
         .enumerate()
@@ -235,12 +250,12 @@ fn partition(inputs: &Inputs, block: u64, parts: &[PathBuf], s: &Settings) -> Re
         .collect::<Result<Vec<_>>>()?;
     let task = s.reporter.task(
         "pagerank: splitting arcs by destination block",
-        Some(inputs.m),
+        Some(m),
         Unit::Records,
     );
     let mut seen = 0u64;
     let mut offsets: Vec<u32> = Vec::new();
-    forward.for_each_list(|src, dsts| {
+    edges.for_each_list(|src, dsts| {
         // `dsts` is increasing: cut it where the block changes.
         let mut rest = dsts;
         while let Some(&first) = rest.first() {
@@ -252,9 +267,8 @@ fn partition(inputs: &Inputs, block: u64, parts: &[PathBuf], s: &Settings) -> Re
             offsets.extend(rest[..cut].iter().map(|&d| (d - base) as u32));
             let w = writers.get_mut(b as usize).ok_or_else(|| {
                 Error::internal(format!(
-                    "{}: arc ({src}, {first}) outside the graph's {} nodes",
-                    inputs.forward.display(),
-                    inputs.n
+                    "{}: arc ({src}, {first}) outside the graph's {n} nodes",
+                    forward.display(),
                 ))
             })?;
             w.push(src, &offsets)?;

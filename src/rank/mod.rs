@@ -45,7 +45,9 @@ use serde_json::{json, Value};
 use crate::docs::DocTable;
 use crate::error::{Error, IoContext, Result};
 use crate::graph::EdgeFile;
-use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{
+    share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext, StageId,
+};
 use crate::progress::Unit;
 use crate::units::thousands;
 pub use vector::{RankVector, VectorReader, VectorWriter};
@@ -423,6 +425,31 @@ pub struct PageRank {
     pub opts: PageRankOptions,
 }
 
+/// What holds memory at the same time in `pagerank`, by mode (one runs):
+/// memory mode's vectors and CSR adjacency (the whole budget: the mode is
+/// chosen when they fit it); blocked mode's part writers while it splits the
+/// arcs, then its accumulators (the fixed-size chunk and vector-block
+/// buffers per thread beside them are outside the budget, see
+/// [`blocked`]); sort–merge mode's message sort.
+const SHARES: &[Phase] = &[
+    Phase {
+        name: "memory mode",
+        shares: &[share("memory mode", 1.0)],
+    },
+    Phase {
+        name: "blocked mode, splitting the arcs",
+        shares: &[share("part writers", 0.25)],
+    },
+    Phase {
+        name: "blocked mode, iterating",
+        shares: &[share("accumulators", 0.5)],
+    },
+    Phase {
+        name: "sort-merge mode",
+        shares: &[share("messages", 0.8)],
+    },
+];
+
 impl Stage for PageRank {
     type Params = PageRankParams;
     type Figures = PageRankFigures;
@@ -463,6 +490,10 @@ impl Stage for PageRank {
         f.nodes
     }
 
+    fn shares(&self) -> &'static [Phase] {
+        SHARES
+    }
+
     fn headline(&self, f: &PageRankFigures) -> String {
         format!(
             "{} after {} iterations",
@@ -476,26 +507,16 @@ impl Stage for PageRank {
     }
 
     fn stats(&self, f: &PageRankFigures) -> Vec<Figure> {
-        vec![
-            Figure::new(
-                "Stages",
+        FigureList::new()
+            .group("Stages")
+            .count(
                 "pagerank_iterations",
                 "PageRank iterations",
-                Amount::Count(u64::from(f.iterations)),
-            ),
-            Figure::new(
-                "Stages",
-                "pagerank_converged",
-                "PageRank converged",
-                Amount::Flag(f.converged),
-            ),
-            Figure::new(
-                "Stages",
-                "pagerank_l1",
-                "PageRank last L1 change",
-                Amount::Number(f.l1),
-            ),
-        ]
+                u64::from(f.iterations),
+            )
+            .flag("pagerank_converged", "PageRank converged", f.converged)
+            .number("pagerank_l1", "PageRank last L1 change", f.l1)
+            .build()
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<PageRankFigures> {
@@ -554,12 +575,14 @@ fn run_pagerank(
     };
 
     let (vectors, csr) = memory_mode_bytes(n, m, inputs.preference.is_some());
+    let budget = cx.budget().clone();
+    let in_memory = budget.bytes("memory mode")?;
     let mode = match opts.mode {
-        Mode::Auto if vectors + csr <= s.mem => Mode::Memory,
+        Mode::Auto if vectors + csr <= in_memory => Mode::Memory,
         Mode::Auto => Mode::Blocked,
         m => m,
     };
-    if mode == Mode::Memory && vectors > s.mem {
+    if mode == Mode::Memory && vectors > in_memory {
         cx.note(&format!(
             "warning: memory mode needs {} for its vectors, more than --mem {}",
             crate::resources::format_bytes(vectors),
@@ -584,10 +607,21 @@ fn run_pagerank(
         Mode::Memory => Box::new(memory::MemoryEngine::new(
             &inputs,
             opts.damping,
-            s.mem.saturating_sub(vectors),
+            in_memory.saturating_sub(vectors),
         )?),
-        Mode::Blocked => Box::new(blocked::BlockedEngine::new(&inputs, opts.damping, &s)?),
-        Mode::SortMerge => Box::new(sortmerge::SortMergeEngine::new(&inputs, opts.damping, &s)?),
+        Mode::Blocked => Box::new(blocked::BlockedEngine::new(
+            &inputs,
+            opts.damping,
+            budget.bytes("accumulators")?,
+            budget.bytes("part writers")?,
+            &s,
+        )?),
+        Mode::SortMerge => Box::new(sortmerge::SortMergeEngine::new(
+            &inputs,
+            opts.damping,
+            budget.bytes("messages")?,
+            &s,
+        )?),
         Mode::Auto => return Err(Error::internal("mode auto was not resolved")),
     };
 

@@ -26,12 +26,20 @@ pub struct SortMergeEngine {
     preference: Option<std::path::PathBuf>,
     dangling: Dangling,
     tmp: std::path::PathBuf,
+    /// The messages sort's budget, in bytes.
+    messages: u64,
     settings: Settings,
 }
 
 impl SortMergeEngine {
-    /// Sets up the engine.
-    pub fn new(inputs: &Inputs, damping: f64, s: &Settings) -> Result<SortMergeEngine> {
+    /// Sets up the engine; each iteration's messages sort takes `messages`
+    /// bytes.
+    pub fn new(
+        inputs: &Inputs,
+        damping: f64,
+        messages: u64,
+        s: &Settings,
+    ) -> Result<SortMergeEngine> {
         Ok(SortMergeEngine {
             n: inputs.n,
             damping,
@@ -40,6 +48,7 @@ impl SortMergeEngine {
             preference: inputs.preference.clone(),
             dangling: inputs.dangling,
             tmp: inputs.tmp.clone(),
+            messages,
             settings: s.clone(),
         })
     }
@@ -62,7 +71,7 @@ impl Iterate for SortMergeEngine {
         }
         let dir = self.tmp.join(format!("messages-{t:05}"));
         let s = &self.settings;
-        let mut cfg = SortConfig::new(&dir, s.share(0.8))
+        let mut cfg = SortConfig::new(&dir, self.messages)
             .label(format!("pagerank: iteration {t} messages"))
             .reporter(Arc::clone(&s.reporter));
         // Messages live for one iteration and are merged again in every pass:

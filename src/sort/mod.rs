@@ -366,6 +366,19 @@ impl<T: Record> ExternalSorter<T> {
         Ok(())
     }
 
+    /// Writes what the buffer holds as a run and frees the buffer, so that a
+    /// sort waiting its turn to be finished holds none of the budget (the
+    /// sketch pass's sorts of the algorithms finished later).
+    pub fn park(&mut self) -> Result<()> {
+        if !self.buf.is_empty() {
+            self.spill()?;
+        }
+        self.wait_pending()?;
+        self.buf = Vec::new();
+        self.spare = None;
+        Ok(())
+    }
+
     /// Waits for every spill under way.
     fn wait_pending(&mut self) -> Result<()> {
         while !self.pending.is_empty() {

@@ -356,6 +356,18 @@ pub fn job_page_texts(
     )
 }
 
+/// The clusters of a `clusters-ALG.wm` file: cluster id → its members in
+/// file order, each with its keep flag.
+pub fn clusters_of(path: &Path) -> BTreeMap<u64, Vec<(u64, bool)>> {
+    let mut clusters: BTreeMap<u64, Vec<(u64, bool)>> = BTreeMap::new();
+    webmill::dedup::files::for_each_cluster_member(path, |c, d, keep| {
+        clusters.entry(c).or_default().push((d, keep));
+        Ok(())
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    clusters
+}
+
 /// Every file under the job directory `job` but its manifest (whose figures
 /// hold times) and lock, by path relative to `job`.
 pub fn job_files(job: &Path) -> BTreeMap<String, Vec<u8>> {

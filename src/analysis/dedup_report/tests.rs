@@ -1,21 +1,16 @@
 //! The report against counts and judgements made in memory.
 
 use super::*;
-use crate::container::pagefile::PageFileWriter;
-use crate::dedup::files::PAIRS;
+use crate::dedup::files::PairWriter;
 use crate::docs::{Doc, DocWriter};
 use crate::progress::silent;
 
 fn write_pairs(path: &Path, pairs: &[(u64, u64, f32)]) {
-    let mut w = PageFileWriter::create(path, &PAIRS, 256 << 10, 3).unwrap();
-    let mut payload = Vec::new();
+    let mut w = PairWriter::create(path).unwrap();
     for &(a, b, sim) in pairs {
-        payload.clear();
-        crate::varint::put(&mut payload, b - a);
-        payload.extend_from_slice(&sim.to_le_bytes());
-        w.push(a, &payload).unwrap();
+        w.push(a, b, sim).unwrap();
     }
-    w.finish(&serde_json::json!({})).unwrap();
+    w.finish("test").unwrap();
 }
 
 /// splitmix64 as a generator.

@@ -106,6 +106,9 @@ pub struct ReadContext<'a> {
     pub limits: RecordLimits,
     /// Lets one big record at a time through.
     pub gate: Arc<RecordGate>,
+    /// Body bytes a unit of the ingest gathers before parsing them (its part
+    /// of the stage's `batches` share).
+    pub batch_bytes: usize,
 }
 
 /// What was counted in a segment (and, summed, in the whole ingest).

@@ -33,16 +33,27 @@ pub struct Args {
     /// 4-word shingles, 20 bands of 10; similar = ≥ --threshold equal entries)
     #[arg(long = "alg", value_name = "ALG", required = true, value_parser = parse_alg)]
     algs: Vec<Alg>,
-    /// Shingle length in words for broder and minhash [default: 10 for
+    #[command(flatten)]
+    flags: DedupArgs,
+    /// Recompute although the job already has these stages finished
+    #[arg(long)]
+    force: bool,
+}
+
+/// The `dedup-ALG` stages' flags but the algorithms (also those of
+/// `webmill run`, where `--dedup` names the algorithms).
+#[derive(clap::Args, Debug)]
+pub struct DedupArgs {
+    /// Near-duplicates: shingle length in words for broder and minhash [default: 10 for
     /// broder, 4 for minhash]
     #[arg(long, value_name = "K")]
     shingle: Option<usize>,
-    /// minhash: the fraction of equal sketch entries that makes a pair
+    /// Near-duplicates, minhash: the fraction of equal sketch entries that makes a pair
     /// similar; with --verify exact, the exact Jaccard coefficient a broder or
     /// minhash pair must reach
-    #[arg(long, value_name = "T", default_value_t = 0.8)]
+    #[arg(long, value_name = "T", default_value_t = DedupOptions::default().threshold)]
     threshold: f64,
-    /// How broder and minhash verify candidate pairs: sketch (the sketches'
+    /// Near-duplicates: how broder and minhash verify candidate pairs: sketch (the sketches'
     /// own test; the pair file records their estimate) or exact (the exact
     /// Jaccard coefficient of the two pages' k-shingle sets, the one
     /// dedup-eval measures: no false positives, recall the candidates', never
@@ -54,20 +65,30 @@ pub struct Args {
     /// file. Not for charikar
     #[arg(long, value_name = "HOW", default_value = "sketch", value_parser = parse_verify)]
     verify: Verify,
-    /// Docs sharing one key beyond this many are not paired with each other
+    /// Near-duplicates: docs sharing one key beyond this many are not paired with each other
     /// but linked to the group's first doc (boilerplate guard; counted)
-    #[arg(long, value_name = "N", default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = DedupOptions::default().max_group)]
     max_group: u64,
-    /// Recompute although the job already has these stages finished
-    #[arg(long)]
-    force: bool,
 }
 
-fn parse_verify(s: &str) -> Result<Verify, String> {
+impl DedupArgs {
+    /// As the library takes them, for algorithms `algs`.
+    pub fn options(&self, algs: Vec<Alg>) -> DedupOptions {
+        DedupOptions {
+            algs,
+            shingle: self.shingle,
+            threshold: self.threshold,
+            max_group: self.max_group,
+            verify: self.verify,
+        }
+    }
+}
+
+pub fn parse_verify(s: &str) -> Result<Verify, String> {
     Verify::parse(s).map_err(|e| e.to_string())
 }
 
-fn parse_alg(s: &str) -> Result<Alg, String> {
+pub fn parse_alg(s: &str) -> Result<Alg, String> {
     Alg::parse(s).map_err(|e| e.to_string())
 }
 
@@ -105,13 +126,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let mut job = g.open_job(&args.job, false)?;
     let settings = g.settings(args.force, false);
     let reporter = settings.reporter.clone();
-    let opts = DedupOptions {
-        algs: args.algs,
-        shingle: args.shingle,
-        threshold: args.threshold,
-        max_group: args.max_group,
-        verify: args.verify,
-    };
+    let opts = args.flags.options(args.algs);
     for (alg, outcome) in dedup(&mut job, &opts, &settings)? {
         let Outcome::Done {
             figures: x, record, ..

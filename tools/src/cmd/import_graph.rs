@@ -63,13 +63,8 @@ pub struct Args {
     /// by basename); see above
     #[arg(long, value_enum, default_value = "snap")]
     format: Format,
-    /// docID order of --format tsv's names: bytes (byte order of the names) or
-    /// host (host-grouped URL order) [default: bytes]
-    #[arg(long, value_enum, value_name = "ORDER")]
-    order: Option<Order>,
-    /// Keep arcs from a node to itself (by default they are dropped and counted)
-    #[arg(long)]
-    keep_self_loops: bool,
+    #[command(flatten)]
+    flags: GraphArgs,
     /// Fail on the first malformed line or unreadable stream instead of
     /// skipping it (skips are always counted and reported)
     #[arg(long)]
@@ -84,39 +79,67 @@ pub struct Args {
     files: Vec<PathBuf>,
 }
 
+/// The `import-graph` stage's flags but the format (also those of `webmill
+/// run --graph FORMAT`).
+#[derive(clap::Args, Debug)]
+pub struct GraphArgs {
+    /// Graph input: docID order of tsv's names: bytes (byte order of the
+    /// names) or host (host-grouped URL order) [default: bytes]
+    #[arg(long, value_enum, value_name = "ORDER")]
+    order: Option<Order>,
+    /// Graph input: keep arcs from a node to itself (by default they are
+    /// dropped and counted)
+    #[arg(long)]
+    keep_self_loops: bool,
+}
+
+impl GraphArgs {
+    /// `true` when any of these flags was given.
+    pub fn given(&self) -> bool {
+        self.order.is_some() || self.keep_self_loops
+    }
+
+    /// As the library takes them, for inputs `files` in `format`.
+    pub fn options(&self, format: Format, files: Vec<PathBuf>) -> anyhow::Result<ImportOptions> {
+        let format = match (format, self.order) {
+            (Format::Snap, None) => GraphFormat::Snap,
+            (Format::Cc, None) => GraphFormat::Cc,
+            (Format::Bvgraph, None) => GraphFormat::BvGraph,
+            (Format::Tsv, order) => GraphFormat::Tsv(match order {
+                None | Some(Order::Bytes) => NameOrder::Bytes,
+                Some(Order::Host) => NameOrder::Host,
+            }),
+            (_, Some(_)) => anyhow::bail!("--order applies to tsv graphs only"),
+        };
+        Ok(ImportOptions {
+            format,
+            inputs: files,
+            keep_self_loops: self.keep_self_loops,
+        })
+    }
+}
+
+/// A graph input format.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
-enum Format {
+pub enum Format {
     Snap,
     Tsv,
     Cc,
     Bvgraph,
 }
 
+/// The docID order of named nodes.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
-enum Order {
+pub enum Order {
     Bytes,
     Host,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let format = match (args.format, args.order) {
-        (Format::Snap, None) => GraphFormat::Snap,
-        (Format::Cc, None) => GraphFormat::Cc,
-        (Format::Bvgraph, None) => GraphFormat::BvGraph,
-        (Format::Tsv, order) => GraphFormat::Tsv(match order {
-            None | Some(Order::Bytes) => NameOrder::Bytes,
-            Some(Order::Host) => NameOrder::Host,
-        }),
-        (_, Some(_)) => anyhow::bail!("--order applies to --format tsv only"),
-    };
+    let opts = args.flags.options(args.format, args.files)?;
     let mut job = g.open_job(&args.out, true)?;
     let settings = g.settings(args.force, args.strict);
     let reporter = settings.reporter.clone();
-    let opts = ImportOptions {
-        format,
-        inputs: args.files,
-        keep_self_loops: args.keep_self_loops,
-    };
     let outcome = import_graph(&mut job, &opts, &settings)?;
     let Outcome::Done {
         figures: x,

@@ -21,22 +21,37 @@ use crate::Global;
 pub struct Args {
     /// Job directory (ingested and resolved)
     job: PathBuf,
-    /// Barrels the wordID range is cut into, at equal shares of the hits
-    #[arg(long, default_value_t = DEFAULT_BARRELS)]
-    barrels: u32,
+    #[command(flatten)]
+    flags: IndexArgs,
     /// Recompute although finished, or discard checkpoints made with other
     /// parameters
     #[arg(long)]
     force: bool,
 }
 
+/// The `index` stage's flags (also those of `webmill run`).
+#[derive(clap::Args, Debug)]
+pub struct IndexArgs {
+    /// Index: barrels the wordID range is cut into, at equal shares of the
+    /// hits
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_BARRELS)]
+    barrels: u32,
+}
+
+impl IndexArgs {
+    /// As the library takes them.
+    pub fn options(&self) -> IndexOptions {
+        IndexOptions {
+            barrels: self.barrels,
+        }
+    }
+}
+
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let mut job = g.open_job(&args.job, false)?;
     let settings = g.settings(args.force, false);
     let reporter = settings.reporter.clone();
-    let opts = IndexOptions {
-        barrels: args.barrels,
-    };
+    let opts = args.flags.options();
     match build_index(&mut job, &opts, &settings)? {
         Outcome::Skipped { .. } => {}
         Outcome::Done {

@@ -30,20 +30,8 @@ pub struct Args {
     /// Job directory (created if missing)
     #[arg(long, value_name = "JOB")]
     out: PathBuf,
-    /// Base URL for directory inputs given without one (`BASE_URL=DIR` sets it
-    /// per directory) [default: file:// + the directory's absolute path]
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
-    /// Checkpoint interval: WARC records (or directory files) per segment
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
-    segment_records: u64,
-    /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
-    /// and reported. Of a record up to this size, at most --mem / 16 is kept in
-    /// memory: the rest is cut (and reported)
-    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
-    max_record_bytes: u64,
     #[command(flatten)]
-    fields: FieldArgs,
+    flags: IngestArgs,
     /// Fail on the first bad record instead of skipping it (skips are always
     /// counted and reported)
     #[arg(long)]
@@ -60,7 +48,46 @@ pub struct Args {
     inputs: Vec<String>,
 }
 
-/// The fields of JSONL records (shared by `ingest` and `run`).
+/// The `ingest` stage's flags (also those of `webmill run`).
+#[derive(clap::Args, Debug)]
+pub struct IngestArgs {
+    /// Base URL for directory inputs given without one (`BASE_URL=DIR` sets it
+    /// per directory) [default: file:// + the directory's absolute path]
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Ingest's checkpoint interval: WARC records (or directory files) per segment
+    #[arg(long, value_name = "N", default_value_t = IngestOptions::default().segment_records)]
+    segment_records: u64,
+    /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
+    /// and reported. Of a record up to this size, at most --mem / 16 is kept in
+    /// memory: the rest is cut (and reported)
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
+    max_record_bytes: u64,
+    #[command(flatten)]
+    fields: FieldArgs,
+}
+
+impl IngestArgs {
+    /// As the library takes them, for the command line's `inputs`.
+    pub fn options(&self, inputs: &[String]) -> webmill::Result<IngestOptions> {
+        Ok(IngestOptions {
+            inputs: inputs
+                .iter()
+                .map(|a| InputSpec::parse(a, self.base_url.as_deref()))
+                .collect::<webmill::Result<Vec<_>>>()?,
+            segment_records: self.segment_records,
+            max_record_bytes: self.max_record_bytes,
+            fields: self.fields.doc_fields(),
+        })
+    }
+
+    /// `true` when --base-url was given.
+    pub fn has_base_url(&self) -> bool {
+        self.base_url.is_some()
+    }
+}
+
+/// The fields of JSONL records (part of [`IngestArgs`]).
 #[derive(clap::Args, Debug)]
 pub struct FieldArgs {
     /// JSONL document sets: the field holding a record's text (a dotted
@@ -92,20 +119,10 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let inputs = args
-        .inputs
-        .iter()
-        .map(|a| InputSpec::parse(a, args.base_url.as_deref()))
-        .collect::<webmill::Result<Vec<_>>>()?;
+    let opts = args.flags.options(&args.inputs)?;
     let mut job = g.open_job(&args.out, true)?;
     let settings = g.settings(args.force, args.strict);
     let reporter = settings.reporter.clone();
-    let opts = IngestOptions {
-        inputs,
-        segment_records: args.segment_records,
-        max_record_bytes: args.max_record_bytes,
-        fields: args.fields.doc_fields(),
-    };
     if let Outcome::Done {
         figures: x,
         record,

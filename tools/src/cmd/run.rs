@@ -4,19 +4,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use webmill::dedup::stage::{DedupOptions, Verify};
 use webmill::dedup::Alg;
-use webmill::graph::import::{GraphFormat, ImportOptions};
-use webmill::graph::names::NameOrder;
-use webmill::index::IndexOptions;
-use webmill::ingest::{IngestOptions, InputSpec};
 use webmill::job::{JobView, StageId};
 use webmill::pipeline::{How, JobSummary, Pipeline, PipelineOptions, Source};
 use webmill::progress::Reporter;
-use webmill::rank::{Dangling, Mode, PageRankOptions};
 use webmill::resources::format_bytes;
 
-use super::ingest::FieldArgs;
+use super::dedup::{parse_alg, DedupArgs};
+use super::import_graph::{Format, GraphArgs};
+use super::index::IndexArgs;
+use super::ingest::IngestArgs;
+use super::pagerank::PageRankArgs;
 use super::thousands;
 use crate::job_display::{JobDisplay, Running};
 use crate::progress::BarReporter;
@@ -48,52 +46,19 @@ pub struct Args {
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
 
-    /// The inputs are edge lists in this format (snap, tsv or cc; see
-    /// `webmill import-graph --help`): import-graph and pagerank only
-    #[arg(long, value_name = "FORMAT", value_parser = ["snap", "tsv", "cc"])]
-    graph: Option<String>,
-    /// --graph tsv: docID order of the names, bytes or host [default: bytes]
-    #[arg(long, value_name = "ORDER", value_parser = ["bytes", "host"], requires = "graph")]
-    order: Option<String>,
-    /// --graph: keep arcs from a node to itself
-    #[arg(long, requires = "graph")]
-    keep_self_loops: bool,
-
-    /// Base URL for directory inputs given without one (`BASE_URL=DIR` sets
-    /// it per directory) [default: file:// + the directory's absolute path]
-    #[arg(long, value_name = "URL", conflicts_with = "graph")]
-    base_url: Option<String>,
-    /// Ingest's checkpoint interval: WARC records (or files) per segment
-    #[arg(long, value_name = "N", default_value_t = IngestOptions::default().segment_records)]
-    segment_records: u64,
-    /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
-    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
-    max_record_bytes: u64,
+    /// The inputs are edge lists in this format (snap, tsv, cc or bvgraph;
+    /// see `webmill import-graph --help`): import-graph and pagerank only
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    graph: Option<Format>,
     #[command(flatten)]
-    fields: FieldArgs,
+    graph_flags: GraphArgs,
 
-    /// PageRank: probability of following a link
-    #[arg(long, default_value_t = PageRankOptions::default().damping)]
-    damping: f64,
-    /// PageRank: stop when the L1 change between iterations is below this
-    #[arg(long, default_value = "1e-10")]
-    tol: f64,
-    /// PageRank: most iterations
-    #[arg(long, value_name = "N", default_value_t = PageRankOptions::default().max_iter)]
-    max_iter: u32,
-    /// PageRank: personalization file (`docid-or-URL<TAB>weight` lines)
-    #[arg(long, value_name = "FILE")]
-    personalize: Option<PathBuf>,
-    /// PageRank: where dangling nodes' rank goes (uniform, preference)
-    #[arg(long, value_name = "HOW", default_value = "uniform", value_parser = ["uniform", "preference"])]
-    dangling: String,
-    /// PageRank: auto, memory, blocked or sort-merge (all give the same bits)
-    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = ["auto", "memory", "blocked", "sort-merge"])]
-    mode: String,
-
-    /// Index: barrels the wordID range is cut into
-    #[arg(long, value_name = "N", default_value_t = IndexOptions::default().barrels)]
-    barrels: u32,
+    #[command(flatten)]
+    ingest: IngestArgs,
+    #[command(flatten)]
+    pagerank: PageRankArgs,
+    #[command(flatten)]
+    index: IndexArgs,
     /// No index
     #[arg(long)]
     no_index: bool,
@@ -105,21 +70,8 @@ pub struct Args {
     /// No near-duplicate detection
     #[arg(long)]
     no_dedup: bool,
-    /// Near-duplicates: shingle length in words [default: 10 for broder, 4
-    /// for minhash]
-    #[arg(long, value_name = "K")]
-    shingle: Option<usize>,
-    /// Near-duplicates: minhash's similarity threshold (with --verify exact,
-    /// the exact Jaccard coefficient)
-    #[arg(long, value_name = "T", default_value_t = DedupOptions::default().threshold)]
-    threshold: f64,
-    /// Near-duplicates: verify candidates by sketch or exact
-    #[arg(long, value_name = "HOW", default_value = "sketch", value_parser = parse_verify)]
-    verify: Verify,
-    /// Near-duplicates: largest group of docs sharing a key paired with
-    /// each other
-    #[arg(long, value_name = "N", default_value_t = DedupOptions::default().max_group)]
-    max_group: u64,
+    #[command(flatten)]
+    dedup_flags: DedupArgs,
 
     /// Fail on the first bad input record instead of skipping it, and fail
     /// at the end if the job holds skipped records
@@ -134,42 +86,20 @@ pub struct Args {
     top: usize,
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
-    webmill::resources::parse_bytes(s).map_err(|e| e.to_string())
-}
-
-fn parse_alg(s: &str) -> Result<Alg, String> {
-    Alg::parse(s).map_err(|e| e.to_string())
-}
-
-fn parse_verify(s: &str) -> Result<Verify, String> {
-    Verify::parse(s).map_err(|e| e.to_string())
-}
-
 /// The pipeline the flags ask for.
 fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
-    let source = match args.graph.as_deref() {
-        Some(format) => Source::Graph(ImportOptions {
-            format: match (format, args.order.as_deref()) {
-                ("snap", None) => GraphFormat::Snap,
-                ("cc", None) => GraphFormat::Cc,
-                ("tsv", Some("host")) => GraphFormat::Tsv(NameOrder::Host),
-                ("tsv", _) => GraphFormat::Tsv(NameOrder::Bytes),
-                _ => anyhow::bail!("--order applies to --graph tsv only"),
-            },
-            inputs: args.inputs.iter().map(PathBuf::from).collect(),
-            keep_self_loops: args.keep_self_loops,
-        }),
-        None => Source::Web(IngestOptions {
-            inputs: args
-                .inputs
-                .iter()
-                .map(|a| InputSpec::parse(a, args.base_url.as_deref()))
-                .collect::<webmill::Result<Vec<_>>>()?,
-            segment_records: args.segment_records,
-            max_record_bytes: args.max_record_bytes,
-            fields: args.fields.doc_fields(),
-        }),
+    if args.graph.is_some() && args.ingest.has_base_url() {
+        anyhow::bail!("--base-url applies to web dumps, not to --graph edge lists");
+    }
+    if args.graph.is_none() && args.graph_flags.given() {
+        anyhow::bail!("--order and --keep-self-loops apply to --graph edge lists only");
+    }
+    let source = match args.graph {
+        Some(format) => Source::Graph(
+            args.graph_flags
+                .options(format, args.inputs.iter().map(PathBuf::from).collect())?,
+        ),
+        None => Source::Web(args.ingest.options(&args.inputs)?),
     };
     let web = matches!(source, Source::Web(_));
     let algs = if args.dedup.is_empty() {
@@ -183,32 +113,9 @@ fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
     };
     Ok(PipelineOptions {
         source,
-        pagerank: PageRankOptions {
-            damping: args.damping,
-            tol: args.tol,
-            max_iter: args.max_iter,
-            personalize: args.personalize.clone(),
-            dangling: match args.dangling.as_str() {
-                "preference" => Dangling::Preference,
-                _ => Dangling::Uniform,
-            },
-            mode: match args.mode.as_str() {
-                "memory" => Mode::Memory,
-                "blocked" => Mode::Blocked,
-                "sort-merge" => Mode::SortMerge,
-                _ => Mode::Auto,
-            },
-        },
-        index: (web && !args.no_index).then_some(IndexOptions {
-            barrels: args.barrels,
-        }),
-        dedup: (!algs.is_empty()).then_some(DedupOptions {
-            algs,
-            shingle: args.shingle,
-            threshold: args.threshold,
-            max_group: args.max_group,
-            verify: args.verify,
-        }),
+        pagerank: args.pagerank.options(),
+        index: (web && !args.no_index).then(|| args.index.options()),
+        dedup: (!algs.is_empty()).then(|| args.dedup_flags.options(algs)),
     })
 }
 
