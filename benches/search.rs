@@ -21,7 +21,7 @@ use std::path::PathBuf;
 use webmill::job::{JobView, Settings};
 use webmill::search::rank::DEFAULT_PROX;
 use webmill::search::titles::title_queries;
-use webmill::search::{RankingWeights, Searcher};
+use webmill::search::{Matching, Query, Ranking, RankingWeights, Searcher};
 
 /// The site ingested, ranked and indexed into `target/bench-jobs/SITE`
 /// (stages already done are skipped).
@@ -167,7 +167,11 @@ fn main() {
                 continue;
             }
             let t = std::time::Instant::now();
-            let r = title_queries(&searcher, sample, &w).expect("title queries");
+            let mut how = Query::parse("");
+            how.matching = Matching::All;
+            how.ranking = Ranking::Paper;
+            how.weights = w.clone();
+            let r = title_queries(&searcher, sample, &how).expect("title queries");
             println!(
                 "  {name:<18} queried {:>5} of {:>5} distinctive ({} titled, {} multi-word): top-10 {:.3}, top-1 {:.3}, MRR@10 {:.3}  ({:.1} s)",
                 r.queried,

@@ -21,6 +21,7 @@ pub use error::{Error, Result};
 pub mod analysis;
 pub mod dedup;
 pub mod docs;
+pub mod docstore;
 pub mod graph;
 pub mod index;
 pub mod ingest;

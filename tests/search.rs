@@ -438,14 +438,14 @@ fn title_queries_find_pages_by_their_titles() {
     let job = indexed_site(dir.path(), 120, 8, 4);
     let view = JobView::open(job.dir()).unwrap();
     let s = Searcher::open(&view).unwrap();
-    let r = webmill::search::titles::title_queries(&s, 0, &RankingWeights::default()).unwrap();
+    let r = webmill::search::titles::title_queries(&s, 0, &Query::parse("")).unwrap();
     // Titles are "W1 W2 page i" on 4 pages of 5: all distinct.
     assert_eq!(r.titled, 96);
     assert_eq!(r.distinctive, 96);
     assert_eq!(r.queried, 96);
     assert!(r.rate >= 0.9, "{r:?}");
     assert!(r.mrr > 0.5 && r.mrr <= 1.0, "{r:?}");
-    let half = webmill::search::titles::title_queries(&s, 10, &RankingWeights::default()).unwrap();
+    let half = webmill::search::titles::title_queries(&s, 10, &Query::parse("")).unwrap();
     assert!(half.queried >= 10 && half.queried <= 11, "{half:?}");
 }
 

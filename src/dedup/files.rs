@@ -286,18 +286,25 @@ pub fn for_each_cluster_member(
 ) -> Result<()> {
     let file = PageFile::open(path, &CLUSTERS)?;
     file.for_each(|c, input| {
-        let d = get_u64(input, "member")?;
-        let (&keep, rest) = input
-            .split_first()
-            .ok_or_else(|| Error::record("keep flag cut"))?;
-        *input = rest;
-        if d < c || keep > 1 {
-            return Err(Error::record(format!(
-                "cluster {c}: member {d} with keep flag {keep} (members are ≥ the cluster id, flags 0 or 1)"
-            )));
-        }
-        f(c, d, keep == 1)
+        let (d, keep) = decode_cluster_member(c, input)?;
+        f(c, d, keep)
     })
+}
+
+/// Decodes the payload of a cluster record of cluster `c`: (member docID,
+/// keep flag).
+pub fn decode_cluster_member(c: u64, input: &mut &[u8]) -> Result<(u64, bool)> {
+    let d = get_u64(input, "member")?;
+    let (&keep, rest) = input
+        .split_first()
+        .ok_or_else(|| Error::record("keep flag cut"))?;
+    *input = rest;
+    if d < c || keep > 1 {
+        return Err(Error::record(format!(
+            "cluster {c}: member {d} with keep flag {keep} (members are ≥ the cluster id, flags 0 or 1)"
+        )));
+    }
+    Ok((d, keep == 1))
 }
 
 /// A sequential reader of a sketch file for merge joins: hands out the

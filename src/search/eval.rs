@@ -68,6 +68,9 @@ pub struct Match {
     pub pagerank: Option<f64>,
     /// Final score.
     pub score: f64,
+    /// It satisfies the whole query (every match of the conjunctive
+    /// evaluation does).
+    pub complete: bool,
 }
 
 /// What the evaluation found.
@@ -113,8 +116,7 @@ impl Work {
     }
 }
 
-/// A PageRank lookup for docIDs in increasing order.
-pub type PageRankLookup<'a> = Box<dyn FnMut(u32) -> Result<f64> + 'a>;
+pub use crate::docstore::PageRankLookup;
 
 /// What evaluation needs from the searcher: barrels and PageRank.
 pub trait Sources {
@@ -333,6 +335,7 @@ fn matching(
             ir,
             pagerank: pr,
             score: weights.combine(ir, pr, docs),
+            complete: true,
         });
         if matches.len() >= limits.cutoff {
             return Ok((matches, Stop::CutOff));

@@ -47,16 +47,17 @@
 //!
 //! A [`Searcher`] reads a job through a [`JobView`] (no lock; another process
 //! may be writing other stages). It maps the lexicon and opens barrels as
-//! queries first need them; nothing is loaded whole except the PageRank
-//! vector (8 bytes a doc, read up to 256 MiB) and the near-duplicate map (a
-//! doc → cluster table of the duplicated docs, up to 16 M members; larger
-//! ones are not used and the results say so). It is `Sync`: a server shares
-//! one between threads.
+//! queries first need them; the documents (doc table, PageRank, repository,
+//! anchors, near-duplicate clusters) are a [`DocStore`], which a server
+//! shares with its document pages. It is `Sync`: a server shares one
+//! between threads.
 
+pub mod bm25;
 pub mod eval;
 pub mod present;
 pub mod query;
 pub mod rank;
+pub mod retrieve;
 pub mod titles;
 
 use std::collections::HashMap;
@@ -65,25 +66,20 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use crate::dedup::Alg;
-use crate::docs::{Doc, DocTable};
+use crate::docs::Doc;
+use crate::docstore::DocStore;
 use crate::error::{Error, Result};
 use crate::index::{Barrel, BarrelSet, Lexicon};
-use crate::ingest::pagefile::PageFile;
-use crate::ingest::records;
 use crate::job::{JobFile, JobView};
-use crate::rank::RankVector;
+pub use bm25::{Bm25Explain, Bm25Weights};
 pub use eval::{Evaluation, Match, Pass, Term, Work};
 pub use present::Snippet;
-pub use query::{HostClustering, Query, DEFAULT_CUTOFF, MAX_QUERY_WORDS};
+pub use query::{HostClustering, Matching, Node, Query, Ranking, DEFAULT_CUTOFF, MAX_QUERY_WORDS};
 pub use rank::{Explain, HitType, RankingWeights};
+pub use retrieve::Explanation;
 
 /// Results per page.
 pub const DEFAULT_K: usize = 10;
-/// Largest PageRank vector loaded into memory (bytes).
-const MAX_RANKS_IN_MEMORY: u64 = 256 << 20;
-/// Largest near-duplicate map loaded (members).
-const MAX_CLUSTER_MEMBERS: u64 = 16 << 20;
 
 /// A query word and what the lexicon says of it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -108,6 +104,10 @@ pub enum EmptyReason {
     UnknownWords(Vec<String>),
     /// Every word is known, but no document has them all.
     NoDocumentHasAll,
+    /// No document satisfies the query (its phrases, exclusions, `site:`s
+    /// or `OR`s), nor, with `--match any`, holds any of its words without
+    /// breaking its exclusions and `site:`s.
+    NoMatch,
 }
 
 impl std::fmt::Display for EmptyReason {
@@ -118,6 +118,7 @@ impl std::fmt::Display for EmptyReason {
                 write!(f, "no document contains {}", w.join(", "))
             }
             EmptyReason::NoDocumentHasAll => f.write_str("no document contains all the words"),
+            EmptyReason::NoMatch => f.write_str("no document matches the query"),
         }
     }
 }
@@ -147,8 +148,11 @@ pub struct SearchResult {
     pub host_more: Vec<u64>,
     /// Near-duplicates of this page among the matches, best first.
     pub similar: Vec<u64>,
+    /// Whether it satisfies the whole query (with `--match any`, the
+    /// documents holding only some of its words follow those that do).
+    pub complete: bool,
     /// The numbers behind the score (when asked for).
-    pub explain: Option<Explain>,
+    pub explain: Option<Explanation>,
 }
 
 /// A page of results.
@@ -158,8 +162,17 @@ pub struct Results {
     pub words: Vec<QueryWord>,
     /// Query words past [`MAX_QUERY_WORDS`], not searched.
     pub ignored_words: usize,
-    /// Matching documents found (at most the cut-off).
+    /// Matching documents found (the paper's conjunctive evaluation: at
+    /// most the cut-off; otherwise exact).
     pub total: u64,
+    /// Of them, the documents satisfying the whole query.
+    pub complete: u64,
+    /// How documents matched.
+    pub matching: Matching,
+    /// The ranking.
+    pub ranking: Ranking,
+    /// What the query parser read otherwise than written.
+    pub notes: Vec<String>,
     /// Result groups (after collapsing near-duplicates and hosts).
     pub groups: u64,
     /// The barrels the matches came from.
@@ -183,32 +196,25 @@ pub struct Results {
     pub results: Vec<SearchResult>,
 }
 
-enum Ranks {
-    Memory(Vec<f64>),
-    Disk(RankVector),
-}
-
 /// A searcher over one job's index.
 pub struct Searcher {
     lexicon: Lexicon,
     barrel_paths: Vec<[PathBuf; 2]>,
     barrels: Mutex<HashMap<(usize, bool), Arc<Barrel>>>,
-    docs: DocTable,
-    doc_blocks: Mutex<HashMap<usize, Arc<Vec<Doc>>>>,
-    ranks: Option<Ranks>,
-    repository: Option<PageFile>,
-    anchors: Option<PageFile>,
-    clusters: Option<(Alg, HashMap<u32, u32>)>,
+    store: Arc<DocStore>,
 }
 
-/// Decoded doc-table blocks kept between queries.
-const DOC_BLOCK_CACHE: usize = 256;
-
 impl Searcher {
-    /// Opens the index of `job` (which must have run `index`), with its doc
-    /// table, PageRank and repository when it has them, and the clusters of
-    /// the first dedup stage it ran of minhash, broder, exact, charikar.
+    /// Opens the index of `job` (which must have run `index`) with its
+    /// documents ([`DocStore`]: doc table, PageRank, repository, anchors,
+    /// near-duplicate clusters).
     pub fn open(job: &JobView) -> Result<Searcher> {
+        Searcher::with_store(job, Arc::new(DocStore::open(job)?))
+    }
+
+    /// Opens the index of `job` over a document store already open (a
+    /// server's, shared with its other pages).
+    pub fn with_store(job: &JobView, store: Arc<DocStore>) -> Result<Searcher> {
         let lexicon = Lexicon::open(job.file(JobFile::Lexicon)?)?;
         let mut barrel_paths = Vec::with_capacity(lexicon.barrels());
         for b in 0..lexicon.barrels() {
@@ -218,50 +224,28 @@ impl Searcher {
                 job.file(JobFile::FullBarrel(b16))?,
             ]);
         }
-        let docs = DocTable::open(job.file(JobFile::Docs)?)?;
-        let ranks = if job.has(JobFile::Ranks) {
-            let v = RankVector::open(job.file(JobFile::Ranks)?)?;
-            if v.len() != docs.len() {
-                None
-            } else if v.len() * 8 <= MAX_RANKS_IN_MEMORY {
-                Some(Ranks::Memory(v.load()?))
-            } else {
-                Some(Ranks::Disk(v))
-            }
-        } else {
-            None
-        };
-        let open_opt = |f: JobFile, kind| -> Result<Option<PageFile>> {
-            if job.has(f) {
-                Ok(Some(PageFile::open(job.file(f)?, kind)?))
-            } else {
-                Ok(None)
-            }
-        };
-        let repository = open_opt(JobFile::Repository, &records::REPO)?;
-        let anchors = open_opt(JobFile::Anchors, &records::ANCHORS)?;
-        let mut clusters = None;
-        for alg in [Alg::MinHash, Alg::Broder, Alg::Exact, Alg::Charikar] {
-            if job.has(JobFile::Clusters(alg)) {
-                clusters = present::load_clusters(
-                    &job.file(JobFile::Clusters(alg))?,
-                    MAX_CLUSTER_MEMBERS,
-                )?
-                .map(|m| (alg, m));
-                break;
-            }
-        }
         Ok(Searcher {
             lexicon,
             barrel_paths,
             barrels: Mutex::new(HashMap::new()),
-            docs,
-            doc_blocks: Mutex::new(HashMap::new()),
-            ranks,
-            repository,
-            anchors,
-            clusters,
+            store,
         })
+    }
+
+    /// The job's documents.
+    pub fn store(&self) -> &Arc<DocStore> {
+        &self.store
+    }
+
+    /// The collection's average field lengths for BM25 (`None` when the
+    /// index has no field lengths).
+    pub fn average_field_lengths(&self) -> Option<[f64; bm25::N_FIELDS]> {
+        None
+    }
+
+    /// Document `doc`'s field lengths (`None` when the index has none).
+    pub fn field_lengths(&self, _doc: u32) -> Result<Option<[u32; bm25::N_FIELDS]>> {
+        Ok(None)
     }
 
     /// Opens every barrel now rather than when a query first needs it: a
@@ -278,7 +262,7 @@ impl Searcher {
 
     /// The doc table's path.
     pub fn docs_path(&self) -> &std::path::Path {
-        self.docs.container().path()
+        self.store.table().container().path()
     }
 
     /// The lexicon.
@@ -288,7 +272,7 @@ impl Searcher {
 
     /// Documents in the collection.
     pub fn doc_count(&self) -> u64 {
-        self.docs.len()
+        self.store.len()
     }
 
     /// The words of `query` with their lexicon entries: (words, terms found).
@@ -331,6 +315,10 @@ impl Searcher {
             words: qwords,
             ignored_words: query.ignored_words,
             total: 0,
+            complete: 0,
+            matching: query.matching,
+            ranking: query.ranking,
+            notes: query.notes.clone(),
             groups: 0,
             pass: None,
             short_matches: 0,
@@ -339,10 +327,12 @@ impl Searcher {
             empty: None,
             host_clusters: false,
             similar_by: None,
-            pagerank: self.ranks.is_some(),
+            pagerank: self.store.has_ranks(),
             results: Vec::new(),
         };
-        if query.words.is_empty() {
+        let mut has_site = false;
+        query.expr.visit_sites(&mut |_| has_site = true);
+        if query.words.is_empty() && !has_site {
             out.empty = Some(EmptyReason::NoWords);
             return Ok(out);
         }
@@ -352,34 +342,55 @@ impl Searcher {
             .filter(|w| w.word_id.is_none())
             .map(|w| w.word.clone())
             .collect();
-        if !unknown.is_empty() {
-            out.empty = Some(EmptyReason::UnknownWords(unknown));
-            return Ok(out);
-        }
         let want = offset.saturating_add(k).max(1);
-        let ev = eval::evaluate_until(
-            self,
-            &terms,
-            0..u32::MAX,
-            want,
-            query.cutoff.max(1),
-            &query.weights,
-            query.deadline,
-        )?;
-        out.total = ev.matches.len() as u64;
-        out.pass = Some(ev.pass);
-        out.short_matches = ev.short_matches as u64;
-        out.cut_off = ev.cut_off;
-        out.timed_out = ev.timed_out;
-        if ev.matches.is_empty() {
-            out.empty = Some(EmptyReason::NoDocumentHasAll);
-            return Ok(out);
-        }
-        let grouped = present::group(self, ev.matches, query, want)?;
+        let matches = if query.is_paper_conjunction() {
+            if !unknown.is_empty() {
+                out.empty = Some(EmptyReason::UnknownWords(unknown));
+                return Ok(out);
+            }
+            let ev = eval::evaluate_until(
+                self,
+                &terms,
+                0..u32::MAX,
+                want,
+                query.cutoff.max(1),
+                &query.weights,
+                query.deadline,
+            )?;
+            out.total = ev.matches.len() as u64;
+            out.timed_out = ev.timed_out;
+            out.complete = out.total;
+            out.pass = Some(ev.pass);
+            out.short_matches = ev.short_matches as u64;
+            out.cut_off = ev.cut_off;
+            if ev.matches.is_empty() {
+                out.empty = Some(EmptyReason::NoDocumentHasAll);
+                return Ok(out);
+            }
+            ev.matches
+        } else {
+            let r = retrieve::retrieve(self, query, want.max(query.group_window))?;
+            out.total = r.total;
+            out.complete = r.complete;
+            out.timed_out = r.timed_out;
+            out.pass = Some(Pass::Full);
+            if r.matches.is_empty() {
+                let all_unknown = unknown.len() == query.words.len();
+                let why_unknown = all_unknown || query.matching == Matching::All;
+                out.empty = Some(if !unknown.is_empty() && why_unknown {
+                    EmptyReason::UnknownWords(unknown)
+                } else {
+                    EmptyReason::NoMatch
+                });
+                return Ok(out);
+            }
+            r.matches
+        };
+        let grouped = present::group(self, matches, query, want)?;
         out.groups = grouped.groups.len() as u64;
         out.host_clusters = grouped.by_host;
-        out.similar_by = match &self.clusters {
-            Some((alg, _)) if query.collapse_similar => Some(alg.name().to_string()),
+        out.similar_by = match self.store.similar() {
+            Some(c) if query.collapse_similar => Some(c.alg.name().to_string()),
             _ => None,
         };
         for g in grouped.groups.into_iter().skip(offset).take(k) {
@@ -414,41 +425,10 @@ impl Searcher {
         .map(Some)
     }
 
-    /// The doc table entry of `doc`, through a cache of decoded blocks.
+    /// The doc table entry of `doc`, through the store's cache of decoded
+    /// blocks.
     pub fn doc(&self, doc: u64) -> Result<Doc> {
-        let c = self.docs.container();
-        let i = c
-            .find_block(&doc.to_be_bytes())
-            .filter(|_| doc < self.docs.len())
-            .ok_or_else(|| Error::internal(format!("docID {doc} is not in the doc table")))?;
-        let cached = self.doc_blocks.lock().ok().and_then(|m| m.get(&i).cloned());
-        let block = match cached {
-            Some(b) => b,
-            None => {
-                let b = Arc::new(self.docs.decode_block(i, &c.read_block(i)?)?);
-                if let Ok(mut m) = self.doc_blocks.lock() {
-                    if m.len() >= DOC_BLOCK_CACHE {
-                        m.clear();
-                    }
-                    m.insert(i, Arc::clone(&b));
-                }
-                b
-            }
-        };
-        let first = c.blocks()[i]
-            .key
-            .as_slice()
-            .try_into()
-            .map(u64::from_be_bytes)
-            .unwrap_or(0);
-        block.get((doc - first) as usize).cloned().ok_or_else(|| {
-            Error::corrupt(
-                c.path(),
-                format!("block {i}"),
-                c.blocks()[i].offset,
-                format!("docID {doc} missing from its block"),
-            )
-        })
+        self.store.doc(doc)
     }
 }
 
@@ -483,21 +463,10 @@ impl eval::Sources for Searcher {
     }
 
     fn pagerank(&self) -> Result<Option<eval::PageRankLookup<'_>>> {
-        Ok(match &self.ranks {
-            None => None,
-            Some(Ranks::Memory(v)) => Some(Box::new(move |d: u32| {
-                v.get(d as usize)
-                    .copied()
-                    .ok_or_else(|| Error::internal(format!("docID {d} past the PageRank vector")))
-            })),
-            Some(Ranks::Disk(v)) => {
-                let mut r = v.reader();
-                Some(Box::new(move |d: u32| r.get(u64::from(d))))
-            }
-        })
+        self.store.pagerank_lookup()
     }
 
     fn docs(&self) -> u64 {
-        self.docs.len()
+        self.store.len()
     }
 }

@@ -24,25 +24,17 @@
 //!   markup, so a terminal and a web page each render them their own way.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use serde::Serialize;
 
-use super::eval::{hits_of, Match, Term};
+use super::eval::{Match, Term};
 use super::query::{HostClustering, Query};
-use super::rank::Scorer;
 use super::{SearchResult, Searcher};
-use crate::dedup::files::for_each_cluster_member;
 use crate::error::Result;
-use crate::ingest::html::{flag, Extractor};
-use crate::ingest::pagefile::PageFile;
-use crate::ingest::records;
-use crate::ingest::warc::charset_param;
+use crate::ingest::html::flag;
 
 /// Words in a snippet.
 pub const SNIPPET_WORDS: usize = 32;
-/// Anchor texts looked at for the title of a page never crawled.
-const ANCHOR_TITLES: usize = 64;
 
 /// A snippet: text with the query words marked.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -76,9 +68,9 @@ pub struct Grouped {
 /// Ranks `matches` (score, then docID) and groups the first
 /// `max(group_window, want)` of them.
 pub fn group(s: &Searcher, mut matches: Vec<Match>, q: &Query, want: usize) -> Result<Grouped> {
-    matches.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.doc.cmp(&b.doc)));
+    matches.sort_by(super::retrieve::best_first);
     let window = q.group_window.max(want).min(matches.len());
-    let clusters = s.clusters.as_ref().filter(|_| q.collapse_similar);
+    let clusters = s.store().similar().filter(|_| q.collapse_similar);
     let hosts: Vec<u64> = match q.hosts {
         HostClustering::Off => Vec::new(),
         HostClustering::On | HostClustering::Auto => {
@@ -116,7 +108,10 @@ pub fn group(s: &Searcher, mut matches: Vec<Match>, q: &Query, want: usize) -> R
             groups.push(single(m));
             continue;
         }
-        let cluster = clusters.and_then(|(_, map)| map.get(&m.doc).copied());
+        let cluster = match clusters {
+            Some(c) => c.cluster(m.doc)?,
+            None => None,
+        };
         if let Some(&g) = cluster.and_then(|c| by_cluster.get(&c)) {
             groups[g].similar.push(u64::from(m.doc));
             continue;
@@ -154,24 +149,20 @@ pub fn result(s: &Searcher, terms: &[Term], q: &Query, g: Group) -> Result<Searc
     let mut title = doc.title.clone();
     let mut title_from_anchor = false;
     if !doc.crawled && title.is_empty() {
-        if let Some(f) = &s.anchors {
-            if let Some(t) = anchor_title(f, docid)? {
-                title = t;
-                title_from_anchor = true;
-            }
+        if let Some(t) = s.store().anchor_title(docid)? {
+            title = t;
+            title_from_anchor = true;
         }
     }
-    let snippet = match (&s.repository, doc.page) {
-        (Some(repo), Some(page)) if q.snippets => page_snippet(repo, page, &q.words)?,
-        _ => None,
+    let snippet = if q.snippets {
+        s.store()
+            .extract(docid)?
+            .map(|pg| page_snippet(&pg, &q.words))
+    } else {
+        None
     };
     let explain = if q.explain {
-        hits_of(s, terms, g.lead.doc)?.map(|hits| {
-            let mut scorer = Scorer::new();
-            scorer.load(hits.iter().map(Vec::as_slice));
-            let names: Vec<String> = terms.iter().map(|t| t.word.clone()).collect();
-            scorer.explain(&names, &q.weights, g.lead.pagerank, s.doc_count())
-        })
+        super::retrieve::explain(s, terms, q, &g.lead)?
     } else {
         None
     };
@@ -187,91 +178,145 @@ pub fn result(s: &Searcher, terms: &[Term], q: &Query, g: Group) -> Result<Searc
         snippet,
         host_more: g.host_more,
         similar: g.similar,
+        complete: g.lead.complete,
         explain,
     })
 }
 
-/// The doc → cluster map of a cluster file, or `None` when it has more than
-/// `max` members.
-pub fn load_clusters(path: &Path, max: u64) -> Result<Option<HashMap<u32, u32>>> {
-    let f = PageFile::open(path, &crate::dedup::files::CLUSTERS)?;
-    if f.records() > max {
-        return Ok(None);
-    }
-    let mut map = HashMap::with_capacity(f.records() as usize);
-    for_each_cluster_member(path, |c, d, _| {
-        if let (Ok(c), Ok(d)) = (u32::try_from(c), u32::try_from(d)) {
-            map.insert(d, c);
+/// Words a question is made of, never marked on their own in a snippet nor
+/// counted for its coverage when the query has other words.
+pub const QUESTION_STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "an", "and", "any", "are", "as", "at", "be", "been", "being",
+    "by", "can", "could", "did", "do", "does", "for", "from", "has", "have", "how", "i", "if",
+    "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "should", "so", "some", "such",
+    "than", "that", "the", "their", "them", "there", "these", "they", "this", "those", "to", "was",
+    "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would", "you",
+    "your",
+];
+
+/// The snippet of an extracted page for the query `words`: the window of
+/// [`SNIPPET_WORDS`] words with the most distinct query words (a question's
+/// stopwords counting only when it has nothing else), then the most
+/// occurrences, then the earliest; shown in the page's own text (case,
+/// punctuation) when the extractor kept it, else as the indexed words.
+pub fn page_snippet(page: &crate::ingest::html::Page, words: &[String]) -> Snippet {
+    let page_words: Vec<&str> = page.words().collect();
+    let (best, len) = best_window(&page_words, words);
+    let marked = marked_words(words);
+    if !page.text.is_empty() {
+        if let Some(spans) = align(&page.text, &page_words[..best + len]) {
+            let spans = &spans[best..];
+            let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
+                return Snippet {
+                    text: String::new(),
+                    marks: Vec::new(),
+                };
+            };
+            let mut text = String::new();
+            if best > 0 {
+                text.push_str("… ");
+            }
+            let base = text.len();
+            text.push_str(&page.text[first.0..last.1]);
+            let marks = spans
+                .iter()
+                .zip(&page_words[best..best + len])
+                .filter(|(_, w)| marked.iter().any(|m| m == *w))
+                .map(|(sp, _)| (base + sp.0 - first.0, base + sp.1 - first.0))
+                .collect();
+            if best + len < page_words.len() || last.1 < page.text.trim_end().len() {
+                text.push_str(" …");
+            }
+            return Snippet { text, marks };
         }
-        Ok(())
-    })?;
-    Ok(Some(map))
+    }
+    render_words(&page_words, &page.flags, &marked, best, len)
 }
 
-/// The anchor text most of the first [`ANCHOR_TITLES`] links to `doc` use
-/// (ties: the first seen).
-pub fn anchor_title(anchors: &PageFile, doc: u64) -> Result<Option<String>> {
-    let mut texts: Vec<(String, usize)> = Vec::new();
-    let mut seen = 0;
-    let mut buf = (Vec::new(), Vec::new());
-    anchors.visit_key(doc, &mut buf, |target, input| {
-        let (_, _, text) = records::decode_anchor(input)?;
-        if target == doc && seen < ANCHOR_TITLES {
-            seen += 1;
-            let text = text.trim();
-            if !text.is_empty() {
-                match texts.iter_mut().find(|(t, _)| t == text) {
-                    Some((_, n)) => *n += 1,
-                    None => texts.push((text.to_string(), 1)),
+/// The query words that are marked: all but a question's stopwords, or
+/// all of them when there is nothing else.
+fn marked_words(words: &[String]) -> Vec<&str> {
+    let content: Vec<&str> = words
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !QUESTION_STOPWORDS.contains(w))
+        .collect();
+    if content.is_empty() {
+        words.iter().map(String::as_str).collect()
+    } else {
+        content
+    }
+}
+
+/// The byte spans in `text` of `words` (its tokens, in order): each word
+/// is the next run of `text` whose characters lowercase to it. `None` when
+/// a word is not found within a short distance (text cut at its cap, or a
+/// word the tokenizer shortened).
+fn align(text: &str, words: &[&str]) -> Option<Vec<(usize, usize)>> {
+    const SLACK: usize = 64;
+    let mut spans = Vec::with_capacity(words.len());
+    let mut at = 0;
+    for w in words {
+        let mut found = None;
+        for (skipped, (i, _)) in text[at..].char_indices().enumerate() {
+            if skipped > SLACK {
+                break;
+            }
+            let start = at + i;
+            let mut want = w.chars();
+            let mut end = start;
+            let mut ok = true;
+            let mut pending: Vec<char> = Vec::new();
+            for c in text[start..].chars() {
+                pending.clear();
+                pending.extend(c.to_lowercase());
+                let mut matched = true;
+                for lc in &pending {
+                    if want.next() != Some(*lc) {
+                        matched = false;
+                        break;
+                    }
+                }
+                if !matched {
+                    ok = false;
+                    break;
+                }
+                end += c.len_utf8();
+                if want.as_str().is_empty() {
+                    break;
                 }
             }
-        }
-        Ok(seen < ANCHOR_TITLES)
-    })?;
-    // The most used; among equals the first seen.
-    let best = texts
-        .iter()
-        .enumerate()
-        .max_by_key(|(k, (_, n))| (*n, std::cmp::Reverse(*k)))
-        .map(|(_, (t, _))| t.clone());
-    Ok(best)
-}
-
-/// The snippet of repository page `page` for `words`; `None` when the page
-/// is not in the repository or not HTML.
-pub fn page_snippet(repo: &PageFile, page: u64, words: &[String]) -> Result<Option<Snippet>> {
-    let Some(i) = repo.find_block(page) else {
-        return Ok(None);
-    };
-    let mut buf = (Vec::new(), Vec::new());
-    let mut out = None;
-    let mut extractor = Extractor::new();
-    repo.visit_block(i, &mut buf, |p, input| {
-        let (content_type, body) = records::decode_repo(input)?;
-        if p == page {
-            if let Ok(pg) = extractor.extract(body, charset_param(content_type)) {
-                let page_words: Vec<&str> = pg.words().collect();
-                out = Some(snippet(&page_words, &pg.flags, words));
+            if ok && want.as_str().is_empty() && end > start {
+                found = Some((start, end));
+                break;
             }
         }
-        Ok(())
-    })?;
-    Ok(out)
+        let (s, e) = found?;
+        spans.push((s, e));
+        at = e;
+    }
+    Some(spans)
 }
 
-/// The snippet of a page's words (with their flag bytes) for the query `words`.
-pub fn snippet(page: &[&str], flags: &[u8], words: &[String]) -> Snippet {
+/// The best window of `page` for `words`: (first word, length).
+fn best_window(page: &[&str], words: &[String]) -> (usize, usize) {
     let n = page.len();
+    let content = marked_words(words);
+    // Per page word: its query word, and whether it counts for coverage.
     let which: Vec<Option<usize>> = page
         .iter()
         .map(|w| words.iter().position(|q| q == w))
         .collect();
+    let counts_for = |q: usize| content.contains(&words[q].as_str());
     let len = SNIPPET_WORDS.min(n);
     let mut counts = vec![0usize; words.len()];
     let (mut distinct, mut total) = (0usize, 0usize);
     let add =
         |k: usize, d: i32, counts: &mut Vec<usize>, distinct: &mut usize, total: &mut usize| {
             if let Some(q) = which[k] {
+                if !counts_for(q) {
+                    return;
+                }
                 if d > 0 {
                     counts[q] += 1;
                     *total += 1;
@@ -299,17 +344,23 @@ pub fn snippet(page: &[&str], flags: &[u8], words: &[String]) -> Snippet {
             best_key = (distinct, total);
         }
     }
+    (best, len)
+}
+
+/// A snippet of the indexed words (capitalized as written, joined by
+/// spaces), for a page whose text was not kept.
+fn render_words(page: &[&str], flags: &[u8], marked: &[&str], best: usize, len: usize) -> Snippet {
+    let n = page.len();
     let mut text = String::new();
     let mut marks = Vec::new();
     if best > 0 {
         text.push_str("… ");
     }
-    for k in best..best + len {
+    for (k, w) in page.iter().enumerate().skip(best).take(len) {
         if k > best {
             text.push(' ');
         }
         let at = text.len();
-        let w = page[k];
         if flags.get(k).is_some_and(|f| f & flag::CAPITALIZED != 0) {
             let mut cs = w.chars();
             if let Some(c) = cs.next() {
@@ -319,7 +370,7 @@ pub fn snippet(page: &[&str], flags: &[u8], words: &[String]) -> Snippet {
         } else {
             text.push_str(w);
         }
-        if which[k].is_some() {
+        if marked.contains(w) {
             marks.push((at, text.len()));
         }
     }
@@ -327,6 +378,13 @@ pub fn snippet(page: &[&str], flags: &[u8], words: &[String]) -> Snippet {
         text.push_str(" …");
     }
     Snippet { text, marks }
+}
+
+/// The snippet of a page's words (with their flag bytes) for the query
+/// `words`, in the indexed words (no page text).
+pub fn snippet(page: &[&str], flags: &[u8], words: &[String]) -> Snippet {
+    let (best, len) = best_window(page, words);
+    render_words(page, flags, &marked_words(words), best, len)
 }
 
 #[cfg(test)]
@@ -356,5 +414,43 @@ mod tests {
         assert_eq!(s.marks, vec![(2, 6)]);
         let s = snippet(&[], &[], &["rust".into()]);
         assert_eq!(s.text, "");
+    }
+
+    #[test]
+    fn snippets_show_the_pages_own_text() {
+        let mut x = crate::ingest::html::Extractor::new();
+        x.set_keep_text(true);
+        let body =
+            b"<p>Intro.</p><p>How do I make a <b>Backup</b> of my database? Use pg_dump; it's \
+                     that simple &amp; safe.</p>";
+        let page = x.extract(body, None).unwrap().clone();
+        let words: Vec<String> = [
+            "how", "do", "i", "make", "a", "backup", "of", "my", "database",
+        ]
+        .map(String::from)
+        .to_vec();
+        let s = page_snippet(&page, &words);
+        assert!(
+            s.text
+                .contains("Backup of my database? Use pg_dump; it's that simple & safe."),
+            "{}",
+            s.text
+        );
+        let marked: Vec<&str> = s.marks.iter().map(|&(a, b)| &s.text[a..b]).collect();
+        // The question's stopwords are not marked on their own.
+        assert_eq!(marked, ["make", "Backup", "database"]);
+        // A query of stopwords only marks them.
+        let s = page_snippet(&page, &["of".to_string()]);
+        let marked: Vec<&str> = s.marks.iter().map(|&(a, b)| &s.text[a..b]).collect();
+        assert_eq!(marked, ["of"]);
+        // Without the kept text: the indexed words.
+        let mut x = crate::ingest::html::Extractor::new();
+        let plain = x.extract(body, None).unwrap().clone();
+        let s = page_snippet(&plain, &words);
+        assert!(
+            s.text.contains("Backup of my database use pg dump"),
+            "{}",
+            s.text
+        );
     }
 }

@@ -288,6 +288,15 @@ fn place(h: Hit) -> Placed {
     }
 }
 
+/// Where a hit stands for phrase matching: (field, position, clamped). The
+/// field is the page text, the URL, the title, the meta text, or the
+/// anchors of one source (by its hash); a clamped position (the end of a
+/// long page or anchor) is not where the word stands.
+pub fn field_position(h: Hit) -> (u16, u16, bool) {
+    let p = place(h);
+    (p.field, p.pos, p.clamped)
+}
+
 /// Sorts hits by (field, position), the only order matching looks at.
 /// A hit list is its plain hits in position order, then its fancy hits, so
 /// the sorted prefix is found first and only the rest is sorted; the two
@@ -457,6 +466,26 @@ impl Scorer {
             hi = hi.max(q);
         }
         prox_bin(n, (hi - lo) as u32, phrase)
+    }
+
+    /// The loaded words' hit counts per [`HitType`], in load order.
+    pub fn counts(&self) -> &[[u32; HIT_TYPES]] {
+        &self.counts
+    }
+
+    /// The proximity part of the IR score: `Σ_(type,bin)
+    /// type_prox_weight[type][bin] · cw(count)` (0 for fewer than two
+    /// words).
+    pub fn proximity(&self, w: &RankingWeights) -> f64 {
+        let mut p = 0.0;
+        for t in HitType::ALL {
+            for (b, &c) in self.prox[t.index()].iter().enumerate() {
+                if c > 0 {
+                    p += w.type_prox_weight[t.index()][b] * w.count_weight(t, c);
+                }
+            }
+        }
+        p
     }
 
     /// The IR score of the loaded document.

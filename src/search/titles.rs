@@ -17,7 +17,6 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use super::query::Query;
-use super::rank::RankingWeights;
 use super::Searcher;
 use crate::error::Result;
 
@@ -47,18 +46,18 @@ pub struct TitleReport {
     pub misses: Vec<(u64, String, Option<usize>)>,
 }
 
-/// Runs the title queries of at most `sample` pages (all when 0) with
-/// `weights`.
-pub fn title_queries(s: &Searcher, sample: usize, weights: &RankingWeights) -> Result<TitleReport> {
+/// Runs the title queries of at most `sample` pages (all when 0), matched
+/// and ranked as `how` says (its matching, ranking and weights).
+pub fn title_queries(s: &Searcher, sample: usize, how: &Query) -> Result<TitleReport> {
     let mut r = TitleReport::default();
     let mut count: HashMap<String, u32> = HashMap::new();
     let mut pages: Vec<(u64, String, String)> = Vec::new();
-    for d in s.docs.iter() {
+    for d in s.store().table().iter() {
         let (id, d) = d?;
         if !d.crawled || d.title.trim().is_empty() {
             continue;
         }
-        let key = Query::parse(&d.title).words.join(" ");
+        let key = Query::plain(&d.title).words.join(" ");
         if key.is_empty() {
             continue;
         }
@@ -78,8 +77,10 @@ pub fn title_queries(s: &Searcher, sample: usize, weights: &RankingWeights) -> R
     while (i as usize) < pages.len() {
         let (id, title, _) = &pages[i as usize];
         i += step;
-        let mut q = Query::parse(title).ranking_only();
-        q.weights = weights.clone();
+        let mut q = Query::plain(title).ranking_only();
+        q.weights = how.weights.clone();
+        q.ranking = how.ranking;
+        q.matching = how.matching;
         if q.words.len() > 1 {
             r.multi_word += 1;
         }

@@ -303,7 +303,15 @@ pub struct Page {
     /// Links dropped because the page already had
     /// [`Extractor::set_max_links`] links.
     pub links_cut: u64,
+    /// With [`Extractor::set_keep_text`]: the visible text as written
+    /// (entities decoded, whitespace collapsed to single spaces, a space
+    /// where a tag separates words), at most [`MAX_KEPT_TEXT`] bytes; its
+    /// words are [`Page::words`]. Empty otherwise.
+    pub text: String,
 }
+
+/// Most bytes of visible text kept by [`Extractor::set_keep_text`].
+pub const MAX_KEPT_TEXT: usize = 1 << 20;
 
 impl Default for Page {
     fn default() -> Page {
@@ -320,6 +328,7 @@ impl Default for Page {
             nofollow: false,
             hrefs_dropped: 0,
             links_cut: 0,
+            text: String::new(),
         }
     }
 }
@@ -371,6 +380,12 @@ impl Extractor {
     /// first `n` cost; see [`crate::ingest::limits`]).
     pub fn set_max_links(&mut self, n: usize) {
         self.sink.max_links = Some(n);
+    }
+
+    /// Also keeps the page's visible text as written ([`Page::text`]), for
+    /// snippets in the page's own case and punctuation.
+    pub fn set_keep_text(&mut self, keep: bool) {
+        self.sink.keep_text = keep;
     }
 
     /// Extracts title, words and links from `body`, the bytes of one page.
@@ -433,6 +448,9 @@ struct Sink {
     /// Index in `page.links` of the link whose anchor text is being collected.
     anchor: Option<usize>,
     anchor_text: Collapse,
+    /// Keep the visible text ([`Page::text`]).
+    keep_text: bool,
+    visible_text: Collapse,
     title_seen: bool,
 }
 
@@ -464,6 +482,8 @@ impl Sink {
         self.foreign = 0;
         self.anchor = None;
         self.anchor_text = Collapse::default();
+        p.text.clear();
+        self.visible_text = Collapse::default();
         self.title_seen = false;
     }
 }

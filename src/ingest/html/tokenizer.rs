@@ -262,6 +262,13 @@ impl Sink {
             let stop =
                 self.word
                     .feed::<true>(src, i, &mut self.page.words, &mut self.page.flags, base);
+            if self.keep_text {
+                self.visible_text.push(
+                    &mut self.page.text,
+                    super::MAX_KEPT_TEXT,
+                    sub(src, (i, stop)),
+                );
+            }
             if let Some(k) = self.anchor {
                 if let Some(link) = self.page.links.get_mut(k) {
                     self.anchor_text

@@ -210,6 +210,10 @@ impl Sink {
         let base = self.flags();
         self.word
             .feed::<false>(t, 0, &mut self.page.words, &mut self.page.flags, base);
+        if self.keep_text {
+            self.visible_text
+                .push(&mut self.page.text, super::MAX_KEPT_TEXT, t);
+        }
         if let Some(k) = self.anchor {
             if let Some(link) = self.page.links.get_mut(k) {
                 self.anchor_text.push(&mut link.anchor, MAX_ANCHOR_BYTES, t);
@@ -227,6 +231,7 @@ impl Sink {
     pub(super) fn word_break(&mut self) {
         self.word.in_word = false;
         self.anchor_text.pending = true;
+        self.visible_text.pending = true;
     }
 }
 

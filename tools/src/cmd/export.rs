@@ -6,12 +6,10 @@ use std::process::ExitCode;
 
 use webmill::dedup::files::{for_each_cluster_member, for_each_pair, for_each_pair_with_urls};
 use webmill::dedup::Alg;
-use webmill::docs::DocTable;
+use webmill::docstore::DocStore;
 use webmill::graph::EdgeFile;
 use webmill::index::inverted::Barrel;
 use webmill::index::lexicon::Lexicon;
-use webmill::ingest::pagefile::PageFile;
-use webmill::ingest::records::{decode_anchor, ANCHORS};
 use webmill::input::for_each_skip;
 use webmill::job::{JobFile, JobView, StageId};
 use webmill::sort::SortConfig;
@@ -41,7 +39,12 @@ pub struct Args {
     /// records in docid order; for Anserini, PISA's ciff2pisa and others;
     /// skips = `stage key action kind file location detail` (every input
     /// record or file `ingest` or `import-graph` did not keep and every cut it
-    /// made; key = the records kept before it, for a cut the record cut)
+    /// made; key = the records kept before it, for a cut the record cut);
+    /// bvgraph = the link graph in WebGraph's BVGraph format, binary whatever
+    /// --format says: -o BASENAME writes BASENAME.graph, .properties and
+    /// .offsets (node = docID, the job's arcs as they are: deduplicated,
+    /// self-loops only if imported with --keep-self-loops), for webgraph-cli,
+    /// the Java WebGraph and `import-graph --format bvgraph`
     #[arg(value_enum)]
     what: What,
     /// Job directory
@@ -72,6 +75,7 @@ enum What {
     Postings,
     Ciff,
     Skips,
+    Bvgraph,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -123,8 +127,8 @@ fn columns(what: What, urls: bool) -> Vec<Column> {
             col("location", Str),
             col("detail", Str),
         ],
-        // Not a table: written by the CIFF encoder.
-        What::Ciff => vec![],
+        // Not tables: written by the CIFF and BVGraph encoders.
+        What::Ciff | What::Bvgraph => vec![],
     }
 }
 
@@ -147,6 +151,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     // read was replaced meanwhile) is done again on the job as it is now,
     // so the file holds one generation of the job; on stdout, whose rows
     // are gone, it is an error.
+    if args.what == What::Bvgraph {
+        let job = g.open_view(&args.job)?;
+        return bvgraph(&args, g, &job);
+    }
     let mut attempt = 0;
     loop {
         attempt += 1;
@@ -256,7 +264,7 @@ fn fill(
 ) -> anyhow::Result<()> {
     match args.what {
         What::Docs => {
-            for doc in DocTable::open(job.file(JobFile::Docs)?)?.iter() {
+            for doc in DocStore::open(job)?.table().iter() {
                 let (id, d) = doc?;
                 put(
                     sink,
@@ -272,16 +280,19 @@ fn fill(
             }
         }
         What::Ranks => {
-            let ranks = webmill::rank::RankVector::open(job.file(JobFile::Ranks)?)?;
-            let mut r = ranks.reader();
-            for doc in DocTable::open(job.file(JobFile::Docs)?)?.iter() {
+            let store = DocStore::open(job)?;
+            let Some(mut rank) = store.pagerank_lookup()? else {
+                // Names what to run, or why the ranks are not this table's.
+                job.file(JobFile::Ranks)?;
+                anyhow::bail!(
+                    "{}: not the PageRank of this doc table (another length); run `webmill pagerank` again",
+                    JobFile::Ranks.name()
+                );
+            };
+            for doc in store.table().iter() {
                 let (id, d) = doc?;
-                let rank = r.get(id)?;
-                put(
-                    sink,
-                    out,
-                    &[Cell::U64(id), Cell::Str(&d.url), Cell::F64(rank)],
-                )?;
+                let r = rank(u32::try_from(id)?)?;
+                put(sink, out, &[Cell::U64(id), Cell::Str(&d.url), Cell::F64(r)])?;
             }
         }
         What::Text => {
@@ -348,9 +359,8 @@ fn fill(
             }
         }
         What::Anchors => {
-            let anchors = PageFile::open(job.file(JobFile::Anchors)?, &ANCHORS)?;
-            anchors.for_each(|dst, input| {
-                let (src, kind, text) = decode_anchor(input)?;
+            job.file(JobFile::Anchors)?;
+            DocStore::open(job)?.for_each_anchor(|dst, src, kind, text| {
                 put(
                     sink,
                     out,
@@ -391,9 +401,40 @@ fn fill(
                 })?;
             }
         }
-        What::Ciff => anyhow::bail!("ciff is not a table (written before any sink)"),
+        What::Ciff | What::Bvgraph => {
+            anyhow::bail!("{:?} is not a table (written before any sink)", args.what)
+        }
     }
     Ok(())
+}
+
+/// `export bvgraph`: the forward edge file as the BVGraph -o BASENAME.
+fn bvgraph(args: &Args, g: &Global, job: &JobView) -> anyhow::Result<ExitCode> {
+    use webmill::graph::bvgraph::{self, BvGraphFiles};
+    let Some(out) = &args.output else {
+        anyhow::bail!("export bvgraph writes three files: give -o BASENAME (for BASENAME.graph, .properties, .offsets)");
+    };
+    let files = BvGraphFiles::new(out)?;
+    let edges = EdgeFile::open(job.file(JobFile::Edges)?)?;
+    let reporter = g.reporter();
+    let task = reporter.task(
+        "export bvgraph",
+        Some(edges.stats().nodes),
+        webmill::progress::Unit::Records,
+    );
+    let w = bvgraph::write(&edges, &files, task.as_ref())?;
+    drop(task);
+    if !g.quiet() {
+        eprintln!(
+            "bvgraph: {} nodes, {} arcs, {} ({:.3} bits/arc) in {}.graph",
+            w.nodes,
+            w.arcs,
+            webmill::resources::format_bytes(w.graph_bytes),
+            w.bits_per_arc,
+            files.basename.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Every (term, docID, tf) of the full barrels, by term in byte order, then

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 use webmill::search::{
-    HostClustering, Query, Results, SearchResult, Searcher, Snippet, DEFAULT_CUTOFF, DEFAULT_K,
-    MAX_QUERY_WORDS,
+    Bm25Weights, Explanation, HostClustering, Matching, Query, Ranking, RankingWeights, Results,
+    SearchResult, Searcher, Snippet, DEFAULT_CUTOFF, DEFAULT_K, MAX_QUERY_WORDS,
 };
 
 use webmill::error::IoContext;
@@ -16,51 +16,93 @@ use super::{flush, stdout};
 use crate::Global;
 use webmill::job::JobView;
 
-/// Search a job's index: the documents containing every query word, ranked by
-/// their hits (type, count, proximity) and PageRank, clustered by host.
+/// Search a job's index, in the query language people use.
 ///
-/// The query is cut into words as pages were (lowercased, split at
-/// punctuation); words past the 32nd are ignored (and counted). The short
-/// barrels (title and anchor hits) are searched first; when they hold fewer
-/// than --offset + -k matches the full barrels are. Results show the URL, the
+/// QUERY LANGUAGE
+///   vacuum full          documents with every word (with --match any, then
+///                        documents with some of them, rarer words weighing more)
+///   "write ahead log"    a phrase: the words consecutive, in order, in one field
+///   -word  -"a phrase"   no document with the word, or the phrase
+///   backup OR restore    either; OR (in capitals) joins words, phrases or
+///                        parenthesised groups: (point in time) OR pitr
+///   site:HOST            pages of the host or its subdomains (site:example.org
+///                        takes www.example.org)
+///
+/// Words are cut as pages were (lowercased, split at punctuation; `std::vec` is
+/// the phrase "std vec"); a query keeps its first 32 words. Malformed operators
+/// are read as text, never refused: an unclosed quote runs to the end, a lone
+/// `-` or `)` is ignored, an OR with nothing on a side is the word "or".
+///
+/// Ranking: --ranking paper is Brin & Page's (hit types, count-weights,
+/// proximity, PageRank); bm25 and bm25f (fields: title, anchor, URL, large
+/// type, body) add the paper's proximity and PageRank. With --match all and
+/// --ranking paper, a query of plain words is the paper's evaluation: short
+/// barrels (title and anchor hits) first, the full barrels when they hold fewer
+/// than --offset + -k matches, stopping at --cutoff. Results show the URL, the
 /// title (for pages never crawled, the anchor text of links to them), the
-/// score, a snippet with the query words marked, `+N more from this host`
-/// and, when a dedup stage ran, `+N similar`. Reads the job without a lock.
+/// score, a snippet with the query words marked, `+N more from this host` and,
+/// when a dedup stage ran, `+N similar`. Reads the job without a lock.
+///
+/// Batch: --queries FILE runs one query a line (`id<TAB>query`, or a query
+/// whose id is its line number), printing a TREC run with --trec (`qid Q0 URL
+/// rank score webmill`) or one JSON object a line with --json (`{"qid",
+/// "seconds", "total", "results"}`, seconds the query's own time).
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Job directory (indexed with `webmill index`)
     job: PathBuf,
     /// The query, e.g. "vec push" (quote it to pass several words)
-    query: String,
+    #[arg(required_unless_present = "queries")]
+    query: Option<String>,
+    /// Run every query of FILE (one a line: `id<TAB>query` or a query)
+    #[arg(long, value_name = "FILE", conflicts_with = "query")]
+    queries: Option<PathBuf>,
+    /// With --queries: print a TREC run (`qid Q0 URL rank score webmill`)
+    #[arg(long, requires = "queries", conflicts_with = "json")]
+    trec: bool,
     /// Results to show (0: only count the matches)
     #[arg(short = 'k', long = "k", default_value_t = DEFAULT_K, value_name = "N")]
     k: usize,
     /// Results to skip first (the second page of 10 is --offset 10)
     #[arg(long, default_value_t = 0, value_name = "N")]
     offset: usize,
-    /// Stop matching after this many matching documents (the paper's
-    /// response-time limit; the top results are then the best of these)
+    /// Which documents match: all = those satisfying the whole query; any =
+    /// those first, then documents with some of its words
+    #[arg(long = "match", value_enum, default_value = "all", value_name = "HOW")]
+    matching: MatchArg,
+    /// The ranking function
+    #[arg(long, value_enum, default_value = "paper", value_name = "NAME")]
+    ranking: RankingArg,
+    /// The paper's conjunctive evaluation stops after this many matching
+    /// documents (its response-time limit; the top results are then the best
+    /// of these)
     #[arg(long, default_value_t = DEFAULT_CUTOFF as u64, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     cutoff: u64,
     /// Print {"total", "results": [{"docid", "url", "title", "score",
     /// "snippet", "host_more", "similar"}, …]} (plus the marks, the docIDs
-    /// behind the counts, and the explanation with --explain) instead of text
+    /// behind the counts, and the explanation with --explain) instead of
+    /// text; with --queries, one object a line with "qid" and "seconds"
     #[arg(long)]
     json: bool,
-    /// Show per result the hit counts per type, their count-weights, the
-    /// proximity bins, the IR score, the PageRank and how they combine
+    /// Show per result the numbers behind its score: hit counts, weights,
+    /// proximity and PageRank (paper), or per word idf, field frequencies and
+    /// lengths (bm25, bm25f)
     #[arg(long)]
     explain: bool,
     /// Group results by host: auto = when the crawled pages among the matches
     /// come from more than one host
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     host_clusters: When,
-    /// The ranking weights as JSON (`type_weight`, `knee`, `cap`,
+    /// The paper ranking's weights as JSON (`type_weight`, `knee`, `cap`,
     /// `type_prox_weight`, `pagerank_weight`; see `--explain`), instead of
     /// the defaults
     #[arg(long, value_name = "FILE")]
     weights: Option<PathBuf>,
+    /// BM25's and BM25F's parameters as JSON (`k1`, `b`, `field_weight`,
+    /// `field_b`, `proximity_weight`, `proximity_k`, `pagerank_weight`)
+    #[arg(long, value_name = "FILE")]
+    bm25_weights: Option<PathBuf>,
     /// Do not collapse near-duplicates (dedup clusters) into one result
     #[arg(long)]
     no_collapse: bool,
@@ -73,21 +115,107 @@ enum When {
     Never,
 }
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<ExitCode> {
-    let mut query = Query::parse(&args.query);
-    query.cutoff = usize::try_from(args.cutoff).unwrap_or(usize::MAX);
-    query.explain = args.explain;
-    query.collapse_similar = !args.no_collapse;
-    query.hosts = match args.host_clusters {
-        When::Auto => HostClustering::Auto,
-        When::Always => HostClustering::On,
-        When::Never => HostClustering::Off,
-    };
-    if let Some(f) = &args.weights {
-        let text = std::fs::read_to_string(f).at(f)?;
-        query.weights = serde_json::from_str(&text)
-            .map_err(|e| webmill::Error::usage_at(f, format!("not ranking weights: {e}")))?;
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum MatchArg {
+    All,
+    Any,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum RankingArg {
+    Paper,
+    Bm25,
+    Bm25f,
+}
+
+/// The settings every query of this run shares.
+struct Settings {
+    matching: Matching,
+    ranking: Ranking,
+    cutoff: usize,
+    explain: bool,
+    collapse: bool,
+    hosts: HostClustering,
+    weights: Option<RankingWeights>,
+    bm25: Option<Bm25Weights>,
+}
+
+impl Settings {
+    fn of(args: &Args) -> anyhow::Result<Settings> {
+        let json_file = |f: &PathBuf, what: &str| -> anyhow::Result<String> {
+            let text = std::fs::read_to_string(f).at(f)?;
+            let _ = what;
+            Ok(text)
+        };
+        let weights = match &args.weights {
+            Some(f) => Some(
+                serde_json::from_str(&json_file(f, "weights")?).map_err(|e| {
+                    webmill::Error::usage_at(f, format!("not ranking weights: {e}"))
+                })?,
+            ),
+            None => None,
+        };
+        let bm25 = match &args.bm25_weights {
+            Some(f) => Some(
+                serde_json::from_str(&json_file(f, "bm25")?)
+                    .map_err(|e| webmill::Error::usage_at(f, format!("not BM25 weights: {e}")))?,
+            ),
+            None => None,
+        };
+        Ok(Settings {
+            matching: match args.matching {
+                MatchArg::All => Matching::All,
+                MatchArg::Any => Matching::Any,
+            },
+            ranking: match args.ranking {
+                RankingArg::Paper => Ranking::Paper,
+                RankingArg::Bm25 => Ranking::Bm25,
+                RankingArg::Bm25f => Ranking::Bm25f,
+            },
+            cutoff: usize::try_from(args.cutoff).unwrap_or(usize::MAX),
+            explain: args.explain,
+            collapse: !args.no_collapse,
+            hosts: match args.host_clusters {
+                When::Auto => HostClustering::Auto,
+                When::Always => HostClustering::On,
+                When::Never => HostClustering::Off,
+            },
+            weights,
+            bm25,
+        })
     }
+
+    fn query(&self, text: &str) -> Query {
+        let mut q = Query::parse(text);
+        q.matching = self.matching;
+        q.ranking = self.ranking;
+        q.cutoff = self.cutoff;
+        q.explain = self.explain;
+        q.collapse_similar = self.collapse;
+        q.hosts = self.hosts;
+        if let Some(w) = &self.weights {
+            q.weights = w.clone();
+        }
+        if let Some(w) = &self.bm25 {
+            q.bm25 = w.clone();
+        }
+        q
+    }
+}
+
+pub fn run(args: Args, _g: &Global) -> anyhow::Result<ExitCode> {
+    let settings = Settings::of(&args)?;
+    if let Some(file) = &args.queries {
+        // One generation of the job for the whole batch: every file is
+        // opened (the barrels too) before the first query.
+        let searcher = JobView::read_whole(&args.job, |job| {
+            let s = Searcher::open(job)?;
+            s.open_barrels()?;
+            Ok(s)
+        })?;
+        return batch(&args, &settings, &searcher, file);
+    }
+    let query = settings.query(args.query.as_deref().unwrap_or_default());
     // One generation of the job: a search that a writer's publication
     // overtook (its lexicon from one, a barrel or the clusters from
     // another) is done again on the job as it is now.
@@ -102,6 +230,64 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<ExitCode> {
         writeln!(out)?;
     } else {
         print_text(&mut out, &r, args.offset, seconds)?;
+    }
+    flush(out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The queries of a batch file: (id, query) per non-empty line; a line
+/// without a tab has its line number as id.
+fn read_queries(file: &PathBuf) -> anyhow::Result<Vec<(String, String)>> {
+    let text = std::fs::read_to_string(file).at(file)?;
+    Ok(text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| match l.split_once('\t') {
+            Some((id, q)) => (id.trim().to_string(), q.to_string()),
+            None => ((i + 1).to_string(), l.to_string()),
+        })
+        .collect())
+}
+
+/// `--queries`: every query of the file, as a TREC run, JSON lines or text.
+fn batch(
+    args: &Args,
+    settings: &Settings,
+    searcher: &Searcher,
+    file: &PathBuf,
+) -> anyhow::Result<ExitCode> {
+    let queries = read_queries(file)?;
+    let mut out = stdout();
+    for (qid, text) in &queries {
+        let mut q = settings.query(text);
+        if args.trec {
+            q = q.ranking_only();
+        }
+        let t = std::time::Instant::now();
+        let r = searcher.search(&q, args.k, args.offset)?;
+        let seconds = t.elapsed().as_secs_f64();
+        if args.trec {
+            for (i, x) in r.results.iter().enumerate() {
+                writeln!(
+                    out,
+                    "{qid} Q0 {} {} {} webmill",
+                    x.url,
+                    args.offset + i + 1,
+                    x.score
+                )?;
+            }
+        } else if args.json {
+            let mut v = to_json(&r);
+            v["qid"] = json!(qid);
+            v["seconds"] = json!(seconds);
+            serde_json::to_writer(&mut out, &v)?;
+            writeln!(out)?;
+        } else {
+            writeln!(out, "## {qid}\t{text}")?;
+            print_text(&mut out, &r, args.offset, seconds)?;
+            writeln!(out)?;
+        }
     }
     flush(out)?;
     Ok(ExitCode::SUCCESS)
@@ -126,6 +312,7 @@ fn to_json(r: &Results) -> serde_json::Value {
                 "title_from_anchor": x.title_from_anchor,
                 "ir": x.ir,
                 "pagerank": x.pagerank,
+                "complete": x.complete,
             });
             if let Some(e) = &x.explain {
                 v["explain"] = serde_json::to_value(e).unwrap_or_default();
@@ -135,6 +322,10 @@ fn to_json(r: &Results) -> serde_json::Value {
         .collect();
     json!({
         "total": r.total,
+        "complete": r.complete,
+        "matching": r.matching,
+        "ranking": r.ranking,
+        "notes": r.notes,
         "groups": r.groups,
         "pass": r.pass,
         "cut_off": r.cut_off,
@@ -245,35 +436,80 @@ fn print_result(
     if !more.is_empty() {
         writeln!(out, "   {}", more.join(", "))?;
     }
-    if let Some(e) = &x.explain {
-        for w in &e.words {
-            let parts: Vec<String> = w
-                .types
-                .iter()
-                .map(|(t, c, cw, tw, v)| format!("{}×{c} cw {cw:.2} · {tw} = {v:.2}", t.name()))
-                .collect();
-            writeln!(out, "   word {:?}: {}", w.word, parts.join("; "))?;
+    match &x.explain {
+        Some(Explanation::Paper(e)) => {
+            for w in &e.words {
+                let parts: Vec<String> = w
+                    .types
+                    .iter()
+                    .map(|(t, c, cw, tw, v)| format!("{}×{c} cw {cw:.2} · {tw} = {v:.2}", t.name()))
+                    .collect();
+                writeln!(out, "   word {:?}: {}", w.word, parts.join("; "))?;
+            }
+            for p in &e.proximity {
+                writeln!(
+                    out,
+                    "   proximity {} bin {}: {} sets, cw {:.2} · {} = {:.2}",
+                    p.ty.name(),
+                    p.bin,
+                    p.count,
+                    p.count_weight,
+                    p.weight,
+                    p.contribution
+                )?;
+            }
+            match e.pagerank {
+                Some(pr) => writeln!(
+                    out,
+                    "   IR {:.2} × (1 + w · ln(1 + N · PageRank {pr:.3e})) = {:.2} × {:.3} = {:.2}",
+                    e.ir, e.ir, e.pagerank_factor, e.score
+                )?,
+                None => writeln!(out, "   IR {:.2} (no PageRank) = {:.2}", e.ir, e.score)?,
+            }
         }
-        for p in &e.proximity {
+        Some(Explanation::Bm25(e)) => {
+            if let Some(l) = &e.lengths {
+                let names = webmill::search::bm25::FIELD_NAMES;
+                let parts: Vec<String> = names
+                    .iter()
+                    .zip(l)
+                    .zip(e.avg_lengths.unwrap_or_default())
+                    .map(|((n, l), a)| format!("{n} {l} (avg {a:.1})"))
+                    .collect();
+                writeln!(out, "   lengths: {}", parts.join(", "))?;
+            }
+            for w in &e.words {
+                let tf: Vec<String> = webmill::search::bm25::FIELD_NAMES
+                    .iter()
+                    .zip(w.tf)
+                    .filter(|(_, c)| *c > 0)
+                    .map(|(n, c)| format!("{n}×{c}"))
+                    .collect();
+                writeln!(
+                    out,
+                    "   word {:?}: df {} idf {:.3}; {}; tf {:.2} → {:.3}",
+                    w.word,
+                    w.df,
+                    w.idf,
+                    tf.join(" "),
+                    w.pseudo_tf,
+                    w.score
+                )?;
+            }
+            let pr = match e.pagerank {
+                Some(pr) => format!(
+                    " × (1 + w · ln(1 + N · PageRank {pr:.3e})) {:.3}",
+                    e.pagerank_factor
+                ),
+                None => String::new(),
+            };
             writeln!(
                 out,
-                "   proximity {} bin {}: {} sets, cw {:.2} · {} = {:.2}",
-                p.ty.name(),
-                p.bin,
-                p.count,
-                p.count_weight,
-                p.weight,
-                p.contribution
+                "   {} {:.3} + proximity {:.3} (paper's {:.1}){pr} = {:.3}",
+                e.ranking, e.text, e.proximity, e.proximity_raw, e.score
             )?;
         }
-        match e.pagerank {
-            Some(pr) => writeln!(
-                out,
-                "   IR {:.2} × (1 + w · ln(1 + N · PageRank {pr:.3e})) = {:.2} × {:.3} = {:.2}",
-                e.ir, e.ir, e.pagerank_factor, e.score
-            )?,
-            None => writeln!(out, "   IR {:.2} (no PageRank) = {:.2}", e.ir, e.score)?,
-        }
+        None => {}
     }
     Ok(())
 }

@@ -3,19 +3,13 @@
 //! the stages' figures and plots. Everything here is blocking disk work; the
 //! handlers run it on tokio's blocking pool.
 
-use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use webmill::dedup::files::CLUSTERS;
 use webmill::dedup::Alg;
-use webmill::docs::{Doc, DocTable};
+use webmill::docs::Doc;
+use webmill::docstore::DocStore;
 use webmill::graph::edges::EdgeFile;
-use webmill::ingest::html::Extractor;
-use webmill::ingest::pagefile::{get_u64, PageFile};
-use webmill::ingest::records;
-use webmill::ingest::warc::charset_param;
 use webmill::job::{JobFile, JobView, Published};
-use webmill::rank::RankVector;
 use webmill::search::Searcher;
 use webmill::{Error, Result};
 
@@ -25,44 +19,26 @@ pub const LINKS_SHOWN: usize = 200;
 const IN_LINKS_COUNTED: u64 = 100_000;
 /// Bytes of cached text shown.
 const TEXT_SHOWN: usize = 64 << 10;
-/// Members of a near-duplicate map loaded (doc → cluster), as the searcher.
-const MAX_CLUSTER_MEMBERS: u64 = 16 << 20;
-
-/// One dedup algorithm's clusters.
-struct Clusters {
-    alg: Alg,
-    file: PageFile,
-    /// doc → cluster id; `None` when the file is too large to map.
-    of_doc: Option<HashMap<u32, u32>>,
-}
 
 /// One generation of a job opened for serving: read-only (no lock), shared
 /// by the requests that began while it was current. Every file a page may
-/// read is opened here, at once (the searcher's barrels too), so whatever
-/// the job's writers do afterwards, this keeps reading the files of the
-/// generation it was opened on.
+/// read is opened here, at once (the searcher's barrels too, and the
+/// document store's files), so whatever the job's writers do afterwards,
+/// this keeps reading the files of the generation it was opened on.
 pub struct Served {
     /// Its name, for titles.
     pub name: String,
     view: JobView,
     /// The searcher, or why there is none (no index yet).
     pub searcher: std::result::Result<Searcher, String>,
-    docs: DocTable,
+    store: Arc<DocStore>,
     forward: Option<EdgeFile>,
-    anchors: Option<PageFile>,
-    repository: Option<PageFile>,
-    ranks: Option<RankVector>,
-    clusters: Vec<Clusters>,
     /// The graph in both directions, for the degree plot.
     edges: Option<(EdgeFile, EdgeFile)>,
     degree_plot: OnceLock<std::result::Result<String, String>>,
     /// The SVG plots the stages published, by name in `/plot/NAME`.
     svgs: Vec<(String, String)>,
 }
-
-/// Links to a document: (source docID, source doc, anchor text) for the
-/// first [`LINKS_SHOWN`], the links counted, and whether there are more.
-type InLinks = (Vec<(u64, Doc, String)>, u64, bool);
 
 /// A document as its page shows it.
 pub struct DocInfo {
@@ -96,12 +72,12 @@ impl Served {
     pub fn open(view: &JobView) -> Result<Served> {
         let view = view.clone();
         let dir = view.dir();
-        let docs = DocTable::open(view.file(JobFile::Docs)?)?;
+        let store = Arc::new(DocStore::open(&view)?);
         let searcher = if view.has(JobFile::Lexicon) {
             // A damaged index is a page saying so, not a server that does
             // not start; every barrel is opened now, not when a query
             // first needs it.
-            Searcher::open(&view)
+            Searcher::with_store(&view, Arc::clone(&store))
                 .and_then(|s| s.open_barrels().map(|()| s))
                 .map_err(|e| e.to_string())
         } else {
@@ -112,34 +88,13 @@ impl Served {
         };
         let opt = |f: JobFile| view.has(f).then(|| view.file(f)).transpose();
         let forward = opt(JobFile::Edges)?.map(EdgeFile::open).transpose()?;
-        let anchors = opt(JobFile::Anchors)?
-            .map(|p| PageFile::open(p, &records::ANCHORS))
-            .transpose()?;
-        let repository = opt(JobFile::Repository)?
-            .map(|p| PageFile::open(p, &records::REPO))
-            .transpose()?;
-        let ranks = opt(JobFile::Ranks)?
-            .map(RankVector::open)
-            .transpose()?
-            .filter(|r| r.len() == docs.len());
-        let mut clusters = Vec::new();
-        for alg in Alg::ALL {
-            if let Some(p) = opt(JobFile::Clusters(alg))? {
-                let of_doc = webmill::search::present::load_clusters(&p, MAX_CLUSTER_MEMBERS)?;
-                clusters.push(Clusters {
-                    alg,
-                    file: PageFile::open(&p, &CLUSTERS)?,
-                    of_doc,
-                });
-            }
-        }
         let edges = match (opt(JobFile::Edges)?, opt(JobFile::EdgesT)?) {
             (Some(f), Some(t)) => Some((EdgeFile::open(f)?, EdgeFile::open(t)?)),
             _ => None,
         };
         let mut svgs = Vec::new();
         let mut plot_files = vec![("pagerank.svg".to_string(), JobFile::RankPlot)];
-        for c in &clusters {
+        for c in store.clusters() {
             plot_files.push((
                 format!("dedup-{}.svg", c.alg.name()),
                 JobFile::DedupPlot(c.alg),
@@ -165,12 +120,8 @@ impl Served {
             name,
             view,
             searcher,
-            docs,
+            store,
             forward,
-            anchors,
-            repository,
-            ranks,
-            clusters,
             edges,
             degree_plot: OnceLock::new(),
             svgs,
@@ -184,12 +135,12 @@ impl Served {
 
     /// Documents in the job.
     pub fn doc_count(&self) -> u64 {
-        self.docs.len()
+        self.store.len()
     }
 
     /// Crawled documents.
     pub fn crawled(&self) -> u64 {
-        self.docs.crawled()
+        self.store.crawled()
     }
 
     /// Links in the graph, when there is one.
@@ -197,30 +148,29 @@ impl Served {
         self.forward.as_ref().map(|f| f.stats().arcs)
     }
 
-    /// The doc table entry of `doc` (through the searcher's block cache
-    /// when there is one).
+    /// The doc table entry of `doc`.
     pub fn doc(&self, doc: u64) -> Result<Doc> {
-        if let Ok(s) = &self.searcher {
-            return s.doc(doc);
-        }
-        self.docs
-            .get(doc)?
-            .ok_or_else(|| Error::internal(format!("docID {doc} is not in the doc table")))
+        self.store.doc(doc)
     }
 
     /// PageRank of `doc`.
     pub fn rank(&self, doc: u64) -> Result<Option<f64>> {
-        self.ranks.as_ref().map(|r| r.reader().get(doc)).transpose()
+        self.store.rank(doc)
     }
 
     /// Everything a document's page shows; `None` for a docID the job does
     /// not have.
     pub fn doc_info(&self, docid: u64) -> Result<Option<DocInfo>> {
-        if docid >= self.docs.len() {
+        if docid >= self.store.len() {
             return Ok(None);
         }
         let doc = self.doc(docid)?;
-        let (in_links, in_count, in_capped) = self.in_links(docid)?;
+        let links = self.store.in_links(docid, LINKS_SHOWN, IN_LINKS_COUNTED)?;
+        let in_links = links
+            .links
+            .into_iter()
+            .map(|(s, t)| Ok((s, self.doc(s)?, t)))
+            .collect::<Result<Vec<_>>>()?;
         let (out_links, out_count) = match &self.forward {
             Some(f) => {
                 let all = f.neighbours(docid)?;
@@ -234,8 +184,8 @@ impl Served {
             None => (Vec::new(), 0),
         };
         let mut similar = Vec::new();
-        for c in &self.clusters {
-            let members = cluster_of(c, docid)?;
+        for c in self.store.clusters() {
+            let members = c.members_with(docid)?;
             let others = members
                 .into_iter()
                 .filter(|&d| d != docid)
@@ -244,30 +194,25 @@ impl Served {
                 .collect::<Result<Vec<_>>>()?;
             similar.push((c.alg, others));
         }
-        let text = match (&self.repository, doc.page) {
-            (Some(repo), Some(page)) => repository_page(repo, page)?.and_then(|(ct, body)| {
-                let mut x = Extractor::new();
-                let page = x.extract(&body, charset_param(&ct)).ok()?;
-                let mut t = page.words.clone();
-                if t.len() > TEXT_SHOWN {
-                    let mut cut = TEXT_SHOWN;
-                    while !t.is_char_boundary(cut) {
-                        cut -= 1;
-                    }
-                    t.truncate(cut);
-                    t.push_str(" …");
+        let text = self.store.extract(docid)?.map(|page| {
+            let mut t = page.words;
+            if t.len() > TEXT_SHOWN {
+                let mut cut = TEXT_SHOWN;
+                while !t.is_char_boundary(cut) {
+                    cut -= 1;
                 }
-                Some(t)
-            }),
-            _ => None,
-        };
+                t.truncate(cut);
+                t.push_str(" …");
+            }
+            t
+        });
         Ok(Some(DocInfo {
             docid,
             rank: self.rank(docid)?,
             doc,
             in_links,
-            in_count,
-            in_capped,
+            in_count: links.count,
+            in_capped: links.capped,
             out_links,
             out_count,
             similar,
@@ -275,40 +220,9 @@ impl Served {
         }))
     }
 
-    /// The links to `doc` with their anchor text, from `anchors.wm`.
-    fn in_links(&self, doc: u64) -> Result<InLinks> {
-        let Some(anchors) = &self.anchors else {
-            return Ok((Vec::new(), 0, false));
-        };
-        let mut found = Vec::new();
-        let mut count = 0u64;
-        let mut buf = (Vec::new(), Vec::new());
-        anchors.visit_key(doc, &mut buf, |target, input| {
-            let (src, _kind, text) = records::decode_anchor(input)?;
-            if target == doc {
-                count += 1;
-                if found.len() < LINKS_SHOWN {
-                    found.push((src, text.trim().to_string()));
-                }
-            }
-            Ok(count < IN_LINKS_COUNTED)
-        })?;
-        let shown = found
-            .into_iter()
-            .map(|(s, t)| Ok((s, self.doc(s)?, t)))
-            .collect::<Result<Vec<_>>>()?;
-        Ok((shown, count, count >= IN_LINKS_COUNTED))
-    }
-
     /// The stored bytes of `doc`'s page: (content type, body).
     pub fn raw(&self, docid: u64) -> Result<Option<(String, Vec<u8>)>> {
-        if docid >= self.docs.len() {
-            return Ok(None);
-        }
-        match (&self.repository, self.doc(docid)?.page) {
-            (Some(repo), Some(page)) => repository_page(repo, page),
-            _ => Ok(None),
-        }
+        self.store.raw(docid)
     }
 
     /// The finished stages in pipeline order, with their figures.
@@ -361,42 +275,4 @@ impl Served {
             .find(|(n, _)| n == name)
             .map(|(_, svg)| svg.clone()))
     }
-}
-
-/// The docs of `doc`'s cluster under `c`, itself included; empty when it is
-/// in none.
-fn cluster_of(c: &Clusters, doc: u64) -> Result<Vec<u64>> {
-    let Some(of_doc) = &c.of_doc else {
-        return Ok(Vec::new());
-    };
-    let Some(&cluster) = u32::try_from(doc).ok().and_then(|d| of_doc.get(&d)) else {
-        return Ok(Vec::new());
-    };
-    let cluster = u64::from(cluster);
-    let mut members = Vec::new();
-    let mut buf = (Vec::new(), Vec::new());
-    c.file.visit_key(cluster, &mut buf, |id, input| {
-        let d = get_u64(input, "member")?;
-        // The keep flag.
-        *input = input.get(1..).unwrap_or_default();
-        if id == cluster {
-            members.push(d);
-        }
-        Ok(true)
-    })?;
-    Ok(members)
-}
-
-/// Repository page `page`: (content type, body).
-fn repository_page(repo: &PageFile, page: u64) -> Result<Option<(String, Vec<u8>)>> {
-    let mut out = None;
-    let mut buf = (Vec::new(), Vec::new());
-    repo.visit_key(page, &mut buf, |p, input| {
-        let (ct, body) = records::decode_repo(input)?;
-        if p == page {
-            out = Some((ct.to_string(), body.to_vec()));
-        }
-        Ok(out.is_none())
-    })?;
-    Ok(out)
 }

@@ -99,6 +99,12 @@ fn query_form(query: &str) -> String {
     )
 }
 
+/// The query language, as the home page explains it.
+const QUERY_HELP: &str = "<p class=\"note\">Search with words; <code>\"a phrase\"</code> \
+     for words in a row; <code>-word</code> or <code>-\"a phrase\"</code> to leave pages out; \
+     <code>backup OR restore</code> (or <code>(point in time) OR pitr</code>) for either; \
+     <code>site:example.org</code> for one host and its subdomains.</p>";
+
 /// The home page: the query box and what the job holds.
 pub fn home(app: &Served) -> String {
     let mut body = String::from("<div class=\"home\"><h1>webmill</h1>");
@@ -117,6 +123,7 @@ pub fn home(app: &Served) -> String {
     if let Err(why) = &app.searcher {
         let _ = write!(body, "<p class=\"note\">{}</p>", esc(why));
     }
+    body.push_str(QUERY_HELP);
     body.push_str("</div>");
     // The home page has its own big box; the header keeps only the links.
     layout(app, &format!("webmill — {}", app.name), "", &body)

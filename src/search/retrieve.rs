@@ -1,0 +1,652 @@
+//! Ranked retrieval for every query of the query language
+//! ([`super::query`]): documents that satisfy the whole query first, then
+//! (`--match any`) those holding only some of its words,
+//! ranked by BM25, BM25F ([`super::bm25`]) or the paper's function
+//! ([`super::rank`]).
+//!
+//! The evaluation is document-at-a-time over the full barrels' doclists:
+//!
+//! 1. Every distinct word of the query (excluded ones too) is looked up;
+//!    a cursor is opened on each doclist found.
+//! 2. Candidates are the union of the doclists of the words that are not
+//!    excluded (a query of `site:` and exclusions only takes the documents
+//!    of its sites, ranked by PageRank).
+//! 3. For each candidate, every cursor is moved to it; the query's tree is
+//!    evaluated on the words present — a phrase by its hits' positions
+//!    (consecutive, in order, in one field), `site:` by the docID ranges of
+//!    the host (one host's docs are contiguous in docID order, and a
+//!    domain's subdomains next to it), exclusions by their absence. A
+//!    document satisfying the tree is *complete*. An incomplete one is kept
+//!    under `--match any` when it breaks none of the query's hard constraints:
+//!    the top-level exclusions and `site:`s.
+//! 4. Each kept document is scored from its hits, and a bounded heap keeps
+//!    the best `keep` by (complete, score, docID) — every match is counted,
+//!    so the totals are exact.
+//!
+//! No cut-off in docID order applies: the top k are those of the whole
+//! collection.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use super::bm25::{self, Bm25Explain, CollectionStats, WordInDoc, N_FIELDS};
+use super::eval::{Match, Sources, Term, Work};
+use super::query::{Matching, Node, Query, Ranking};
+use super::rank::{field_position, Explain, Scorer};
+use super::Searcher;
+use crate::docstore::DocStore;
+use crate::error::Result;
+use crate::index::hit::Hit;
+use crate::index::{Barrel, BarrelSet, DoclistCursor};
+
+/// What the retrieval found.
+#[derive(Clone, Debug, Default)]
+pub struct Retrieved {
+    /// The best matches, best first: complete ones before the others, then
+    /// by score, then docID.
+    pub matches: Vec<Match>,
+    /// Matching documents (exact).
+    pub total: u64,
+    /// Of them, those satisfying the whole query.
+    pub complete: u64,
+    /// The query's deadline passed: the matches are those of the
+    /// documents evaluated until then (totals too).
+    pub timed_out: bool,
+    /// What the evaluation read.
+    pub work: Work,
+}
+
+/// The explanation of one document's score under the query's ranking.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(untagged)]
+pub enum Explanation {
+    /// The paper's ranking.
+    Paper(Explain),
+    /// BM25 or BM25F.
+    Bm25(Bm25Explain),
+}
+
+/// A query word and its doclist, if the lexicon has it.
+struct Slot {
+    word: String,
+    term: Option<Term>,
+    /// It occurs outside any exclusion: it is scored and its doclist makes
+    /// candidates.
+    scored: bool,
+}
+
+/// The query's words, each once, in query order.
+fn slots(s: &Searcher, expr: &Node) -> Result<Vec<Slot>> {
+    let mut out: Vec<Slot> = Vec::new();
+    let mut err = None;
+    expr.visit_words(false, &mut |w, negated| {
+        if let Some(slot) = out.iter_mut().find(|x| x.word == w) {
+            slot.scored |= !negated;
+            return;
+        }
+        match s.terms(&[w.to_string()]) {
+            Ok((_, mut t)) => out.push(Slot {
+                word: w.to_string(),
+                term: t.pop(),
+                scored: !negated,
+            }),
+            Err(e) => err = Some(e),
+        }
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// The scored slots in the order of the query's words ([`Query::words`]):
+/// the paper's proximity depends on it, and sums are added in it.
+fn scored_in_query_order(slots: &[Slot], query: &Query) -> Vec<usize> {
+    query
+        .words
+        .iter()
+        .filter_map(|w| slots.iter().position(|s| s.scored && &s.word == w))
+        .collect()
+}
+
+/// The docID ranges of `host` and its subdomains: in the doc table's order
+/// (by the URL sort key, [`crate::url::sort_key`]) they are the keys
+/// starting with the host's reversed labels followed by `)` (the host),
+/// `:` (the host with a port) or `,` (a subdomain).
+pub fn site_ranges(store: &DocStore, host: &str) -> Result<Vec<Range<u32>>> {
+    let Some(prefix) = host_prefix(host) else {
+        return Ok(Vec::new());
+    };
+    let n = u32::try_from(store.len()).unwrap_or(u32::MAX);
+    let mut key = Vec::new();
+    // The first docID whose URL key is ≥ `target`.
+    let mut lower_bound = |target: &[u8]| -> Result<u32> {
+        let (mut lo, mut hi) = (0u32, n);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            key.clear();
+            crate::url::sort_key(&store.doc(u64::from(mid))?.url, &mut key);
+            if key.as_slice() < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    };
+    let mut out = Vec::new();
+    for sep in [b')', b',', b':'] {
+        let mut from = prefix.clone();
+        from.push(sep);
+        let mut to = prefix.clone();
+        to.push(sep + 1);
+        let r = lower_bound(&from)?..lower_bound(&to)?;
+        if !r.is_empty() {
+            out.push(r);
+        }
+    }
+    out.sort_by_key(|r| r.start);
+    Ok(out)
+}
+
+/// The sort-key prefix of a host: its labels reversed, comma-separated (an
+/// IP address as written); `None` for what is not a host.
+fn host_prefix(host: &str) -> Option<Vec<u8>> {
+    let u = url::Url::parse(&format!("http://{host}/")).ok()?;
+    let h = u.host_str()?;
+    Some(match u.host()? {
+        url::Host::Domain(_) => h.rsplit('.').collect::<Vec<_>>().join(",").into_bytes(),
+        _ => h
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .as_bytes()
+            .to_vec(),
+    })
+}
+
+/// A match in the heap: worst at the top.
+struct Ranked(Match);
+
+impl Ranked {
+    fn key(&self) -> (bool, f64, std::cmp::Reverse<u32>) {
+        (self.0.complete, self.0.score, std::cmp::Reverse(self.0.doc))
+    }
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Ranked {}
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ranked {
+    // Reversed: the heap's top is the worst kept match.
+    fn cmp(&self, o: &Self) -> Ordering {
+        let (a, b) = (self.key(), o.key());
+        b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(b.2.cmp(&a.2))
+    }
+}
+
+/// Orders matches best first: complete, score, docID.
+pub fn best_first(a: &Match, b: &Match) -> Ordering {
+    b.complete
+        .cmp(&a.complete)
+        .then(b.score.total_cmp(&a.score))
+        .then(a.doc.cmp(&b.doc))
+}
+
+/// One document's words: present or not, and their hits once read.
+struct DocWords<'c, 'b> {
+    doc: u32,
+    cursors: &'c mut [Option<DoclistCursor<'b>>],
+    present: Vec<bool>,
+    hits: Vec<Option<Vec<Hit>>>,
+    hits_read: u64,
+}
+
+impl DocWords<'_, '_> {
+    fn hits(&mut self, i: usize) -> Result<&[Hit]> {
+        if self.hits[i].is_none() {
+            let mut h = Vec::new();
+            if self.present[i] {
+                if let Some(c) = &mut self.cursors[i] {
+                    c.hits(&mut h)?;
+                }
+            }
+            self.hits_read += h.len() as u64;
+            self.hits[i] = Some(h);
+        }
+        Ok(self.hits[i].as_deref().unwrap_or_default())
+    }
+}
+
+/// What a node needs to be evaluated on a document.
+struct Eval<'q> {
+    slots: &'q [Slot],
+    sites: &'q [(String, Vec<Range<u32>>)],
+}
+
+impl Eval<'_> {
+    fn slot(&self, w: &str) -> usize {
+        self.slots
+            .iter()
+            .position(|s| s.word == w)
+            .unwrap_or(usize::MAX)
+    }
+
+    fn in_site(&self, host: &str, doc: u32) -> bool {
+        self.sites
+            .iter()
+            .find(|(h, _)| h == host)
+            .is_some_and(|(_, rs)| rs.iter().any(|r| r.contains(&doc)))
+    }
+
+    fn holds(&self, n: &Node, d: &mut DocWords<'_, '_>) -> Result<bool> {
+        Ok(match n {
+            Node::Word(w) => {
+                let i = self.slot(w);
+                d.present.get(i).copied().unwrap_or(false)
+            }
+            Node::Phrase(ws) => self.phrase(ws, d)?,
+            Node::Site(h) => self.in_site(h, d.doc),
+            Node::All(ns) => {
+                for n in ns {
+                    if !self.holds(n, d)? {
+                        return Ok(false);
+                    }
+                }
+                true
+            }
+            Node::Any(ns) => {
+                for n in ns {
+                    if self.holds(n, d)? {
+                        return Ok(true);
+                    }
+                }
+                false
+            }
+            Node::Not(n) => !self.holds(n, d)?,
+        })
+    }
+
+    /// Whether the words stand consecutively, in order, in one field.
+    fn phrase(&self, ws: &[String], d: &mut DocWords<'_, '_>) -> Result<bool> {
+        let idx: Vec<usize> = ws.iter().map(|w| self.slot(w)).collect();
+        if idx
+            .iter()
+            .any(|&i| !d.present.get(i).copied().unwrap_or(false))
+        {
+            return Ok(false);
+        }
+        let mut lists: Vec<Vec<(u16, u16)>> = Vec::with_capacity(idx.len());
+        for &i in &idx {
+            let mut l: Vec<(u16, u16)> = d
+                .hits(i)?
+                .iter()
+                .map(|&h| field_position(h))
+                .filter(|&(_, _, clamped)| !clamped)
+                .map(|(f, p, _)| (f, p))
+                .collect();
+            l.sort_unstable();
+            lists.push(l);
+        }
+        let Some((first, rest)) = lists.split_first() else {
+            return Ok(false);
+        };
+        Ok(first.iter().any(|&(f, p)| {
+            rest.iter().enumerate().all(|(k, l)| {
+                let want = (f, p.wrapping_add(k as u16 + 1));
+                want.1 > p && l.binary_search(&want).is_ok()
+            })
+        }))
+    }
+}
+
+/// The top-level items that are hard constraints under `--match any`:
+/// those without a scored word (exclusions, `site:`).
+fn hard_items(expr: &Node) -> Vec<&Node> {
+    let items: Vec<&Node> = match expr {
+        Node::All(ns) => ns.iter().collect(),
+        n => vec![n],
+    };
+    items
+        .into_iter()
+        .filter(|n| {
+            let mut scored = false;
+            n.visit_words(false, &mut |_, negated| scored |= !negated);
+            !scored
+        })
+        .collect()
+}
+
+/// Scores documents under one ranking.
+pub struct DocScorer<'a> {
+    query: &'a Query,
+    stats: CollectionStats,
+    scorer: Scorer,
+}
+
+impl<'a> DocScorer<'a> {
+    /// A scorer for `query` over `s`'s collection.
+    pub fn new(s: &Searcher, query: &'a Query) -> DocScorer<'a> {
+        DocScorer {
+            query,
+            stats: CollectionStats {
+                docs: s.doc_count(),
+                avg_len: s.average_field_lengths(),
+            },
+            scorer: Scorer::new(),
+        }
+    }
+
+    /// The IR score and final score of a document from the scored words'
+    /// `(word, df, hits)` (empty hits: absent), and its explanation when
+    /// asked.
+    pub fn score(
+        &mut self,
+        words: &[(&str, u32, &[Hit])],
+        lens: Option<&[u32; N_FIELDS]>,
+        pagerank: Option<f64>,
+        explain: bool,
+    ) -> (f64, f64, Option<Explanation>) {
+        let q = self.query;
+        if words.is_empty() {
+            // `site:` alone: by PageRank.
+            let pr = pagerank.unwrap_or(0.0);
+            return (0.0, pr, None);
+        }
+        self.scorer.load(
+            words
+                .iter()
+                .filter(|(_, _, h)| !h.is_empty())
+                .map(|(_, _, h)| *h),
+        );
+        match q.ranking {
+            Ranking::Paper => {
+                let ir = self.scorer.ir(&q.weights);
+                let score = q.weights.combine(ir, pagerank, self.stats.docs);
+                let ex = explain.then(|| {
+                    let names: Vec<String> = words
+                        .iter()
+                        .filter(|(_, _, h)| !h.is_empty())
+                        .map(|(w, _, _)| w.to_string())
+                        .collect();
+                    Explanation::Paper(self.scorer.explain(
+                        &names,
+                        &q.weights,
+                        pagerank,
+                        self.stats.docs,
+                    ))
+                });
+                (ir, score, ex)
+            }
+            Ranking::Bm25 | Ranking::Bm25f => {
+                let mut counts = self.scorer.counts().iter();
+                let wd: Vec<WordInDoc<'_>> = words
+                    .iter()
+                    .map(|&(word, df, h)| WordInDoc {
+                        word,
+                        df,
+                        counts: if h.is_empty() {
+                            Default::default()
+                        } else {
+                            counts.next().copied().unwrap_or_default()
+                        },
+                    })
+                    .collect();
+                let prox = self.scorer.proximity(&q.weights);
+                let (score, ex) = bm25::score(
+                    &q.bm25,
+                    q.ranking == Ranking::Bm25f,
+                    &self.stats,
+                    &wd,
+                    lens,
+                    prox,
+                    pagerank,
+                    explain,
+                );
+                let ir = ex.as_ref().map_or(score, |e| e.text + e.proximity);
+                (ir, score, ex.map(Explanation::Bm25))
+            }
+        }
+    }
+}
+
+/// Retrieves the best `keep` matches of `query` (see the module docs).
+pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
+    let slots = slots(s, &query.expr)?;
+    let mut sites: Vec<(String, Vec<Range<u32>>)> = Vec::new();
+    let mut site_err = None;
+    query.expr.visit_sites(&mut |h| {
+        if !sites.iter().any(|(x, _)| x == h) {
+            match site_ranges(s.store(), h) {
+                Ok(r) => sites.push((h.to_string(), r)),
+                Err(e) => site_err = Some(e),
+            }
+        }
+    });
+    if let Some(e) = site_err {
+        return Err(e);
+    }
+    let ev = Eval {
+        slots: &slots,
+        sites: &sites,
+    };
+    let hard = hard_items(&query.expr);
+    let barrels: Vec<Option<Arc<Barrel>>> = slots
+        .iter()
+        .map(|sl| {
+            sl.term
+                .as_ref()
+                .map(|t| s.barrel(BarrelSet::Full, t.barrel))
+                .transpose()
+        })
+        .collect::<Result<_>>()?;
+    let mut cursors: Vec<Option<DoclistCursor<'_>>> = slots
+        .iter()
+        .zip(&barrels)
+        .map(|(sl, b)| match (&sl.term, b) {
+            (Some(t), Some(b)) => b.doclist(t.id, t.info.full, t.info.docs).map(Some),
+            _ => Ok(None),
+        })
+        .collect::<Result<_>>()?;
+    let scored = scored_in_query_order(&slots, query);
+    let mut out = Retrieved::default();
+    let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
+    let mut pagerank = s.pagerank()?;
+    let mut scorer = DocScorer::new(s, query);
+    let keep = keep.max(1);
+
+    // Candidates: the union of the scored words' doclists, or the sites'
+    // docs when no scored word has one.
+    let candidate_cursors: Vec<usize> = scored
+        .iter()
+        .copied()
+        .filter(|&i| cursors[i].is_some())
+        .collect();
+    let mut heads: Vec<Option<u32>> = vec![None; slots.len()];
+    for &i in &candidate_cursors {
+        if let Some(c) = &mut cursors[i] {
+            heads[i] = c.next()?;
+        }
+    }
+    // Ranges of several sites may overlap (a domain and its subdomain):
+    // merged, so each doc comes once, in increasing order.
+    let mut top_sites: Vec<Range<u32>> = if candidate_cursors.is_empty() && scored.is_empty() {
+        hard.iter()
+            .filter_map(|n| match n {
+                Node::Site(h) => sites.iter().find(|(x, _)| x == h),
+                _ => None,
+            })
+            .flat_map(|(_, rs)| rs.iter().cloned())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    top_sites.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<u32>> = Vec::new();
+    for r in top_sites {
+        match merged.last_mut() {
+            Some(l) if r.start <= l.end => l.end = l.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    let by_site = !merged.is_empty();
+    let mut site_docs = merged.into_iter().flatten();
+    let mut evaluated = 0u64;
+    loop {
+        evaluated += 1;
+        if evaluated.is_multiple_of(1024)
+            && query
+                .deadline
+                .is_some_and(|d| std::time::Instant::now() >= d)
+        {
+            out.timed_out = true;
+            break;
+        }
+        let doc = if by_site {
+            match site_docs.next() {
+                Some(d) => d,
+                None => break,
+            }
+        } else {
+            match candidate_cursors.iter().filter_map(|&i| heads[i]).min() {
+                Some(d) => d,
+                None => break,
+            }
+        };
+        let mut present = vec![false; slots.len()];
+        for (i, c) in cursors.iter_mut().enumerate() {
+            let Some(c) = c else { continue };
+            let at = if candidate_cursors.contains(&i) {
+                heads[i]
+            } else {
+                c.seek(doc)?
+            };
+            present[i] = at == Some(doc);
+        }
+        let mut d = DocWords {
+            doc,
+            cursors: &mut cursors,
+            present,
+            hits: vec![None; slots.len()],
+            hits_read: 0,
+        };
+        let complete = ev.holds(&query.expr, &mut d)?;
+        let keep_it = complete
+            || (query.matching == Matching::Any && {
+                let mut ok = true;
+                for n in &hard {
+                    if !ev.holds(n, &mut d)? {
+                        ok = false;
+                        break;
+                    }
+                }
+                ok
+            });
+        if keep_it {
+            for &i in &scored {
+                d.hits(i)?;
+            }
+            let words: Vec<(&str, u32, &[Hit])> = scored
+                .iter()
+                .map(|&i| {
+                    (
+                        slots[i].word.as_str(),
+                        slots[i].term.as_ref().map_or(0, |t| t.info.docs),
+                        d.hits[i].as_deref().unwrap_or_default(),
+                    )
+                })
+                .collect();
+            let lens = s.field_lengths(doc)?;
+            let pr = match &mut pagerank {
+                Some(f) => Some(f(doc)?),
+                None => None,
+            };
+            let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
+            out.total += 1;
+            out.complete += u64::from(complete);
+            let m = Match {
+                doc,
+                ir,
+                pagerank: pr,
+                score,
+                complete,
+            };
+            if heap.len() < keep {
+                heap.push(Ranked(m));
+            } else if heap
+                .peek()
+                .is_some_and(|worst| Ranked(m).cmp(worst) == Ordering::Less)
+            {
+                heap.pop();
+                heap.push(Ranked(m));
+            }
+        }
+        out.work.hits += d.hits_read;
+        for &i in &candidate_cursors {
+            if heads[i] == Some(doc) {
+                if let Some(c) = &mut cursors[i] {
+                    heads[i] = c.next()?;
+                }
+            }
+        }
+    }
+    out.work.postings = cursors.iter().flatten().map(|c| c.postings_decoded()).sum();
+    out.work.matches = out.total;
+    out.matches = heap.into_iter().map(|r| r.0).collect();
+    out.matches.sort_by(best_first);
+    Ok(out)
+}
+
+/// The explanation of match `m`'s score under `query`'s ranking (`terms`:
+/// the query's words found in the lexicon, for the paper's conjunction);
+/// `None` when the document lacks a word it was matched by (an index
+/// changed under the searcher).
+pub fn explain(
+    s: &Searcher,
+    terms: &[Term],
+    query: &Query,
+    m: &Match,
+) -> Result<Option<Explanation>> {
+    if query.is_paper_conjunction() {
+        return Ok(super::eval::hits_of(s, terms, m.doc)?.map(|hits| {
+            let mut scorer = Scorer::new();
+            scorer.load(hits.iter().map(Vec::as_slice));
+            let names: Vec<String> = terms.iter().map(|t| t.word.clone()).collect();
+            Explanation::Paper(scorer.explain(&names, &query.weights, m.pagerank, s.doc_count()))
+        }));
+    }
+    let slots = slots(s, &query.expr)?;
+    let mut lists: Vec<(&str, u32, Vec<Hit>)> = Vec::new();
+    for sl in scored_in_query_order(&slots, query)
+        .into_iter()
+        .map(|i| &slots[i])
+    {
+        let mut h = Vec::new();
+        let mut df = 0;
+        if let Some(t) = &sl.term {
+            df = t.info.docs;
+            let b = s.barrel(BarrelSet::Full, t.barrel)?;
+            let mut c = b.doclist(t.id, t.info.full, t.info.docs)?;
+            if c.seek(m.doc)? == Some(m.doc) {
+                c.hits(&mut h)?;
+            }
+        }
+        lists.push((sl.word.as_str(), df, h));
+    }
+    let words: Vec<(&str, u32, &[Hit])> = lists
+        .iter()
+        .map(|(w, df, h)| (*w, *df, h.as_slice()))
+        .collect();
+    let lens = s.field_lengths(m.doc)?;
+    let mut scorer = DocScorer::new(s, query);
+    Ok(scorer.score(&words, lens.as_ref(), m.pagerank, true).2)
+}

