@@ -44,9 +44,11 @@
 //!    reference's.
 //! 4. **Cluster**: union-find over the pairs; clusters (id = smallest docID)
 //!    with their members sorted, and a keep-list: one doc per cluster, the
-//!    highest PageRank ([`cluster`](super::cluster)). The ranks are a declared
-//!    input: dedup runs after `pagerank`, and a new PageRank drops the
-//!    clusters made with the old one.
+//!    highest PageRank, or without ranks the doc met first in the input
+//!    ([`cluster`](super::cluster)). The ranks are an optional input: dedup
+//!    runs after `pagerank` when both run, needs none (text without links
+//!    has no PageRank), and ranks that appear or change later drop the
+//!    clusters made without them or with the old ones.
 //!
 //! Every step's sorts live under the stage's temporary directory and resume
 //! after a crash like every webmill sort; the outputs are byte-identical
@@ -63,88 +65,27 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::container::pagefile::{PageFile, PageFileWriter};
 use crate::dedup::candidates::{group_pairs, GroupCounts};
-use crate::dedup::cluster::{write_clusters, PairDocs};
+use crate::dedup::cluster::{write_clusters, Keep, PairDocs};
 use crate::dedup::files::{
     for_each_pair, parse_sketch, SketchCursor, SketchParams, PAIRS, SKETCHES,
 };
+pub use crate::dedup::options::{DedupOptions, Verify};
 #[cfg(doc)]
 use crate::dedup::shingle::shingle_set;
 use crate::dedup::sketchers::{AlgOut, Buffers, Sketchers};
 use crate::dedup::Alg;
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
-use crate::ingest::pagefile::{PageFile, PageFileWriter};
-use crate::job::{Begun, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{
+    Amount, Begun, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId,
+};
 use crate::progress::Unit;
 use crate::rank::RankVector;
 use crate::sort::{Combine, ExternalSorter};
+use crate::units::thousands;
 use crate::varint;
-
-/// How candidate pairs are verified (broder and minhash).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Verify {
-    /// By the sketches: the algorithm's own test on the two sketches (Alg. B:
-    /// ≥ 2 equal supershingles; min-hash: ≥ `threshold` equal entries); the pair
-    /// file records the sketch's similarity estimate.
-    #[default]
-    Sketch,
-    /// By the exact Jaccard coefficient of the two pages' shingle sets, kept
-    /// beside the sketches: similar when it reaches `threshold`; the pair file
-    /// records it. Not defined for charikar (whose similarity is the sketch's
-    /// bit agreement); exact needs no verification.
-    Exact,
-}
-
-impl Verify {
-    /// Its name on the command line and in the stage parameters.
-    pub fn name(self) -> &'static str {
-        match self {
-            Verify::Sketch => "sketch",
-            Verify::Exact => "exact",
-        }
-    }
-
-    /// Parses a name.
-    pub fn parse(s: &str) -> Result<Verify> {
-        match s {
-            "sketch" => Ok(Verify::Sketch),
-            "exact" => Ok(Verify::Exact),
-            _ => Err(Error::usage(format!(
-                "unknown verification {s:?} (sketch, exact)"
-            ))),
-        }
-    }
-}
-
-/// How to find near-duplicates.
-#[derive(Clone, Debug)]
-pub struct DedupOptions {
-    /// Algorithms to run.
-    pub algs: Vec<Alg>,
-    /// Shingle length in words for broder and minhash (default 10 and 4).
-    pub shingle: Option<usize>,
-    /// Min-hash: fraction of equal entries for a pair to be similar; with
-    /// [`Verify::Exact`], the exact Jaccard coefficient a broder or minhash
-    /// pair must reach.
-    pub threshold: f64,
-    /// Groups sharing a key larger than this are linked to their first doc only.
-    pub max_group: u64,
-    /// How broder and minhash verify their candidates.
-    pub verify: Verify,
-}
-
-impl Default for DedupOptions {
-    fn default() -> Self {
-        DedupOptions {
-            algs: vec![Alg::MinHash],
-            shingle: None,
-            threshold: crate::dedup::minhash::MINHASH_THRESHOLD,
-            max_group: 1000,
-            verify: Verify::Sketch,
-        }
-    }
-}
 
 /// The parameters a `dedup-ALG` stage records.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -204,6 +145,10 @@ pub struct DedupFigures {
     pub near_duplicates_per_page: Vec<(u64, u64)>,
     /// The per-page plot's file name.
     pub plot: String,
+    /// Which doc of a cluster is kept (`highest PageRank`, or without ranks
+    /// `first in input order`).
+    #[serde(default)]
+    pub keep: String,
 }
 
 /// The `dedup-ALG` stage of one algorithm.
@@ -246,12 +191,11 @@ impl Stage for Dedup {
     }
 
     fn inputs(&self) -> Vec<JobFile> {
-        vec![
-            JobFile::Text,
-            JobFile::PageDoc,
-            JobFile::Docs,
-            JobFile::Ranks,
-        ]
+        vec![JobFile::Text, JobFile::PageDoc, JobFile::Docs]
+    }
+
+    fn optional_inputs(&self) -> Vec<JobFile> {
+        vec![JobFile::Ranks]
     }
 
     fn outputs(&self) -> Vec<JobFile> {
@@ -266,6 +210,38 @@ impl Stage for Dedup {
 
     fn records(f: &DedupFigures) -> u64 {
         f.pairs
+    }
+
+    fn headline(&self, f: &DedupFigures) -> String {
+        format!(
+            "{} pairs in {} clusters",
+            thousands(f.pairs),
+            thousands(f.clusters)
+        )
+    }
+
+    fn stats(&self, f: &DedupFigures) -> Vec<Figure> {
+        let alg = self.alg.name();
+        vec![
+            Figure::new(
+                "Stages",
+                format!("dedup_{alg}_pairs"),
+                format!("{alg} pairs"),
+                Amount::Count(f.pairs),
+            ),
+            Figure::new(
+                "Stages",
+                format!("dedup_{alg}_clusters"),
+                format!("{alg} clusters"),
+                Amount::Count(f.clusters),
+            ),
+            Figure::new(
+                "Stages",
+                format!("dedup_{alg}_docs_in_clusters"),
+                format!("{alg} docs in clusters"),
+                Amount::Count(f.docs_in_clusters),
+            ),
+        ]
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<DedupFigures> {
@@ -554,19 +530,30 @@ fn finish_alg(
     // over — memory per doc in a pair, not per doc of the job.
     ends.set_merge_budget(s.share(0.1));
     let limit = s.share(0.8);
+    // Without ranks, each doc in pairs also holds its page number.
+    let ranks = cx
+        .optional_input(JobFile::Ranks)?
+        .map(RankVector::open)
+        .transpose()?;
+    let per_doc = PairDocs::BYTES_PER_DOC
+        + if ranks.is_none() {
+            PairDocs::BYTES_PER_KEY
+        } else {
+            0
+        };
     let mut counted = ends.finish()?;
     let mut in_pairs = Vec::new();
     let mut n_in_pairs = 0u64;
     let mut dist: BTreeMap<u64, u64> = BTreeMap::new();
     while let Some((doc, k)) = counted.next_record()? {
         n_in_pairs += 1;
-        if n_in_pairs * PairDocs::BYTES_PER_DOC <= limit {
+        if n_in_pairs * per_doc <= limit {
             in_pairs.push(doc);
         }
         *dist.entry(k).or_default() += 1;
     }
     drop(counted);
-    let need = n_in_pairs * PairDocs::BYTES_PER_DOC;
+    let need = n_in_pairs * per_doc;
     if need > limit {
         // Said in terms of --mem, of which clustering may use `limit`.
         let mem_needed = (u128::from(need) * u128::from(s.mem)).div_ceil(u128::from(limit.max(1)));
@@ -579,9 +566,22 @@ fn finish_alg(
     let mut uf = PairDocs::new(in_pairs)?;
     for_each_pair(&pairs_path, |a, b, _| uf.union(a, b))?;
 
-    // Clusters, keeping the highest-ranked doc of each.
-    let ranks = RankVector::open(cx.input(JobFile::Ranks)?)?;
-    let clusters = write_clusters(&mut uf, &ranks, alg, &cx.output(JobFile::Clusters(alg))?)?;
+    // Clusters, keeping the highest-ranked doc of each, or without ranks
+    // the one met first in the input (its page number, from one walk
+    // through the doc table).
+    let keep = match &ranks {
+        Some(r) => Keep::Rank(r),
+        None => {
+            let mut walk = docs.walk();
+            let mut pages = Vec::with_capacity(uf.docs().len());
+            for &d in uf.docs() {
+                pages.push(walk.get(d)?.page.unwrap_or(u64::MAX));
+            }
+            uf.set_keys(pages)?;
+            Keep::FirstInInput
+        }
+    };
+    let clusters = write_clusters(&mut uf, &keep, alg, &cx.output(JobFile::Clusters(alg))?)?;
     let mut largest = Vec::new();
     for &(size, id) in clusters.by_size.iter().take(10) {
         let example = docs.get(id)?.map(|d| d.url).unwrap_or_default();
@@ -610,6 +610,7 @@ fn finish_alg(
         largest_clusters: largest,
         near_duplicates_per_page: dist.into_iter().collect(),
         plot: JobFile::DedupPlot(alg).name(),
+        keep: keep.name().into(),
     })
 }
 

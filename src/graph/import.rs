@@ -54,9 +54,10 @@ use super::snap::read_arcs;
 use crate::docs::{Doc, DocTable, DocWriter};
 use crate::error::{Error, IoContext, Result};
 use crate::input::{ReadReport, Skip, KEEP_SKIPS};
-use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::Unit;
 use crate::sort::{Combine, ExternalSorter, Record, Sorted};
+use crate::units::thousands;
 
 /// The stage's name, for progress labels.
 const STAGE: &str = "import-graph";
@@ -288,6 +289,45 @@ impl Stage for ImportGraph {
 
     fn records(f: &ImportFigures) -> u64 {
         f.arcs
+    }
+
+    fn headline(&self, f: &ImportFigures) -> String {
+        format!("{} nodes, {} arcs", thousands(f.nodes), thousands(f.arcs))
+    }
+
+    fn stats(&self, f: &ImportFigures) -> Vec<Figure> {
+        vec![
+            Figure::new(
+                "Input",
+                "input_bytes",
+                "input read",
+                Amount::Bytes(f.input_bytes),
+            ),
+            Figure::new(
+                "Input",
+                "input_arcs",
+                "arc lines",
+                Amount::Count(f.input_arcs),
+            ),
+            Figure::new(
+                "Input",
+                "skipped",
+                "skipped records or lines",
+                Amount::Count(f.skipped),
+            ),
+            Figure::new(
+                "Link graph",
+                "self_loops",
+                "self-loops dropped",
+                Amount::Count(f.self_loops),
+            ),
+            Figure::new(
+                "Link graph",
+                "duplicate_arcs",
+                "duplicate arcs",
+                Amount::Count(f.duplicate_arcs),
+            ),
+        ]
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<ImportFigures> {

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use super::files::{JobFile, StageId};
 use super::manifest::Manifest;
-use super::Stage;
+use super::DynStage;
 use crate::error::{Error, Result};
 
 /// A stage's declaration: its id and the job files it reads and writes.
@@ -23,16 +23,20 @@ pub struct Declared {
     pub id: StageId,
     /// The job files it reads.
     pub inputs: Vec<JobFile>,
+    /// The job files it reads when they are there: it runs after a stage of
+    /// the set producing one, and needs none.
+    pub optional: Vec<JobFile>,
     /// The job files it writes.
     pub outputs: Vec<JobFile>,
 }
 
 impl Declared {
     /// The declaration of `stage`.
-    pub fn of<S: Stage>(stage: &S) -> Declared {
+    pub fn of(stage: &(impl DynStage + ?Sized)) -> Declared {
         Declared {
             id: stage.id(),
             inputs: stage.inputs(),
+            optional: stage.optional_inputs(),
             outputs: stage.outputs(),
         }
     }
@@ -78,6 +82,9 @@ pub fn order(stages: &[Declared], have: impl Fn(JobFile) -> bool) -> Result<Vec<
                     )))
                 }
             }
+        }
+        for input in &s.optional {
+            d.extend(stages.iter().position(|p| p.outputs.contains(input)));
         }
         deps.push(d);
     }
@@ -130,12 +137,13 @@ impl StageState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dedup::Alg;
+    use crate::job::Alg;
 
     fn decl(id: StageId, inputs: &[JobFile], outputs: &[JobFile]) -> Declared {
         Declared {
             id,
             inputs: inputs.to_vec(),
+            optional: Vec::new(),
             outputs: outputs.to_vec(),
         }
     }
