@@ -2,8 +2,10 @@
 //! or found in a directory by its name, [`is_archive_name`]), read by
 //! [`crate::ingest::warc::WarcReader`] and resumed at its
 //! [`ResumePoint`]. A `response` record becomes an HTML page (or a redirect,
-//! or a skip: error status, not HTML, no target, bad HTTP); every other
-//! record only counts.
+//! or a skip: error status, not HTML, no target, bad HTTP); a `conversion`
+//! record (WET) a page that is text already; a `metadata` record of
+//! `application/json` (WAT) a page known by its title and links
+//! ([`super::wat`]); every other record only counts.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -20,8 +22,11 @@ use crate::resources::format_bytes;
 use crate::url::{self, UrlVerdict};
 
 /// Name endings of the files a directory input reads as archives (compared
-/// without case): WARC, ARC and WET (Common Crawl's `*.warc.wet.gz`).
-pub const ARCHIVE_SUFFIXES: [&str; 6] = [".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz"];
+/// without case): WARC, ARC, WET and WAT (Common Crawl's `*.warc.wet.gz`
+/// and `*.warc.wat.gz`).
+pub const ARCHIVE_SUFFIXES: [&str; 8] = [
+    ".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz",
+];
 
 /// Is `p` a WET file (extracted text only, no links) by its name?
 pub fn is_wet_name(p: &Path) -> bool {
@@ -118,7 +123,7 @@ impl Reader for WarcItems<'_> {
 }
 
 /// Media types read as HTML.
-fn is_html_type(media: &str) -> bool {
+pub(super) fn is_html_type(media: &str) -> bool {
     let m = media.trim().to_ascii_lowercase();
     m.is_empty() || m == "text/html" || m == "application/xhtml+xml" || m == "text/xhtml"
 }
@@ -178,11 +183,23 @@ fn target_url(
     place: &str,
     counts: &mut Counts,
 ) -> std::result::Result<String, Item> {
+    checked_url(path, rec.target_uri(), rec.kind.as_str(), place, counts)
+}
+
+/// `target` normalized, or the skip saying why there is none to keep (a
+/// `what` record without a target, one that is not a web URL, or too long).
+pub(super) fn checked_url(
+    path: &Path,
+    target: Option<&str>,
+    what: &str,
+    place: &str,
+    counts: &mut Counts,
+) -> std::result::Result<String, Item> {
     let skip = |kind: SkipKind, detail: String| Item::skip(kind, path, place, detail);
-    let Some(target) = rec.target_uri() else {
+    let Some(target) = target else {
         return Err(skip(
             SkipKind::NoTarget,
-            format!("{} record without WARC-Target-URI", rec.kind.as_str()),
+            format!("{what} record without WARC-Target-URI"),
         ));
     };
     match url::normalize_checked(target) {
@@ -279,6 +296,9 @@ fn warc_item(
         .or_default() += 1;
     if rec.kind == RecordType::Conversion {
         return Some(conversion_item(path, rec, ctx, counts));
+    }
+    if rec.kind == RecordType::Metadata && super::wat::is_wat_record(&rec) {
+        return super::wat::wat_item(path, rec, ctx, counts);
     }
     // A body that decodes beyond the gate's threshold is decoded again
     // holding the gate, up to the per-record limit.
