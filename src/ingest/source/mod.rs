@@ -40,6 +40,7 @@ use crate::ingest::limits::{Permit, RecordGate, RecordLimits};
 use crate::input::{SkipCounts, SkipEntry, SkipKind};
 use crate::job::Settings;
 use crate::resources::format_bytes;
+use crate::url::{self, UrlVerdict};
 
 pub use crate::ingest::page::Cuts;
 
@@ -297,4 +298,51 @@ pub fn cut_detail(what: &str, len: u64, limits: &RecordLimits, s: &Settings) -> 
         limits.record_bytes,
         format_bytes(s.mem)
     )
+}
+
+/// Media types read as HTML.
+pub fn is_html_type(media: &str) -> bool {
+    let m = media.trim().to_ascii_lowercase();
+    m.is_empty() || m == "text/html" || m == "application/xhtml+xml" || m == "text/xhtml"
+}
+
+/// `target` normalized, or the skip saying why there is none to keep (a
+/// `what` record without a target, one that is not a web URL, or too long).
+pub fn checked_url(
+    path: &Path,
+    target: Option<&str>,
+    what: &str,
+    place: &str,
+    counts: &mut Counts,
+) -> std::result::Result<String, Item> {
+    let skip = |kind: SkipKind, detail: String| Item::skip(kind, path, place, detail);
+    let Some(target) = target else {
+        return Err(skip(
+            SkipKind::NoTarget,
+            format!("{what} record without WARC-Target-URI"),
+        ));
+    };
+    match url::normalize_checked(target) {
+        UrlVerdict::Kept(u) => Ok(u),
+        UrlVerdict::TooLong(n) => Err(skip(
+            SkipKind::UrlTooLong,
+            format!(
+                "its URL has {n} bytes, more than {} (starts {:?})",
+                url::MAX_URL_BYTES,
+                crate::input::shown(target.as_bytes())
+            ),
+        )),
+        // wget and wpull store their logs as `resource` records under
+        // `metadata://` or `urn:` URIs: not web pages, not damage.
+        UrlVerdict::NotWeb => {
+            counts.not_web += 1;
+            Err(skip(
+                SkipKind::NotWeb,
+                format!(
+                    "target {:?} is not an http(s) or file URL",
+                    crate::input::shown(target.as_bytes())
+                ),
+            ))
+        }
+    }
 }

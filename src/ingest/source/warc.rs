@@ -12,14 +12,14 @@ use std::sync::Arc;
 
 use crate::error::Result;
 use crate::ingest::source::{
-    cut_detail, Content, Counts, InputKind, Item, Next, PageItem, ReadContext, Reader,
+    checked_url, cut_detail, is_html_type, Content, Counts, InputKind, Item, Next, PageItem,
+    ReadContext, Reader,
 };
 use crate::ingest::warc::{
     self, RecordType, ResumePoint, WarcEvent, WarcOptions, WarcReader, WarcRecord,
 };
 use crate::input::SkipKind;
 use crate::resources::format_bytes;
-use crate::url::{self, UrlVerdict};
 
 /// Name endings of the files a directory input reads as archives (compared
 /// without case): WARC, ARC, WET and WAT (Common Crawl's `*.warc.wet.gz`
@@ -122,12 +122,6 @@ impl Reader for WarcItems<'_> {
     }
 }
 
-/// Media types read as HTML.
-pub(super) fn is_html_type(media: &str) -> bool {
-    let m = media.trim().to_ascii_lowercase();
-    m.is_empty() || m == "text/html" || m == "application/xhtml+xml" || m == "text/xhtml"
-}
-
 /// Where an HTTP body lies: in the record's block, or decoded apart.
 enum BodyAt {
     Block(usize, usize),
@@ -184,47 +178,6 @@ fn target_url(
     counts: &mut Counts,
 ) -> std::result::Result<String, Item> {
     checked_url(path, rec.target_uri(), rec.kind.as_str(), place, counts)
-}
-
-/// `target` normalized, or the skip saying why there is none to keep (a
-/// `what` record without a target, one that is not a web URL, or too long).
-pub(super) fn checked_url(
-    path: &Path,
-    target: Option<&str>,
-    what: &str,
-    place: &str,
-    counts: &mut Counts,
-) -> std::result::Result<String, Item> {
-    let skip = |kind: SkipKind, detail: String| Item::skip(kind, path, place, detail);
-    let Some(target) = target else {
-        return Err(skip(
-            SkipKind::NoTarget,
-            format!("{what} record without WARC-Target-URI"),
-        ));
-    };
-    match url::normalize_checked(target) {
-        UrlVerdict::Kept(u) => Ok(u),
-        UrlVerdict::TooLong(n) => Err(skip(
-            SkipKind::UrlTooLong,
-            format!(
-                "its URL has {n} bytes, more than {} (starts {:?})",
-                url::MAX_URL_BYTES,
-                crate::input::shown(target.as_bytes())
-            ),
-        )),
-        // wget and wpull store their logs as `resource` records under
-        // `metadata://` or `urn:` URIs: not web pages, not damage.
-        UrlVerdict::NotWeb => {
-            counts.not_web += 1;
-            Err(skip(
-                SkipKind::NotWeb,
-                format!(
-                    "target {:?} is not an http(s) or file URL",
-                    crate::input::shown(target.as_bytes())
-                ),
-            ))
-        }
-    }
 }
 
 /// A `conversion` record (Common Crawl's WET: the extracted text of a

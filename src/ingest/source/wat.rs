@@ -39,8 +39,9 @@ use crate::ingest::html::{
 };
 use crate::ingest::page::RawLink;
 use crate::ingest::records::LinkKind;
-use crate::ingest::source::warc::{checked_url, is_html_type};
-use crate::ingest::source::{Content, Counts, Item, MetaContent, PageItem, ReadContext};
+use crate::ingest::source::{
+    checked_url, is_html_type, Content, Counts, Item, MetaContent, PageItem, ReadContext,
+};
 use crate::ingest::warc::{self, WarcRecord};
 use crate::input::SkipKind;
 
