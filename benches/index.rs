@@ -338,7 +338,16 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
                 reset_peak_rss();
                 let (t, c) = (Instant::now(), cpu_seconds());
                 let s = pool
-                    .install(|| build(&sources, &out, &work, 64, mem, &webmill::progress::silent()))
+                    .install(|| {
+                        build(
+                            &sources,
+                            &out,
+                            &work,
+                            &webmill::index::IndexOptions::default(),
+                            mem,
+                            &webmill::progress::silent(),
+                        )
+                    })
                     .expect("build");
                 wall.push(t.elapsed().as_secs_f64());
                 cpu.push(cpu_seconds() - c);

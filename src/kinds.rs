@@ -29,6 +29,7 @@ pub const KINDS: &[&FileKind] = &[
     &crate::dedup::files::PAIRS,
     &crate::dedup::files::CLUSTERS,
     &crate::index::lexicon::LEXICON,
+    &crate::index::fieldlens::FIELDLENS,
     &crate::index::inverted::BARREL,
     &crate::index::forward::FORWARD,
     &crate::index::sorter::LEXPART,

@@ -132,6 +132,10 @@ const GOLDEN: &[Golden] = &[
         name: "skips.wm",
         write: write_skips,
     },
+    Golden {
+        name: "fieldlens.wm",
+        write: write_field_lengths,
+    },
 ];
 
 fn golden_dir() -> PathBuf {
@@ -1246,7 +1250,7 @@ fn golden_sources(dir: &Path) -> webmill::Result<webmill::index::Sources> {
 }
 
 fn write_forward_barrel(dir: &Path) -> webmill::Result<PathBuf> {
-    use webmill::index::{indexer, lexicon};
+    use webmill::index::{indexer, lexicon, Stem};
     use webmill::sort::{ExternalSorter, SortConfig};
     let tmp = dir.join("forward-build");
     let sources = golden_sources(dir)?;
@@ -1255,11 +1259,24 @@ fn write_forward_barrel(dir: &Path) -> webmill::Result<PathBuf> {
         SortConfig::new(tmp.join("vocab"), 1 << 20),
         lexicon::vocabulary_combine(),
     )?;
-    indexer::count_vocabulary(&sources, &mut vocab, 1 << 20, &reporter)?;
+    indexer::count_vocabulary(&sources, Stem::None, &mut vocab, 1 << 20, &reporter)?;
     let (fst, plan) = (tmp.join("terms.fst"), tmp.join("plan.json"));
     let plan = lexicon::plan_words(vocab.finish()?, 1, &tmp, 1 << 20, &reporter, &fst, &plan)?;
     let ids = indexer::WordIds::new(lexicon::open_fst_file(&fst)?, 1 << 20);
-    indexer::write_forward(&sources, &ids, &plan, &tmp, 256 << 10, &reporter)?;
+    let mut lengths = ExternalSorter::new(
+        SortConfig::new(tmp.join("lengths"), 1 << 20),
+        webmill::sort::Combine::sum(),
+    )?;
+    indexer::write_forward(
+        &sources,
+        Stem::None,
+        &ids,
+        &plan,
+        &tmp,
+        256 << 10,
+        &reporter,
+        &mut lengths,
+    )?;
     let path = dir.join("forward.wm");
     fs::copy(indexer::forward_path(&tmp, 0), &path).map_err(|e| webmill::Error::io(&path, e))?;
     Ok(path)
@@ -1273,13 +1290,20 @@ fn write_index_file(dir: &Path, file: &str, name: &str) -> webmill::Result<PathB
         &golden_sources(dir)?,
         &out,
         &dir.join(format!("tmp-{name}")),
-        1,
+        &webmill::index::IndexOptions {
+            barrels: 1,
+            ..Default::default()
+        },
         1 << 20,
         &webmill::progress::silent(),
     )?;
     let path = dir.join(name);
     fs::copy(out.join(file), &path).map_err(|e| webmill::Error::io(&path, e))?;
     Ok(path)
+}
+
+fn write_field_lengths(dir: &Path) -> webmill::Result<PathBuf> {
+    write_index_file(dir, "fieldlens.wm", "fieldlens.wm")
 }
 
 fn write_lexicon(dir: &Path) -> webmill::Result<PathBuf> {

@@ -19,7 +19,7 @@ use webmill::index::forward::{ForwardBarrel, Part};
 use webmill::index::hit::Hit;
 use webmill::index::indexer::{self, WordIds};
 use webmill::index::lexicon::{self, WordPlan};
-use webmill::index::{build, build_index, Barrel, BarrelSet, IndexOptions, Lexicon};
+use webmill::index::{build, build_index, Barrel, BarrelSet, IndexOptions, Lexicon, Stem};
 use webmill::job::{Job, Settings};
 use webmill::progress::silent;
 use webmill::sort::{ExternalSorter, SortConfig};
@@ -62,7 +62,11 @@ fn read_index(dir: &Path, set: BarrelSet) -> Naive {
 }
 
 fn build_into(job: &Job, out: &Path, tmp: &Path, mem: u64) -> webmill::index::IndexSummary {
-    build(&sources(job), out, tmp, 8, mem, &silent()).unwrap()
+    let opts = IndexOptions {
+        barrels: 8,
+        ..Default::default()
+    };
+    build(&sources(job), out, tmp, &opts, mem, &silent()).unwrap()
 }
 
 /// The index read back through lexicon and cursors is the token streams
@@ -201,12 +205,13 @@ proptest! {
         let tmp = dir.path().join("tmp");
         let reporter = silent();
         let mut vocab = ExternalSorter::new(SortConfig::new(tmp.join("vocab"), 4 << 20), lexicon::vocabulary_combine()).unwrap();
-        indexer::count_vocabulary(&src, &mut vocab, 1 << 20, &reporter).unwrap();
+        indexer::count_vocabulary(&src, Stem::None, &mut vocab, 1 << 20, &reporter).unwrap();
         let plan: WordPlan = lexicon::plan_words(vocab.finish().unwrap(), barrels, &tmp, 4 << 20, &reporter, &tmp.join("t.fst"), &tmp.join("plan.json")).unwrap();
         let ids = WordIds::new(lexicon::open_fst_file(&tmp.join("t.fst")).unwrap(), 1 << 10);
         let fwd = tmp.join("fwd");
         std::fs::create_dir_all(&fwd).unwrap();
-        indexer::write_forward(&src, &ids, &plan, &fwd, 4096, &reporter).unwrap();
+        let mut lengths = ExternalSorter::new(SortConfig::new(tmp.join("lengths"), 1 << 20), webmill::sort::Combine::sum()).unwrap();
+        indexer::write_forward(&src, Stem::None, &ids, &plan, &fwd, 4096, &reporter, &mut lengths).unwrap();
         for b in 0..plan.barrels() {
             let path = indexer::forward_path(&fwd, b);
             webmill::kinds::verify_file(&path).unwrap();
@@ -293,7 +298,10 @@ fn stage_and_corruption() {
         reporter: Arc::new(webmill::progress::Silent),
         ..Settings::new(16 << 20)
     };
-    let opts = IndexOptions { barrels: 4 };
+    let opts = IndexOptions {
+        barrels: 4,
+        ..Default::default()
+    };
     assert!(matches!(
         build_index(&mut job, &opts, &s).unwrap(),
         webmill::job::Outcome::Done { .. }

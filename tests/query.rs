@@ -25,7 +25,15 @@ fn index(job: &mut Job, barrels: u32) {
         reporter: Arc::new(webmill::progress::Silent),
         ..Settings::new(16 << 20)
     };
-    build_index(job, &IndexOptions { barrels }, &s).unwrap();
+    build_index(
+        job,
+        &IndexOptions {
+            barrels,
+            ..Default::default()
+        },
+        &s,
+    )
+    .unwrap();
 }
 
 /// Pages of three hosts: a.example, b.example and its subdomain

@@ -32,6 +32,7 @@
 
 pub mod bitpack;
 pub mod ciff;
+pub mod fieldlens;
 pub mod forward;
 pub mod hit;
 pub mod indexer;
@@ -39,6 +40,7 @@ pub mod inverted;
 pub mod lexicon;
 pub mod postings;
 pub mod sorter;
+pub mod stem;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -52,6 +54,7 @@ use crate::sort::{ExternalSorter, SortConfig};
 pub use indexer::Sources;
 pub use inverted::{Barrel, BarrelSet, DoclistCursor, Location};
 pub use lexicon::{Lexicon, TermInfo};
+pub use stem::Stem;
 
 /// Default number of barrels (the paper's 64).
 pub const DEFAULT_BARRELS: u32 = 64;
@@ -71,12 +74,15 @@ pub fn barrel_file(set: BarrelSet, b: usize) -> JobFile {
 pub struct IndexOptions {
     /// Barrels the wordID range is cut into.
     pub barrels: u32,
+    /// How words are stemmed.
+    pub stem: Stem,
 }
 
 impl Default for IndexOptions {
     fn default() -> Self {
         IndexOptions {
             barrels: DEFAULT_BARRELS,
+            stem: Stem::default(),
         }
     }
 }
@@ -121,10 +127,11 @@ pub fn build(
     sources: &Sources,
     out: &Path,
     tmp: &Path,
-    barrels: u32,
+    opts: &IndexOptions,
     budget: u64,
     reporter: &SharedReporter,
 ) -> Result<IndexSummary> {
+    let (barrels, stem) = (opts.barrels, opts.stem);
     if barrels == 0 || barrels > MAX_BARRELS {
         return Err(Error::usage(format!(
             "--barrels must be in 1..={MAX_BARRELS}, got {barrels}"
@@ -155,7 +162,7 @@ pub fn build(
                 drop(sorter);
                 crate::sort::remove_sort_dir(&vocab_dir)?;
                 sorter = ExternalSorter::new(cfg(budget / 3), lexicon::vocabulary_combine())?;
-                indexer::count_vocabulary(sources, &mut sorter, budget / 4, reporter)?;
+                indexer::count_vocabulary(sources, stem, &mut sorter, budget / 4, reporter)?;
             }
             crate::sort::memory::release_freed_heap();
             let sorted = sorter.finish()?;
@@ -183,7 +190,8 @@ pub fn build(
             && out.join(file_name(BarrelSet::Short, b)).exists()
             && sorter::part_is_complete(&part_path(tmp, b))
     };
-    let all_done = (0..plan.barrels()).all(done);
+    let lengths_path = out.join("fieldlens.wm");
+    let all_done = (0..plan.barrels()).all(done) && lengths_path.exists();
     summary.forward = match std::fs::read(&marker)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -193,11 +201,30 @@ pub fn build(
         None => {
             crate::sort::remove_sort_dir(&fwd_dir)?;
             std::fs::create_dir_all(&fwd_dir).at(&fwd_dir)?;
+            let lengths_dir = tmp.join("field-lengths");
+            crate::sort::remove_sort_dir(&lengths_dir)?;
+            let mut lengths = ExternalSorter::new(
+                SortConfig::new(&lengths_dir, budget / 4)
+                    .label("index: field lengths")
+                    .reporter(std::sync::Arc::clone(reporter)),
+                crate::sort::Combine::sum(),
+            )?;
             let ids = indexer::WordIds::new(lexicon::open_fst_file(&fst_path)?, budget / 4);
             let block_bytes = (budget / 4 / u64::from(barrels)).clamp(4 << 10, 256 << 10) as usize;
-            let stats =
-                indexer::write_forward(sources, &ids, &plan, &fwd_dir, block_bytes, reporter)?;
+            let stats = indexer::write_forward(
+                sources,
+                stem,
+                &ids,
+                &plan,
+                &fwd_dir,
+                block_bytes,
+                reporter,
+                &mut lengths,
+            )?;
             drop(ids);
+            let docs = crate::docs::DocTable::open(&sources.docs)?.len();
+            fieldlens::write_sorted(lengths.finish()?, docs, &lengths_path)?;
+            crate::sort::remove_sort_dir(&lengths_dir)?;
             crate::sort::memory::release_freed_heap();
             let bytes = serde_json::to_vec(&stats).map_err(|e| Error::internal(e.to_string()))?;
             crate::publish::write_atomic(&marker, &bytes)?;
@@ -272,7 +299,7 @@ pub fn build(
     t = Instant::now();
     let fst = std::fs::read(&fst_path).at(&fst_path)?;
     summary.fst_bytes = fst.len() as u64;
-    let mut w = lexicon::LexiconWriter::create(out.join("lexicon.wm"), &fst, &plan)?;
+    let mut w = lexicon::LexiconWriter::create(out.join("lexicon.wm"), &fst, &plan, stem)?;
     drop(fst);
     for b in 0..plan.barrels() {
         sorter::for_each_part_block(&part_path(tmp, b), |entries| w.push_encoded(entries))?;
@@ -317,6 +344,13 @@ fn part_path(tmp: &Path, b: usize) -> PathBuf {
 pub struct IndexParams {
     /// Barrels the wordID range is cut into.
     pub barrels: u32,
+    /// How words are stemmed (absent: none, as before the option existed).
+    #[serde(default, skip_serializing_if = "is_no_stem")]
+    pub stem: Stem,
+}
+
+fn is_no_stem(s: &Stem) -> bool {
+    *s == Stem::None
 }
 
 /// The `index` stage: the lexicon and the inverted barrels of an ingested
@@ -341,7 +375,10 @@ impl Stage for Index {
                 "--barrels must be between 1 and {MAX_BARRELS}, got {b}"
             )));
         }
-        Ok(IndexParams { barrels: b })
+        Ok(IndexParams {
+            barrels: b,
+            stem: self.opts.stem,
+        })
     }
 
     fn inputs(&self) -> Vec<JobFile> {
@@ -354,7 +391,7 @@ impl Stage for Index {
     }
 
     fn outputs(&self) -> Vec<JobFile> {
-        let mut v = vec![JobFile::Lexicon];
+        let mut v = vec![JobFile::Lexicon, JobFile::FieldLengths];
         for b in 0..self.opts.barrels as usize {
             v.push(barrel_file(BarrelSet::Full, b));
             v.push(barrel_file(BarrelSet::Short, b));
@@ -381,7 +418,7 @@ impl Stage for Index {
             &sources,
             out,
             cx.tmp(),
-            self.opts.barrels,
+            &self.opts,
             cx.mem(),
             &cx.settings().reporter,
         )

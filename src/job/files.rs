@@ -120,6 +120,9 @@ pub enum JobFile {
     DedupPlot(Alg),
     /// `index/lexicon.wm`: word → wordID, frequencies, doclist locations (index).
     Lexicon,
+    /// `index/fieldlens.wm`: per docID its hits per field, BM25F's lengths
+    /// (index).
+    FieldLengths,
     /// `index/full-BBB.wm`: inverted barrel `BBB` with all hits (index).
     FullBarrel(u16),
     /// `index/short-BBB.wm`: inverted barrel `BBB` with the postings that
@@ -165,6 +168,7 @@ impl JobFile {
             ]);
         }
         v.push(JobFile::Lexicon);
+        v.push(JobFile::FieldLengths);
         for b in 0..MAX_BARRELS {
             v.extend([JobFile::FullBarrel(b), JobFile::ShortBarrel(b)]);
         }
@@ -191,6 +195,7 @@ impl JobFile {
             JobFile::Clusters(a) => format!("clusters-{}.wm", a.name()),
             JobFile::DedupPlot(a) => format!("dedup-{}-per-page.svg", a.name()),
             JobFile::Lexicon => "index/lexicon.wm".into(),
+            JobFile::FieldLengths => "index/fieldlens.wm".into(),
             JobFile::FullBarrel(b) => format!("index/full-{b:03}.wm"),
             JobFile::ShortBarrel(b) => format!("index/short-{b:03}.wm"),
             JobFile::Skips(s) => format!("skips-{}.wm", s.name()),
@@ -235,6 +240,7 @@ impl JobFile {
             JobFile::Ranks => &crate::rank::vector::RANKS,
             JobFile::Sketches(_) => &crate::dedup::files::SKETCHES,
             JobFile::Lexicon => &crate::index::lexicon::LEXICON,
+            JobFile::FieldLengths => &crate::index::fieldlens::FIELDLENS,
             JobFile::FullBarrel(_) | JobFile::ShortBarrel(_) => &crate::index::inverted::BARREL,
             JobFile::Pairs(_) => &crate::dedup::files::PAIRS,
             JobFile::Skips(_) => &crate::input::SKIPS,
@@ -259,9 +265,10 @@ impl JobFile {
             }
             JobFile::Urls | JobFile::PageDoc | JobFile::Anchors => &[StageId::Resolve],
             JobFile::Ranks | JobFile::RankPlot => &[StageId::PageRank],
-            JobFile::Lexicon | JobFile::FullBarrel(_) | JobFile::ShortBarrel(_) => {
-                &[StageId::Index]
-            }
+            JobFile::Lexicon
+            | JobFile::FieldLengths
+            | JobFile::FullBarrel(_)
+            | JobFile::ShortBarrel(_) => &[StageId::Index],
             JobFile::Sketches(a)
             | JobFile::Pairs(a)
             | JobFile::Clusters(a)
