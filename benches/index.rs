@@ -39,15 +39,16 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use webmill::container::pagefile::PageFile;
 use webmill::index::indexer::{fancy_hits, Tokens};
-use webmill::index::{build, Sources};
-use webmill::ingest::pagefile::PageFile;
+use webmill::index::{build, Index, IndexOptions};
 use webmill::ingest::records;
-use webmill::job::{Job, JobFile, JobView, Settings};
+use webmill::job::{Job, JobFile, JobView, Settings, Stage, StageContext, StagePaths};
 use webmill::resources::{
     format_bytes, parse_bytes, peak_rss, release_freed_memory, reset_peak_rss,
 };
@@ -306,12 +307,14 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
     let tmp = tempfile::tempdir().expect("temp dir");
     let job_dir = tmp.path().join("job");
     let mut job = common::ranked_site_job(&job_dir, site, html);
-    let sources = Sources {
-        text: job.file(JobFile::Text).unwrap(),
-        pagedoc: job.file(JobFile::PageDoc).unwrap(),
-        docs: job.file(JobFile::Docs).unwrap(),
-        anchors: job.file(JobFile::Anchors).unwrap(),
+    let stage = Index {
+        opts: IndexOptions::default(),
     };
+    let inputs: BTreeMap<JobFile, PathBuf> = stage
+        .inputs()
+        .into_iter()
+        .map(|f| (f, job.file(f).unwrap()))
+        .collect();
     let html_total = html_bytes(html);
     let repo = std::fs::metadata(job.file(JobFile::Repository).unwrap()).map_or(0, |m| m.len());
     let text = std::fs::metadata(job.file(JobFile::Text).unwrap()).map_or(0, |m| m.len());
@@ -337,17 +340,15 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
                 release_freed_memory();
                 reset_peak_rss();
                 let (t, c) = (Instant::now(), cpu_seconds());
+                let paths = StagePaths {
+                    inputs: inputs.clone(),
+                    outputs: out.clone(),
+                    tmp: work.clone(),
+                };
+                let cx =
+                    StageContext::detached(&stage, &Settings::new(mem), paths).expect("context");
                 let s = pool
-                    .install(|| {
-                        build(
-                            &sources,
-                            &out,
-                            &work,
-                            &webmill::index::IndexOptions::default(),
-                            mem,
-                            &webmill::progress::silent(),
-                        )
-                    })
+                    .install(|| build(&cx, &IndexOptions::default()))
                     .expect("build");
                 wall.push(t.elapsed().as_secs_f64());
                 cpu.push(cpu_seconds() - c);

@@ -24,12 +24,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::container::pagefile::PageFile;
 use crate::dedup::files::{decode_cluster_member, for_each_cluster_member, CLUSTERS};
 use crate::dedup::Alg;
 use crate::docs::{Doc, DocTable};
 use crate::error::{Error, Result};
 use crate::ingest::html::{Extractor, Page};
-use crate::ingest::pagefile::PageFile;
 use crate::ingest::records;
 use crate::ingest::warc::charset_param;
 use crate::job::{JobFile, JobView};

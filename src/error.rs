@@ -152,7 +152,7 @@ pub enum Error {
     },
 
     /// The memory budget is too small for what must be held at once.
-    #[error("{what} needs {} but the memory budget (--mem) allows {}; raise --mem to at least {}", crate::resources::format_bytes(*need), crate::resources::format_bytes(*have), crate::resources::format_bytes(*need))]
+    #[error("{what} needs {} but the memory budget (--mem) allows {}; raise --mem to at least {}", crate::units::format_bytes(*need), crate::units::format_bytes(*have), crate::units::format_bytes(*need))]
     Budget {
         /// What needs the memory.
         what: String,

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use crate::container::{Container, FileKind};
 use crate::error::{Error, IoContext, Result};
+use crate::job::JobFile;
 use crate::sort::run;
 use crate::tsv::escape;
 
@@ -36,6 +37,34 @@ pub const KINDS: &[&FileKind] = &[
     &crate::analysis::checkpoint::NODESETS,
     &SORTRUN,
 ];
+
+/// The kind of a job file; `None` for plots (SVG) and the files of custom
+/// stages (opened by their own code). The job layer knows
+/// files by name only; the kinds are the stages', so they are resolved here,
+/// above them all.
+pub fn of(file: JobFile) -> Option<&'static FileKind> {
+    use crate::ingest::records;
+    Some(match file {
+        JobFile::Pages => &records::PAGES,
+        JobFile::Text => &records::TEXT,
+        JobFile::Repository => &records::REPO,
+        JobFile::Links => &records::LINKS,
+        JobFile::Docs => &crate::docs::DOCS,
+        JobFile::Urls => &crate::ingest::urltable::URLS,
+        JobFile::PageDoc => &records::PAGEDOC,
+        JobFile::Edges | JobFile::EdgesT => &crate::graph::edges::EDGES,
+        JobFile::Anchors => &records::ANCHORS,
+        JobFile::Ranks => &crate::rank::vector::RANKS,
+        JobFile::Sketches(_) => &crate::dedup::files::SKETCHES,
+        JobFile::Lexicon => &crate::index::lexicon::LEXICON,
+        JobFile::FieldLengths => &crate::index::fieldlens::FIELDLENS,
+        JobFile::FullBarrel(_) | JobFile::ShortBarrel(_) => &crate::index::inverted::BARREL,
+        JobFile::Pairs(_) => &crate::dedup::files::PAIRS,
+        JobFile::Skips(_) => &crate::input::SKIPS,
+        JobFile::Clusters(_) => &crate::dedup::files::CLUSTERS,
+        JobFile::RankPlot | JobFile::DedupPlot(_) | JobFile::Custom { .. } => return None,
+    })
+}
 
 /// The kind of a tag, if this build knows it.
 pub fn kind(tag: &str) -> Option<&'static FileKind> {

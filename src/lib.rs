@@ -15,6 +15,7 @@ pub mod progress;
 pub mod publish;
 pub mod resources;
 pub mod sort;
+pub mod units;
 pub mod varint;
 
 pub use error::{Error, Result};
@@ -31,6 +32,7 @@ pub mod kinds;
 pub mod pipeline;
 pub mod plot;
 pub mod rank;
+pub mod registry;
 pub mod search;
 pub mod stats;
 pub mod tsv;

@@ -12,6 +12,7 @@
 //! what a finished job holds, for a person.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -24,8 +25,10 @@ use crate::index::{Index, IndexOptions, IndexSummary};
 use crate::ingest::resolve::{Resolve, ResolveFigures};
 use crate::ingest::{Ingest, IngestFigures, IngestOptions};
 use crate::job::plan::{order, Declared};
-use crate::job::{Job, JobFile, JobView, Outcome, Published, Settings, Stage, StageId};
+pub use crate::job::How;
+use crate::job::{DynStage, Job, JobFile, JobView, Published, Settings, StageId};
 use crate::rank::{PageRank, PageRankFigures, PageRankOptions, RankVector};
+use crate::registry::Registry;
 
 /// What the pipeline starts from.
 #[derive(Clone, Debug)]
@@ -53,58 +56,18 @@ pub struct PipelineOptions {
 
 /// One stage of a pipeline, with its options.
 enum Planned {
-    Ingest(Ingest),
-    Resolve(Resolve),
-    Import(ImportGraph),
-    PageRank(PageRank),
-    Index(Index),
+    /// A stage run on its own.
+    One(Arc<dyn DynStage>),
+    /// A near-duplicate algorithm: consecutive ones run together, in one
+    /// sketch pass.
     Dedup(Dedup),
 }
 
 impl Planned {
-    fn declared(&self) -> Declared {
+    fn stage(&self) -> &dyn DynStage {
         match self {
-            Planned::Ingest(s) => Declared::of(s),
-            Planned::Resolve(s) => Declared::of(s),
-            Planned::Import(s) => Declared::of(s),
-            Planned::PageRank(s) => Declared::of(s),
-            Planned::Index(s) => Declared::of(s),
-            Planned::Dedup(s) => Declared::of(s),
-        }
-    }
-
-    /// `true` if the stage finished in `job` with other parameters than it
-    /// has now.
-    fn params_changed(&self, job: &Job) -> Result<bool> {
-        match self {
-            Planned::Ingest(s) => params_changed(job, s),
-            Planned::Resolve(s) => params_changed(job, s),
-            Planned::Import(s) => params_changed(job, s),
-            Planned::PageRank(s) => params_changed(job, s),
-            Planned::Index(s) => params_changed(job, s),
-            Planned::Dedup(s) => params_changed(job, s),
-        }
-    }
-}
-
-/// How a stage ended in this run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum How {
-    /// Finished before with the same parameters and inputs: nothing done.
-    Skipped,
-    /// Ran from the start.
-    Ran,
-    /// Resumed an interrupted run.
-    Resumed,
-}
-
-impl How {
-    fn of<F>(o: &Outcome<F>) -> How {
-        match o {
-            Outcome::Skipped { .. } => How::Skipped,
-            Outcome::Done { resumed: true, .. } => How::Resumed,
-            Outcome::Done { .. } => How::Ran,
+            Planned::One(s) => &**s,
+            Planned::Dedup(d) => d,
         }
     }
 }
@@ -138,22 +101,35 @@ impl Pipeline {
     /// edge list). (`mem` is a parameter of `ingest`: it sets the per-record
     /// limits.)
     pub fn new(opts: &PipelineOptions, mem: u64) -> Result<Pipeline> {
+        Pipeline::with_registry(opts, mem, &Registry::standard())
+    }
+
+    /// As [`Pipeline::new`], with the custom stages of `registry` (those
+    /// beyond the built-in ones) planned too, in the order their declared
+    /// inputs give.
+    pub fn with_registry(
+        opts: &PipelineOptions,
+        mem: u64,
+        registry: &Registry,
+    ) -> Result<Pipeline> {
         let mut stages = Vec::new();
         match &opts.source {
             Source::Web(o) => {
-                stages.push(Planned::Ingest(Ingest {
+                stages.push(Planned::One(Arc::new(Ingest {
                     opts: o.clone(),
                     mem,
-                }));
-                stages.push(Planned::Resolve(Resolve));
+                })));
+                stages.push(Planned::One(Arc::new(Resolve)));
             }
-            Source::Graph(o) => stages.push(Planned::Import(ImportGraph { opts: o.clone() })),
+            Source::Graph(o) => {
+                stages.push(Planned::One(Arc::new(ImportGraph { opts: o.clone() })))
+            }
         }
-        stages.push(Planned::PageRank(PageRank {
+        stages.push(Planned::One(Arc::new(PageRank {
             opts: opts.pagerank.clone(),
-        }));
+        })));
         if let Some(o) = &opts.index {
-            stages.push(Planned::Index(Index { opts: o.clone() }));
+            stages.push(Planned::One(Arc::new(Index { opts: o.clone() })));
         }
         if let Some(o) = &opts.dedup {
             let mut algs = o.algs.clone();
@@ -166,7 +142,8 @@ impl Pipeline {
                 }));
             }
         }
-        let declared: Vec<Declared> = stages.iter().map(Planned::declared).collect();
+        stages.extend(registry.custom().into_iter().map(Planned::One));
+        let declared: Vec<Declared> = stages.iter().map(|s| Declared::of(s.stage())).collect();
         let run_order = order(&declared, |_| false).map_err(|e| match (&opts.source, e) {
             (Source::Graph(_), Error::Usage { detail, .. }) => Error::usage(format!(
                 "{detail}; an edge list has no page text, so there is no index or near-duplicates to compute (leave out --dedup and the index)"
@@ -183,7 +160,7 @@ impl Pipeline {
 
     /// The stages, in the order they run.
     pub fn stages(&self) -> Vec<StageId> {
-        self.stages.iter().map(|s| s.declared().id).collect()
+        self.stages.iter().map(|s| s.stage().id()).collect()
     }
 
     /// Runs every stage in order on `job`: skips the finished ones, resumes
@@ -199,19 +176,10 @@ impl Pipeline {
     ) -> Result<()> {
         let mut i = 0;
         while i < self.stages.len() {
-            let stage = &self.stages[i];
+            let planned = &self.stages[i];
             i += 1;
-            let id = stage.declared().id;
-            let s = settings.forced(settings.force && stage.params_changed(job)?);
-            if !matches!(stage, Planned::Dedup(_)) {
-                observer.starting(&[id]);
-            }
-            let (how, record) = match stage {
-                Planned::Ingest(st) => ended(job.run(st, &s)?),
-                Planned::Resolve(st) => ended(job.run(st, &s)?),
-                Planned::Import(st) => ended(job.run(st, &s)?),
-                Planned::PageRank(st) => ended(job.run(st, &s)?),
-                Planned::Index(st) => ended(job.run(st, &s)?),
+            let stage = match planned {
+                Planned::One(s) => s,
                 Planned::Dedup(first) => {
                     // The algorithms share one sketch pass: run them together.
                     let mut group = vec![first];
@@ -223,6 +191,10 @@ impl Pipeline {
                     continue;
                 }
             };
+            let id = stage.id();
+            let s = settings.forced(settings.force && stage.params_changed(job)?);
+            observer.starting(&[id]);
+            let (how, record) = stage.run_in(job, &s)?;
             observer.finished(id, how, &record);
         }
         Ok(())
@@ -240,7 +212,7 @@ fn run_dedup(
     let mut forced = Vec::new();
     let mut kept = Vec::new();
     for d in group {
-        let changed = settings.force && params_changed(job, *d)?;
+        let changed = settings.force && d.params_changed(job)?;
         if changed { &mut forced } else { &mut kept }.push(d.alg);
     }
     for (algs, force) in [(kept, false), (forced, true)] {
@@ -254,27 +226,10 @@ fn run_dedup(
             ..group[0].opts.clone()
         };
         for (alg, outcome) in dedup(job, &opts, &settings.forced(force))? {
-            let (how, record) = ended(outcome);
-            observer.finished(StageId::Dedup(alg), how, &record);
+            observer.finished(StageId::Dedup(alg), How::of(&outcome), outcome.record());
         }
     }
     Ok(())
-}
-
-/// `true` if `stage` finished in `job`, or began a run that did not
-/// finish, with other parameters than it has now (whatever state it was
-/// left in, `--force` then starts it over).
-fn params_changed<S: Stage>(job: &Job, stage: &S) -> Result<bool> {
-    let Some(rec) = job.manifest().record(stage.id()) else {
-        return Ok(false);
-    };
-    let now = serde_json::to_value(stage.params()?).map_err(|e| Error::internal(e.to_string()))?;
-    Ok(rec.published.as_ref().is_some_and(|p| p.params != now)
-        || rec.running.as_ref().is_some_and(|a| a.params != now))
-}
-
-fn ended<F>(o: Outcome<F>) -> (How, Published) {
-    (How::of(&o), o.record().clone())
 }
 
 /// One page among the highest-ranked.
@@ -315,9 +270,20 @@ pub struct FileSummary {
 /// Skips of each class a [`JobSummary`] shows.
 pub const SHOWN_SKIPS: usize = 10;
 
+/// A published stage's line in a [`JobSummary`].
+#[derive(Clone, Debug, Serialize)]
+pub struct StageLine {
+    /// The stage's name.
+    pub stage: String,
+    /// Its result in a few words.
+    pub headline: String,
+}
+
 /// What a job holds, for a person: the end of `webmill run`.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct JobSummary {
+    /// Every published stage the registry knows, in pipeline order.
+    pub stages: Vec<StageLine>,
     /// Pages fetched (ingested jobs).
     pub pages: Option<u64>,
     /// Links found in them (ingested jobs).
@@ -357,7 +323,18 @@ pub struct JobSummary {
 impl JobSummary {
     /// The summary of the job `view` with its `top` highest-ranked pages.
     pub fn of(view: &JobView, top: usize) -> Result<JobSummary> {
+        JobSummary::with_registry(view, top, &Registry::standard())
+    }
+
+    /// As [`JobSummary::of`], with the stages of `registry`.
+    pub fn with_registry(view: &JobView, top: usize, registry: &Registry) -> Result<JobSummary> {
         let mut s = JobSummary::default();
+        for (stage, record) in registry.published(view) {
+            s.stages.push(StageLine {
+                stage: stage.id().name(),
+                headline: stage.recorded_headline(view.dir(), record)?,
+            });
+        }
         if let Some(f) = view.figures::<Ingest>(StageId::Ingest)? {
             let f: IngestFigures = f;
             s.pages = Some(f.counts.pages);

@@ -32,21 +32,7 @@ pub fn parse_bytes(text: &str) -> Result<u64> {
     Ok((value * mult as f64) as u64)
 }
 
-/// Formats a byte count for people: `1.5 GiB`.
-pub fn format_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
+pub use crate::units::format_bytes;
 
 fn proc_status_kib(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;

@@ -59,83 +59,95 @@ use serde_json::{json, Map, Value};
 
 use crate::docs::DocTable;
 use crate::error::Result;
-use crate::graph::import::ImportGraph;
 use crate::graph::EdgeFile;
-use crate::ingest::resolve::Resolve;
-use crate::ingest::Ingest;
-use crate::job::{JobFile, JobView, StageId};
+use crate::job::{Amount, Figure, JobFile, JobView};
 use crate::plot::{loglog_plot_svg, Series, SeriesStyle};
+use crate::registry::Registry;
 
-/// Figures of a job's graph: `nodes`, `arcs`, `crawled`, `dangling`,
-/// `edges_bytes` (bytes of the forward edge file), `transposed_bytes`,
-/// `bits_per_arc`, degree maxima, and what the graph's stage (and ingest)
-/// counted, from their typed figures.
-pub fn graph_stats(job: &JobView) -> Result<Map<String, Value>> {
+/// A job's figures, typed: those of its link graph, read from the edge files
+/// and the doc table (`nodes`, `arcs`, `crawled`, `dangling`, `edges_bytes`,
+/// `transposed_bytes`, `bits_per_arc`, degree maxima), what every published
+/// stage `registry` knows recorded (its [`stats`](crate::job::Stage::stats)),
+/// and each stage's time and peak memory.
+pub fn job_stats(job: &JobView, registry: &Registry) -> Result<Vec<Figure>> {
     let graph_stage = job.graph_stage()?;
     let docs = DocTable::open(job.file(JobFile::Docs)?)?;
     let fwd = EdgeFile::open(job.file(JobFile::Edges)?)?;
     let rev = EdgeFile::open(job.file(JobFile::EdgesT)?)?;
     let (f, r) = (fwd.stats(), rev.stats());
-    let mut m = Map::new();
-    m.insert("nodes".into(), json!(docs.len()));
-    m.insert("arcs".into(), json!(f.arcs));
-    m.insert("crawled".into(), json!(docs.crawled()));
-    m.insert("dangling".into(), json!(f.nodes - f.lists));
-    m.insert("edges_bytes".into(), json!(f.bytes));
-    m.insert("transposed_bytes".into(), json!(r.bytes));
     let bpa = if f.arcs > 0 {
         f.bytes as f64 * 8.0 / f.arcs as f64
     } else {
         0.0
     };
-    m.insert(
-        "bits_per_arc".into(),
-        json!((bpa * 1000.0).round() / 1000.0),
-    );
-    m.insert("max_out_degree".into(), json!(f.max_degree));
-    m.insert("max_in_degree".into(), json!(r.max_degree));
-    m.insert("no_in_links".into(), json!(r.nodes - r.lists));
-    if let Some(g) = job.figures::<ImportGraph>(StageId::ImportGraph)? {
-        m.insert("self_loops".into(), json!(g.self_loops));
-        m.insert("duplicate_arcs".into(), json!(g.duplicate_arcs));
-        m.insert("input_arcs".into(), json!(g.input_arcs));
-        m.insert("skipped".into(), json!(g.skipped));
-        m.insert("input_bytes".into(), json!(g.input_bytes));
+    let graph =
+        |key: &str, label: &str, amount: Amount| Figure::new("Link graph", key, label, amount);
+    let mut out = vec![
+        graph("graph_stage", "made by", Amount::Text(graph_stage.name())),
+        graph("nodes", "docs (nodes)", Amount::Count(docs.len())),
+        graph("crawled", "crawled", Amount::Count(docs.crawled())),
+        graph("arcs", "arcs", Amount::Count(f.arcs)),
+    ];
+    out.extend(registry.figures(job)?);
+    out.extend([
+        graph(
+            "dangling",
+            "dangling (no out-links)",
+            Amount::Count(f.nodes - f.lists),
+        ),
+        graph(
+            "no_in_links",
+            "no in-links",
+            Amount::Count(r.nodes - r.lists),
+        ),
+        graph(
+            "max_out_degree",
+            "largest out-degree",
+            Amount::Count(f.max_degree),
+        ),
+        graph(
+            "max_in_degree",
+            "largest in-degree",
+            Amount::Count(r.max_degree),
+        ),
+        graph("edges_bytes", "edges.wm", Amount::Bytes(f.bytes)),
+        graph("transposed_bytes", "edges-t.wm", Amount::Bytes(r.bytes)),
+        graph(
+            "bits_per_arc",
+            "bits per arc",
+            Amount::Number((bpa * 1000.0).round() / 1000.0),
+        ),
+    ]);
+    for (stage, p) in registry.published(job) {
+        let name = stage.id().name();
+        out.push(Figure::new(
+            "Resources",
+            format!("{name}_seconds"),
+            format!("{name} time"),
+            Amount::Seconds(p.figures.seconds),
+        ));
+        out.push(Figure::new(
+            "Resources",
+            format!("{name}_peak_rss"),
+            format!("{name} peak RSS"),
+            Amount::Bytes(p.figures.peak_rss),
+        ));
     }
-    if let Some(g) = job.figures::<Resolve>(StageId::Resolve)? {
-        m.insert("self_loops".into(), json!(g.self_loops));
-        m.insert("hosts".into(), json!(g.hosts));
-        m.insert("pages".into(), json!(g.pages));
-        m.insert("links".into(), json!(g.links));
-        m.insert("duplicate_captures".into(), json!(g.duplicate_captures));
-        m.insert("anchors".into(), json!(g.anchors));
+    Ok(out)
+}
+
+/// [`job_stats`] with the built-in stages.
+pub fn graph_stats(job: &JobView) -> Result<Vec<Figure>> {
+    job_stats(job, &Registry::standard())
+}
+
+/// Figures as one JSON object, key → value (a later figure of a key wins).
+pub fn figures_json(figures: &[Figure]) -> Map<String, Value> {
+    let mut m = Map::new();
+    for f in figures {
+        m.insert(f.key.clone(), json!(f.amount));
     }
-    let rec = job.require(graph_stage)?;
-    m.insert("graph_stage".into(), json!(graph_stage.name()));
-    m.insert(format!("{graph_stage}_seconds"), json!(rec.figures.seconds));
-    m.insert(
-        format!("{graph_stage}_peak_rss"),
-        json!(rec.figures.peak_rss),
-    );
-    if let (Some(ingest), Some(i)) = (
-        job.published(StageId::Ingest),
-        job.figures::<Ingest>(StageId::Ingest)?,
-    ) {
-        let c = &i.counts;
-        m.insert("skipped".into(), json!(c.skipped));
-        m.insert("html_bytes".into(), json!(c.html_bytes));
-        m.insert("input_bytes".into(), json!(i.input_bytes));
-        m.insert("not_html".into(), json!(c.not_html));
-        m.insert("error_status".into(), json!(c.error_status));
-        m.insert("redirects".into(), json!(c.redirects));
-        m.insert("dropped_links".into(), json!(c.dropped_links));
-        m.insert("records".into(), json!(c.records));
-        m.insert("files".into(), json!(c.files));
-        m.insert("other_files".into(), json!(c.other_files));
-        m.insert("ingest_seconds".into(), json!(ingest.figures.seconds));
-        m.insert("ingest_peak_rss".into(), json!(ingest.figures.peak_rss));
-    }
-    Ok(m)
+    m
 }
 
 /// Fewest nodes in a tail fitted by [`fit_power_law`].
@@ -608,7 +620,8 @@ pub fn degree_distributions_of(
     })
 }
 
-fn round(x: f64, digits: i32) -> f64 {
+/// `x` rounded to `digits` decimal digits (as the figures are shown).
+pub fn round(x: f64, digits: i32) -> f64 {
     let m = 10f64.powi(digits);
     (x * m).round() / m
 }

@@ -611,8 +611,8 @@ fn exact_verification_resumes_after_a_crash_identical() {
 /// valid checksums) fails verification naming the file and the block.
 #[test]
 fn dedup_files_dump_and_verify_record_by_record() {
+    use webmill::container::pagefile::PageFileWriter;
     use webmill::dedup::files::PAIRS;
-    use webmill::ingest::pagefile::PageFileWriter;
     let dir = tempfile::tempdir().unwrap();
     let site = dir.path().join("site");
     planted_site(&site, 20, 1, 2, 8);

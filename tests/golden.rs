@@ -29,11 +29,11 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use webmill::analysis::checkpoint;
 use webmill::analysis::nodeset::{NodeBits, NodeLabels};
+use webmill::container::pagefile::{self, PageFile, PageFileWriter};
 use webmill::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use webmill::docs::{Doc, DocTable, DocWriter};
 use webmill::graph::{Direction, EdgeFile, EdgeWriter};
 use webmill::ingest::html::flag;
-use webmill::ingest::pagefile::{self, PageFile, PageFileWriter};
 use webmill::ingest::records::{self, LinkKind, PageRec};
 use webmill::ingest::resolve::resolve;
 use webmill::ingest::urltable::{UrlTable, UrlTableWriter};
@@ -844,7 +844,7 @@ fn write_urls(dir: &Path) -> webmill::Result<PathBuf> {
 /// block index (first key, records), and decodes every record with `decode`.
 fn read_golden_page_file<T>(
     name: &str,
-    kind: &FileKind,
+    kind: &'static FileKind,
     meta: serde_json::Value,
     index: &[(u64, u64)],
     mut decode: impl FnMut(&mut &[u8]) -> webmill::Result<T>,
@@ -1260,8 +1260,9 @@ fn write_forward_barrel(dir: &Path) -> webmill::Result<PathBuf> {
         lexicon::vocabulary_combine(),
     )?;
     indexer::count_vocabulary(&sources, Stem::None, &mut vocab, 1 << 20, &reporter)?;
-    let (fst, plan) = (tmp.join("terms.fst"), tmp.join("plan.json"));
-    let plan = lexicon::plan_words(vocab.finish()?, 1, &tmp, 1 << 20, &reporter, &fst, &plan)?;
+    let fst = tmp.join("terms.fst");
+    let sorts = ["by-hits", "by-bytes"].map(|n| SortConfig::new(tmp.join(n), 512 << 10));
+    let plan = lexicon::plan_words(vocab.finish()?, 1, sorts, 256 << 10, &fst)?;
     let ids = indexer::WordIds::new(lexicon::open_fst_file(&fst)?, 1 << 20);
     let mut lengths = ExternalSorter::new(
         SortConfig::new(tmp.join("lengths"), 1 << 20),
@@ -1284,38 +1285,49 @@ fn write_forward_barrel(dir: &Path) -> webmill::Result<PathBuf> {
 
 /// Builds the golden crawl's index (one barrel) in `dir` and copies `file` of
 /// it to `name`.
-fn write_index_file(dir: &Path, file: &str, name: &str) -> webmill::Result<PathBuf> {
+fn write_index_file(dir: &Path, file: JobFile, name: &str) -> webmill::Result<PathBuf> {
+    use webmill::index::{Index, IndexOptions};
+    use webmill::job::{Stage, StageContext, StagePaths};
     let out = dir.join(format!("index-of-{name}"));
-    webmill::index::build(
-        &golden_sources(dir)?,
-        &out,
-        &dir.join(format!("tmp-{name}")),
-        &webmill::index::IndexOptions {
+    let sources = golden_sources(dir)?;
+    let inputs = [
+        (JobFile::Text, sources.text),
+        (JobFile::PageDoc, sources.pagedoc),
+        (JobFile::Docs, sources.docs),
+        (JobFile::Anchors, sources.anchors),
+    ];
+    let stage = Index {
+        opts: IndexOptions {
             barrels: 1,
             ..Default::default()
         },
-        1 << 20,
-        &webmill::progress::silent(),
-    )?;
+    };
+    let paths = StagePaths {
+        inputs: inputs.into_iter().collect(),
+        outputs: out.clone(),
+        tmp: dir.join(format!("tmp-{name}")),
+    };
+    let mut cx = StageContext::detached(&stage, &Settings::new(1 << 20), paths)?;
+    stage.run(&mut cx)?;
     let path = dir.join(name);
-    fs::copy(out.join(file), &path).map_err(|e| webmill::Error::io(&path, e))?;
+    fs::copy(out.join(file.name()), &path).map_err(|e| webmill::Error::io(&path, e))?;
     Ok(path)
 }
 
 fn write_field_lengths(dir: &Path) -> webmill::Result<PathBuf> {
-    write_index_file(dir, "fieldlens.wm", "fieldlens.wm")
+    write_index_file(dir, JobFile::FieldLengths, "fieldlens.wm")
 }
 
 fn write_lexicon(dir: &Path) -> webmill::Result<PathBuf> {
-    write_index_file(dir, "lexicon.wm", "lexicon.wm")
+    write_index_file(dir, JobFile::Lexicon, "lexicon.wm")
 }
 
 fn write_full_barrel(dir: &Path) -> webmill::Result<PathBuf> {
-    write_index_file(dir, "full-000.wm", "barrel-full.wm")
+    write_index_file(dir, JobFile::FullBarrel(0), "barrel-full.wm")
 }
 
 fn write_short_barrel(dir: &Path) -> webmill::Result<PathBuf> {
-    write_index_file(dir, "short-000.wm", "barrel-short.wm")
+    write_index_file(dir, JobFile::ShortBarrel(0), "barrel-short.wm")
 }
 
 fn dump_golden(name: &str) -> String {

@@ -19,8 +19,8 @@ use webmill::index::forward::{ForwardBarrel, Part};
 use webmill::index::hit::Hit;
 use webmill::index::indexer::{self, WordIds};
 use webmill::index::lexicon::{self, WordPlan};
-use webmill::index::{build, build_index, Barrel, BarrelSet, IndexOptions, Lexicon, Stem};
-use webmill::job::{Job, Settings};
+use webmill::index::{build, build_index, Barrel, BarrelSet, Index, IndexOptions, Lexicon, Stem};
+use webmill::job::{Job, Settings, Stage, StageContext, StagePaths};
 use webmill::progress::silent;
 use webmill::sort::{ExternalSorter, SortConfig};
 
@@ -61,12 +61,34 @@ fn read_index(dir: &Path, set: BarrelSet) -> Naive {
     out
 }
 
-fn build_into(job: &Job, out: &Path, tmp: &Path, mem: u64) -> webmill::index::IndexSummary {
-    let opts = IndexOptions {
-        barrels: 8,
-        ..Default::default()
+/// Runs the `index` stage (8 barrels) on `job`'s files outside the job: its
+/// outputs in `root` (the index in `root/index`), its checkpoints in `tmp`.
+fn build_into(job: &Job, root: &Path, tmp: &Path, mem: u64) -> webmill::index::IndexSummary {
+    let stage = Index {
+        opts: IndexOptions {
+            barrels: 8,
+            ..Default::default()
+        },
     };
-    build(&sources(job), out, tmp, &opts, mem, &silent()).unwrap()
+    let inputs = stage
+        .inputs()
+        .into_iter()
+        .map(|f| (f, job.file(f).unwrap()))
+        .collect();
+    let paths = StagePaths {
+        inputs,
+        outputs: root.to_path_buf(),
+        tmp: tmp.to_path_buf(),
+    };
+    let cx = StageContext::detached(&stage, &Settings::new(mem), paths).unwrap();
+    build(
+        &cx,
+        &IndexOptions {
+            barrels: 8,
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 /// The index read back through lexicon and cursors is the token streams
@@ -76,8 +98,13 @@ fn build_into(job: &Job, out: &Path, tmp: &Path, mem: u64) -> webmill::index::In
 fn index_is_the_token_streams_inverted() {
     let dir = tempfile::tempdir().unwrap();
     let job = site_job(dir.path(), 240, 7);
-    let out = dir.path().join("index");
-    let summary = build_into(&job, &out, &dir.path().join("tmp"), 8 << 20);
+    let summary = build_into(
+        &job,
+        &dir.path().join("built"),
+        &dir.path().join("tmp"),
+        8 << 20,
+    );
+    let out = dir.path().join("built/index");
     let naive = naive_index(&job);
     let full = read_index(&out, BarrelSet::Full);
     assert_eq!(full.len(), naive.len(), "words");
@@ -136,8 +163,13 @@ fn index_is_the_token_streams_inverted() {
 fn uncrawled_pages_are_found_by_their_anchors() {
     let dir = tempfile::tempdir().unwrap();
     let job = site_job(dir.path(), 60, 3);
-    let out = dir.path().join("index");
-    build_into(&job, &out, &dir.path().join("tmp"), 8 << 20);
+    build_into(
+        &job,
+        &dir.path().join("built"),
+        &dir.path().join("tmp"),
+        8 << 20,
+    );
+    let out = dir.path().join("built/index");
     let docs = DocTable::open(job.file(webmill::job::JobFile::Docs).unwrap()).unwrap();
     let uncrawled: Vec<u32> = docs
         .iter()
@@ -206,7 +238,8 @@ proptest! {
         let reporter = silent();
         let mut vocab = ExternalSorter::new(SortConfig::new(tmp.join("vocab"), 4 << 20), lexicon::vocabulary_combine()).unwrap();
         indexer::count_vocabulary(&src, Stem::None, &mut vocab, 1 << 20, &reporter).unwrap();
-        let plan: WordPlan = lexicon::plan_words(vocab.finish().unwrap(), barrels, &tmp, 4 << 20, &reporter, &tmp.join("t.fst"), &tmp.join("plan.json")).unwrap();
+        let sorts = ["by-hits", "by-bytes"].map(|n| SortConfig::new(tmp.join(n), 2 << 20));
+        let plan: WordPlan = lexicon::plan_words(vocab.finish().unwrap(), barrels, sorts, 1 << 20, &tmp.join("t.fst")).unwrap();
         let ids = WordIds::new(lexicon::open_fst_file(&tmp.join("t.fst")).unwrap(), 1 << 10);
         let fwd = tmp.join("fwd");
         std::fs::create_dir_all(&fwd).unwrap();
@@ -219,7 +252,8 @@ proptest! {
             let (full, short) = (tmp.join(format!("full{b}.wm")), tmp.join(format!("short{b}.wm")));
             let budget = if small { 64 << 10 } else { 64 << 20 };
             let part = tmp.join(format!("part{b}.wm"));
-            let sorted = webmill::index::sorter::sort_barrel(&path, &tmp.join(format!("s{b}")), budget, &reporter, &full, &short, &part).unwrap();
+            let cfg = SortConfig::new(tmp.join(format!("s{b}")), budget);
+            let sorted = webmill::index::sorter::sort_barrel(&path, cfg, &full, &short, &part).unwrap();
             let words = u64::from(plan.firsts[b + 1] - plan.firsts[b]);
             prop_assert_eq!(sorted.words, words);
             let mut entries = 0;
@@ -275,7 +309,7 @@ fn same_bytes_whatever_the_threads_and_budget() {
             .unwrap();
         let summary =
             pool.install(|| build_into(&job, &out, &dir.path().join(format!("tmp-{name}")), mem));
-        (files(&out), summary)
+        (files(&out.join("index")), summary)
     };
     let (a, sa) = run("a", 1, 256 << 20);
     let (b, sb) = run("b", 2, 256 << 10);

@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use common::*;
+use webmill::container::pagefile::PageFile;
 use webmill::docs::DocTable;
 use webmill::graph::EdgeFile;
 use webmill::ingest::html::Extractor;
-use webmill::ingest::pagefile::PageFile;
 use webmill::ingest::resolve::resolve;
 use webmill::ingest::urltable::UrlTable;
 use webmill::ingest::{ingest, records, IngestOptions, InputSpec};

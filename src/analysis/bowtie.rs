@@ -91,9 +91,24 @@ const STREAM_BYTES: u64 = 1 << 20;
 /// Name of the checkpoint file in the temporary directory.
 pub const CHECKPOINT: &str = "bowtie-state.wm";
 
+/// When [`bow_tie`] may hold arcs in memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InMemory {
+    /// The whole graph when it fits the budget; otherwise the residual of
+    /// the component search once it fits.
+    #[default]
+    Auto,
+    /// Only the residual of the component search (a test hook for that path).
+    ResidualOnly,
+    /// Never: semi-external throughout.
+    Never,
+}
+
 /// How to run [`bow_tie`].
 #[derive(Clone, Debug)]
 pub struct BowTieOptions {
+    /// When arcs may be held in memory (the answer is the same either way).
+    pub in_memory: InMemory,
     /// Least time between two checkpoints inside the component search
     /// (every step's end is checkpointed anyway).
     pub checkpoint_every: Duration,
@@ -105,6 +120,7 @@ pub struct BowTieOptions {
 impl Default for BowTieOptions {
     fn default() -> BowTieOptions {
         BowTieOptions {
+            in_memory: InMemory::Auto,
             checkpoint_every: Duration::from_secs(30),
             interrupt_after: None,
         }
@@ -130,6 +146,11 @@ pub struct Passes {
     pub colour_rounds: u64,
     /// Trim drains.
     pub trims: u64,
+    /// Nodes whose SCCs were found in memory (all of them when the whole
+    /// graph fit the budget, the residual of the component search when it
+    /// came to fit).
+    #[serde(default)]
+    pub in_memory_nodes: u64,
 }
 
 impl Passes {
@@ -283,6 +304,10 @@ struct State {
     idle_trims: u32,
     /// Direction of the next trim (true: in-degree).
     trim_in_next: bool,
+    /// At most this many arcs join active nodes of one part (counted by the
+    /// last trim): what the residual pass would hold.
+    #[serde(default)]
+    residual_arcs: Option<u64>,
     passes: Passes,
 }
 
@@ -575,6 +600,19 @@ pub fn bow_tie(
             budget,
         ));
     }
+    if opts.in_memory == InMemory::Auto && memory::fits(n, arcs, budget) {
+        let task = reporter.task("bowtie: in memory", None, Unit::Steps);
+        let found = memory::bow_tie(&fwd_file, &bwd_file)?;
+        drop(task);
+        return Ok(summarize(
+            n,
+            arcs,
+            &found.parts,
+            found.pivot,
+            &found.sizes,
+            found.passes,
+        ));
+    }
     let params = json!({
         "nodes": n,
         "arcs": arcs,
@@ -718,6 +756,13 @@ pub fn bow_tie(
                     } else {
                         st.step = Step::Done;
                     }
+                } else if opts.in_memory != InMemory::Never
+                    && st.residual_arcs.is_some_and(|m| {
+                        memory::residual_bytes(a.active.count(), m)
+                            <= budget.saturating_sub(Arrays7::bytes(n))
+                    })
+                {
+                    residual_in_memory(&mut a, &mut fs, &mut st)?;
                 } else if st.idle_trims < 2 {
                     // A trim that removes under 1/64 of the active nodes is
                     // not worth another full counting pass: colour instead.
@@ -746,10 +791,19 @@ pub fn bow_tie(
         checkpoint(&a, &st, true)?;
     }
     drop(task);
+    Ok(summarize(n, arcs, &a.parts, st.pivot, &st.sizes, st.passes))
+}
 
-    let mut scc = a.parts.fwd.clone();
-    scc.and_with(&a.parts.bwd);
-    let largest = scc.count();
+/// The result from the four part sets around the giant SCC (`fwd ∩ bwd`)
+/// and the sizes of the other SCCs.
+fn summarize(
+    n: u64,
+    arcs: u64,
+    parts: &Parts,
+    pivot: u64,
+    other_sizes: &[(u64, u64)],
+    passes: Passes,
+) -> BowTie {
     let count_and = |x: &NodeBits, y: &NodeBits| {
         x.words()
             .iter()
@@ -757,29 +811,30 @@ pub fn bow_tie(
             .map(|(p, q)| (p & q).count_ones() as u64)
             .sum::<u64>()
     };
-    let out = a.parts.fwd.count() - largest;
-    let r#in = a.parts.bwd.count() - largest;
-    let tubes = count_and(&a.parts.ri, &a.parts.ro);
-    let tendrils = a.parts.ri.count() + a.parts.ro.count() - 2 * tubes;
-    let mut sizes: BTreeMap<u64, u64> = st.sizes.iter().copied().collect();
+    let largest = count_and(&parts.fwd, &parts.bwd);
+    let out = parts.fwd.count() - largest;
+    let r#in = parts.bwd.count() - largest;
+    let tubes = count_and(&parts.ri, &parts.ro);
+    let tendrils = parts.ri.count() + parts.ro.count() - 2 * tubes;
+    let mut sizes: BTreeMap<u64, u64> = other_sizes.iter().copied().collect();
     if n > 0 {
         *sizes.entry(largest).or_default() += 1;
     }
     sizes.retain(|_, c| *c > 0);
-    Ok(BowTie {
+    BowTie {
         nodes: n,
         arcs,
         scc_count: sizes.values().sum(),
         largest_scc: largest,
-        pivot: st.pivot,
+        pivot,
         r#in,
         out,
         tendrils,
         tubes,
         disconnected: n - largest - r#in - out - tendrils - tubes,
         scc_sizes: sizes,
-        passes: st.passes,
-    })
+        passes,
+    }
 }
 
 /// The stream of one direction (forward: `edges.wm`) with its counters.
@@ -794,6 +849,13 @@ fn side<'a>(
     } else {
         (bs, &mut p.transposed_sweeps, &mut p.transposed_blocks_read)
     }
+}
+
+/// Whether the SCC `(size, root)` ranks above `other` for the knot of the
+/// bow-tie: larger, or as large with a smaller root (its largest node).
+/// Both paths, semi-external and in memory, choose by this rule.
+fn outranks(scc: (u64, u64), other: (u64, u64)) -> bool {
+    scc.0 > other.0 || (scc.0 == other.0 && scc.1 < other.1)
 }
 
 /// Adds `delta` SCCs of `size` to a (size, count) list kept sorted by size.
@@ -875,6 +937,8 @@ fn trim(a: &mut Arrays7, fs: &mut Stream, bs: &mut Stream, st: &mut State) -> Re
             labels.set(v, labels.get(v) + k);
         }
     })?;
+    // The arcs among active nodes of one part: the residual pass's bound.
+    st.residual_arcs = Some(active.iter().map(|v| labels.get(v)).sum());
     // Peel: the zero-count nodes leave; their arcs lower their neighbours' counts.
     pending.clear();
     for v in active.iter() {
@@ -901,6 +965,58 @@ fn trim(a: &mut Arrays7, fs: &mut Stream, bs: &mut Stream, st: &mut State) -> Re
     })?;
     add_size(&mut st.sizes, 1, removed as i64);
     Ok(removed)
+}
+
+/// The residual pass: the SCCs among the active nodes (arcs inside one part
+/// only), found in memory by Tarjan's algorithm over the arcs of one scan;
+/// they are counted and every active node leaves.
+fn residual_in_memory(a: &mut Arrays7, fs: &mut Stream, st: &mut State) -> Result<()> {
+    let Arrays7 {
+        parts,
+        active,
+        labels,
+        ..
+    } = a;
+    // Dense indices in node order, held in the labels.
+    let ids: Vec<u64> = active.iter().collect();
+    for (i, &v) in ids.iter().enumerate() {
+        labels.set(v, i as u64);
+    }
+    let bound = st.residual_arcs.unwrap_or(0) as usize;
+    let p = &mut st.passes;
+    p.forward_sweeps += 1;
+    let mut row: Vec<u32> = Vec::new();
+    let g = memory::Csr::from_lists(ids.len(), bound, |push| {
+        fs.scan(active, &mut p.forward_blocks_read, |u, nbrs| {
+            if !active.get(u) {
+                return;
+            }
+            let pu = parts.of(u);
+            row.clear();
+            row.extend(
+                nbrs.iter()
+                    .filter(|&&w| active.get(w) && parts.of(w) == pu)
+                    .map(|&w| labels.get(w) as u32),
+            );
+            push(labels.get(u) as usize, &row);
+        })
+    })?;
+    let comps = memory::tarjan(&g);
+    drop(g);
+    let mut new_sizes: BTreeMap<u64, u64> = BTreeMap::new();
+    for (&size, &root) in comps.size.iter().zip(&comps.root) {
+        let (size, root) = (size as u64, ids[root as usize]);
+        *new_sizes.entry(size).or_default() += 1;
+        if outranks((size, root), st.largest_other) {
+            st.largest_other = (size, root);
+        }
+    }
+    for (size, count) in new_sizes {
+        add_size(&mut st.sizes, size, count as i64);
+    }
+    p.in_memory_nodes += ids.len() as u64;
+    active.clear();
+    Ok(())
 }
 
 /// One colouring round: labels = the largest id reaching each active node
@@ -976,7 +1092,7 @@ fn colour_round(a: &mut Arrays7, fs: &mut Stream, bs: &mut Stream, st: &mut Stat
     for r in pending.iter() {
         let size = labels.get(r);
         *new_sizes.entry(size).or_default() += 1;
-        if size > st.largest_other.0 {
+        if outranks((size, r), st.largest_other) {
             st.largest_other = (size, r);
         }
     }
@@ -988,6 +1104,8 @@ fn colour_round(a: &mut Arrays7, fs: &mut Stream, bs: &mut Stream, st: &mut Stat
     found.clear();
     Ok(())
 }
+
+mod memory;
 
 #[cfg(test)]
 mod tests;

@@ -64,6 +64,7 @@
 
 mod kind;
 mod mapped;
+pub mod pagefile;
 mod reader;
 mod writer;
 

@@ -7,10 +7,10 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::container::pagefile::PageFileWriter;
 use crate::dedup::files::CLUSTERS;
 use crate::dedup::Alg;
 use crate::error::{Error, Result};
-use crate::ingest::pagefile::PageFileWriter;
 use crate::rank::RankVector;
 use crate::varint;
 

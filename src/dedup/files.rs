@@ -2,7 +2,7 @@
 //! (spec: `formats/dedup.md`), their readers, and the sequential sketch
 //! cursor the verification joins walk.
 //!
-//! All three share the page-file layout ([`crate::ingest::pagefile`]), keyed
+//! All three share the page-file layout ([`crate::container::pagefile`]), keyed
 //! by docID (the first docID of a pair, the cluster id for clusters) instead
 //! of a page number.
 
@@ -12,10 +12,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::container::pagefile::{get_bytes, get_u64, PageFile};
 use crate::container::FileKind;
 use crate::docs::DocTable;
 use crate::error::{Error, IoContext, Result};
-use crate::ingest::pagefile::{get_bytes, get_u64, PageFile};
 use crate::sort::{Combine, ExternalSorter, SortConfig};
 use crate::varint;
 

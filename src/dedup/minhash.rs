@@ -41,7 +41,6 @@ use std::num::NonZeroUsize;
 use super::minwise::MinwiseFamily;
 use super::rabin::Rabin;
 use super::shingle::{Scratch, Shingler};
-use super::theory::banding_probability;
 use crate::error::{Error, Result};
 
 /// Entries in a min-hash sketch (IIR's "200 random permutations").
@@ -146,7 +145,9 @@ impl MinHasher {
         self.shingler.k()
     }
 
-    /// `(bands, rows)`.
+    /// `(bands, rows)`. Two pages of Jaccard coefficient `s` share a band key
+    /// with probability `1 − (1 − s^r)^b`
+    /// ([`banding_probability`](super::theory::banding_probability)).
     pub fn banding(&self) -> (usize, usize) {
         (self.bands, self.rows)
     }
@@ -189,11 +190,5 @@ impl MinHasher {
                     rows.iter().fold(fp, |fp, &v| rabin.extend_u32(fp, v)),
                 )
             })
-    }
-
-    /// The probability that two pages of Jaccard coefficient `s` share a band key,
-    /// `1 − (1 − s^r)^b`.
-    pub fn detection_probability(&self, s: f64) -> f64 {
-        banding_probability(s, self.bands, self.rows)
     }
 }

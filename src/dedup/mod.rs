@@ -12,7 +12,7 @@
 //! | Alg. C | Charikar; Henzinger | [`CharikarSketch`]: 384 sign bits | 13 [`Subsketch`]es | ≥ 372 agreeing bits |
 //! | min-hash | IIR 19.6; CS124 | [`MinHashSketch`]: 200 32-bit min-values of 4-shingles | 20 band keys | ≥ 80% equal entries |
 //!
-//! With `--verify exact` ([`stage::Verify::Exact`]), Alg. B and min-hash keep
+//! With `--verify exact` ([`options::Verify::Exact`]), Alg. B and min-hash keep
 //! their candidates but decide by the exact Jaccard coefficient of the two
 //! pages' shingle sets ([`shingle_set`], [`jaccard`]) against the threshold.
 //!
@@ -42,7 +42,6 @@
 //! µs per 1000 words for min-hash, 40 for Alg. B, 65 for Alg. C, 18 for the exact
 //! fingerprint, on a shared 2.8 GHz Xeon.
 
-pub mod alg;
 pub mod broder;
 mod candidates;
 pub mod charikar;
@@ -51,6 +50,7 @@ pub mod eval;
 pub mod files;
 pub mod minhash;
 pub(crate) mod minwise;
+pub mod options;
 pub mod rabin;
 pub mod shingle;
 mod sketchers;
@@ -60,7 +60,7 @@ pub mod theory;
 #[cfg(test)]
 mod tests;
 
-pub use alg::Alg;
+pub use crate::job::Alg;
 pub use broder::{BroderSketch, BroderSketcher};
 pub use charikar::{agreeing_bits, subsketches, CharikarSketch, CharikarSketcher, Subsketch};
 pub use minhash::{estimate, MinHashSketch, MinHasher};

@@ -5,8 +5,8 @@
 use crate::dedup::broder::{BroderSketcher, MIN_VALUES};
 use crate::dedup::charikar::{CharikarSketch, CharikarSketcher, CHARIKAR_BITS};
 use crate::dedup::minhash::{MinHasher, MINHASH_LEN};
+use crate::dedup::options::{DedupOptions, Verify};
 use crate::dedup::shingle::{exact_fingerprint, word_fingerprints, Scratch, Shingler};
-use crate::dedup::stage::{DedupOptions, Verify};
 use crate::dedup::Alg;
 use crate::error::Result;
 use crate::varint;

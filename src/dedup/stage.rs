@@ -63,88 +63,27 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::container::pagefile::{PageFile, PageFileWriter};
 use crate::dedup::candidates::{group_pairs, GroupCounts};
 use crate::dedup::cluster::{write_clusters, PairDocs};
 use crate::dedup::files::{
     for_each_pair, parse_sketch, SketchCursor, SketchParams, PAIRS, SKETCHES,
 };
+pub use crate::dedup::options::{DedupOptions, Verify};
 #[cfg(doc)]
 use crate::dedup::shingle::shingle_set;
 use crate::dedup::sketchers::{AlgOut, Buffers, Sketchers};
 use crate::dedup::Alg;
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
-use crate::ingest::pagefile::{PageFile, PageFileWriter};
-use crate::job::{Begun, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{
+    Amount, Begun, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId,
+};
 use crate::progress::Unit;
 use crate::rank::RankVector;
 use crate::sort::{Combine, ExternalSorter};
+use crate::units::thousands;
 use crate::varint;
-
-/// How candidate pairs are verified (broder and minhash).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Verify {
-    /// By the sketches: the algorithm's own test on the two sketches (Alg. B:
-    /// ≥ 2 equal supershingles; min-hash: ≥ `threshold` equal entries); the pair
-    /// file records the sketch's similarity estimate.
-    #[default]
-    Sketch,
-    /// By the exact Jaccard coefficient of the two pages' shingle sets, kept
-    /// beside the sketches: similar when it reaches `threshold`; the pair file
-    /// records it. Not defined for charikar (whose similarity is the sketch's
-    /// bit agreement); exact needs no verification.
-    Exact,
-}
-
-impl Verify {
-    /// Its name on the command line and in the stage parameters.
-    pub fn name(self) -> &'static str {
-        match self {
-            Verify::Sketch => "sketch",
-            Verify::Exact => "exact",
-        }
-    }
-
-    /// Parses a name.
-    pub fn parse(s: &str) -> Result<Verify> {
-        match s {
-            "sketch" => Ok(Verify::Sketch),
-            "exact" => Ok(Verify::Exact),
-            _ => Err(Error::usage(format!(
-                "unknown verification {s:?} (sketch, exact)"
-            ))),
-        }
-    }
-}
-
-/// How to find near-duplicates.
-#[derive(Clone, Debug)]
-pub struct DedupOptions {
-    /// Algorithms to run.
-    pub algs: Vec<Alg>,
-    /// Shingle length in words for broder and minhash (default 10 and 4).
-    pub shingle: Option<usize>,
-    /// Min-hash: fraction of equal entries for a pair to be similar; with
-    /// [`Verify::Exact`], the exact Jaccard coefficient a broder or minhash
-    /// pair must reach.
-    pub threshold: f64,
-    /// Groups sharing a key larger than this are linked to their first doc only.
-    pub max_group: u64,
-    /// How broder and minhash verify their candidates.
-    pub verify: Verify,
-}
-
-impl Default for DedupOptions {
-    fn default() -> Self {
-        DedupOptions {
-            algs: vec![Alg::MinHash],
-            shingle: None,
-            threshold: crate::dedup::minhash::MINHASH_THRESHOLD,
-            max_group: 1000,
-            verify: Verify::Sketch,
-        }
-    }
-}
 
 /// The parameters a `dedup-ALG` stage records.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -266,6 +205,38 @@ impl Stage for Dedup {
 
     fn records(f: &DedupFigures) -> u64 {
         f.pairs
+    }
+
+    fn headline(&self, f: &DedupFigures) -> String {
+        format!(
+            "{} pairs in {} clusters",
+            thousands(f.pairs),
+            thousands(f.clusters)
+        )
+    }
+
+    fn stats(&self, f: &DedupFigures) -> Vec<Figure> {
+        let alg = self.alg.name();
+        vec![
+            Figure::new(
+                "Stages",
+                format!("dedup_{alg}_pairs"),
+                format!("{alg} pairs"),
+                Amount::Count(f.pairs),
+            ),
+            Figure::new(
+                "Stages",
+                format!("dedup_{alg}_clusters"),
+                format!("{alg} clusters"),
+                Amount::Count(f.clusters),
+            ),
+            Figure::new(
+                "Stages",
+                format!("dedup_{alg}_docs_in_clusters"),
+                format!("{alg} docs in clusters"),
+                Amount::Count(f.docs_in_clusters),
+            ),
+        ]
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<DedupFigures> {

@@ -8,7 +8,8 @@ use super::minhash::{MinHasher, MINHASH_LEN};
 use super::minwise::splitmix64;
 use super::shingle::{cosine, jaccard, shingle_set, Scratch};
 use super::theory::{
-    broder_probability, charikar_bit_probability, charikar_probability, minhash_probability,
+    banding_probability, broder_probability, charikar_bit_probability, charikar_probability,
+    minhash_probability,
 };
 
 /// Deterministic word generator.
@@ -172,7 +173,8 @@ fn minhash_banding_and_threshold_follow_their_curves() {
                 .bands(&sa)
                 .zip(hasher.bands(&sb))
                 .any(|(x, y)| x == y);
-            let p = hasher.detection_probability(j);
+            let (bands, rows) = hasher.banding();
+            let p = banding_probability(j, bands, rows);
             cand += f64::from(u8::from(shares));
             cand_expected += p;
             cand_var += p * (1.0 - p);

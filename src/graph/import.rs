@@ -11,6 +11,9 @@
 //!   ([`NameOrder`]); a node's name is its doc-table URL.
 //! - **cc**: Common Crawl's host or domain graph, a vertices file then edges
 //!   files ([`super::cc`]). The vertex ids are the docIDs.
+//! - **bvgraph**: WebGraph's BVGraph, one basename ([`super::bvgraph`]). Its
+//!   nodes `0..n` are the docIDs, every one of them a doc (nodes without
+//!   arcs included); a node's name is its id.
 //!
 //! For snap and tsv the stage numbers nodes like Brin & Page's URLresolver, by
 //! sorting and merging, never by a lookup table held in memory. One generic
@@ -29,7 +32,8 @@
 //!
 //! For cc, step 1 streams the vertices file into the doc table (ids are dense
 //! and sorted already), then the edges files' arcs go straight into sorts C and
-//! D; step 4 is the same.
+//! D; step 4 is the same. For bvgraph, the doc table is the `n` node ids and
+//! the decoded lists go straight into sorts C and D.
 //!
 //! Every sort keeps its runs in the stage's temporary directory, so an
 //! interrupted import resumes from the last completed step and the runs already
@@ -42,6 +46,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::bvgraph::{self, BvGraphFiles};
 use super::cc;
 use super::edges::{Direction, EdgeFile};
 use super::names::{read_named_arcs, NameKey, NameOrder, NamedArc, RecentNames};
@@ -49,9 +54,10 @@ use super::snap::read_arcs;
 use crate::docs::{Doc, DocTable, DocWriter};
 use crate::error::{Error, IoContext, Result};
 use crate::input::{ReadReport, Skip, KEEP_SKIPS};
-use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::Unit;
 use crate::sort::{Combine, ExternalSorter, Record, Sorted};
+use crate::units::thousands;
 
 /// The stage's name, for progress labels.
 const STAGE: &str = "import-graph";
@@ -67,6 +73,8 @@ pub enum GraphFormat {
     /// Common Crawl's host or domain graph: the first input is the vertices
     /// file, the others are edges files ([`super::cc`]).
     Cc,
+    /// WebGraph's BVGraph: the one input is the basename ([`super::bvgraph`]).
+    BvGraph,
 }
 
 impl GraphFormat {
@@ -76,6 +84,7 @@ impl GraphFormat {
             GraphFormat::Snap => "snap",
             GraphFormat::Tsv(_) => "tsv",
             GraphFormat::Cc => "cc",
+            GraphFormat::BvGraph => "bvgraph",
         }
     }
 }
@@ -231,8 +240,21 @@ impl Stage for ImportGraph {
             };
             cc::check_roles(vertices, edges)?;
         }
+        let files = match opts.format {
+            GraphFormat::BvGraph => {
+                let [basename] = opts.inputs.as_slice() else {
+                    return Err(Error::usage(
+                        "--format bvgraph reads one graph: give its BASENAME (for BASENAME.graph and BASENAME.properties)",
+                    ));
+                };
+                let files = BvGraphFiles::new(basename)?;
+                files.check_readable()?;
+                vec![files.graph, files.properties]
+            }
+            _ => opts.inputs.clone(),
+        };
         let mut inputs = Vec::new();
-        for p in &opts.inputs {
+        for p in &files {
             let meta = std::fs::metadata(p).at(p)?;
             if !meta.is_file() {
                 return Err(Error::usage_at(
@@ -267,6 +289,45 @@ impl Stage for ImportGraph {
 
     fn records(f: &ImportFigures) -> u64 {
         f.arcs
+    }
+
+    fn headline(&self, f: &ImportFigures) -> String {
+        format!("{} nodes, {} arcs", thousands(f.nodes), thousands(f.arcs))
+    }
+
+    fn stats(&self, f: &ImportFigures) -> Vec<Figure> {
+        vec![
+            Figure::new(
+                "Input",
+                "input_bytes",
+                "input read",
+                Amount::Bytes(f.input_bytes),
+            ),
+            Figure::new(
+                "Input",
+                "input_arcs",
+                "arc lines",
+                Amount::Count(f.input_arcs),
+            ),
+            Figure::new(
+                "Input",
+                "skipped",
+                "skipped records or lines",
+                Amount::Count(f.skipped),
+            ),
+            Figure::new(
+                "Link graph",
+                "self_loops",
+                "self-loops dropped",
+                Amount::Count(f.self_loops),
+            ),
+            Figure::new(
+                "Link graph",
+                "duplicate_arcs",
+                "duplicate arcs",
+                Amount::Count(f.duplicate_arcs),
+            ),
+        ]
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<ImportFigures> {
@@ -308,6 +369,7 @@ fn run_import(opts: &ImportOptions, cx: &StageContext) -> Result<ImportFigures> 
                 |key| named_doc(order, &key.0),
             )?,
             GraphFormat::Cc => steps.number_cc(opts, &mut fwd, &mut rev)?,
+            GraphFormat::BvGraph => steps.number_bvgraph(opts, &mut fwd, &mut rev)?,
         }
     }
 
@@ -700,6 +762,50 @@ impl Steps<'_> {
             unnamed_nodes: ckpt.unnamed_nodes,
         };
         let read = read.require_arcs(edges, "cc")?;
+        cx.save_checkpoint(READ_CHECKPOINT, &read)
+    }
+
+    /// Steps 1–3 for bvgraph: the node ids into the doc table, then the
+    /// decoded lists into the forward and transposed sorts.
+    fn number_bvgraph(
+        &self,
+        opts: &ImportOptions,
+        fwd: &mut ExternalSorter<(u64, u64)>,
+        rev: &mut ExternalSorter<(u64, u64)>,
+    ) -> Result<()> {
+        let (cx, s) = (self.cx, self.cx.settings());
+        let [basename] = opts.inputs.as_slice() else {
+            return Err(Error::usage("--format bvgraph reads one basename"));
+        };
+        let files = BvGraphFiles::new(basename)?;
+        let task = s.reporter.task(
+            &format!("{STAGE}: reading {}", files.graph.display()),
+            None,
+            Unit::Records,
+        );
+        let mut docs = DocWriter::create(self.docs_path, STAGE)?;
+        let mut self_loops = 0u64;
+        let info = bvgraph::read_lists(&files, task.as_ref(), |src, succ| {
+            docs.push(&graph_doc(src))?;
+            for &dst in succ {
+                if src == dst && !opts.keep_self_loops {
+                    self_loops += 1;
+                    continue;
+                }
+                fwd.push((src, dst))?;
+                rev.push((dst, src))?;
+            }
+            Ok(())
+        })?;
+        docs.finish()?;
+        let read = ReadCheckpoint {
+            lines: info.nodes,
+            input_arcs: info.arcs,
+            input_bytes: info.graph_bytes,
+            self_loops,
+            nodes: info.nodes,
+            ..ReadCheckpoint::default()
+        };
         cx.save_checkpoint(READ_CHECKPOINT, &read)
     }
 }

@@ -1,5 +1,6 @@
-//! The link graph: edge files and importing edge lists.
+//! The link graph: edge files, importing edge lists, BVGraph in and out.
 
+pub mod bvgraph;
 pub mod cc;
 pub mod edges;
 pub mod import;

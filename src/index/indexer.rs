@@ -31,10 +31,10 @@ use super::forward::{encode_record, ForwardWriter, Part};
 use super::hit::{relative_font, Hit};
 use super::lexicon::{FstBytes, VocabRec, WordPlan};
 use super::stem::{Stem, Stemmer};
+use crate::container::pagefile::PageFile;
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
 use crate::ingest::html::{flag, tokenize};
-use crate::ingest::pagefile::PageFile;
 use crate::ingest::records;
 use crate::progress::{SharedReporter, Unit};
 use crate::sort::ExternalSorter;
@@ -360,8 +360,7 @@ impl<'a> SeqReader<'a> {
             let pending = &mut self.pending;
             // Whole records: each payload runs to the next record, so decode
             // it with the kind's own decoder to find where it ends.
-            let kind = crate::kinds::kind(self.file.container().kind())
-                .ok_or_else(|| Error::internal("a page file of an unknown kind"))?;
+            let kind = self.file.kind();
             self.file
                 .visit_block(self.next_block, &mut self.raw, |key, input| {
                     let before = *input;

@@ -59,7 +59,6 @@
 use std::fs;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::json;
 
@@ -67,7 +66,6 @@ use super::inverted::Location;
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind, MappedContainer};
 use crate::error::{Error, IoContext, Result};
 use crate::mmap::MappedBytes;
-use crate::progress::SharedReporter;
 use crate::sort::{Combine, ExternalSorter, SortConfig, Sorted};
 
 /// The `lexicon` kind.
@@ -207,8 +205,8 @@ impl BarrelCutter {
     }
 }
 
-/// What [`plan_words`] decided, kept as `plan.json` in the stage's temporary
-/// directory beside the term dictionary.
+/// What [`plan_words`] decided, kept as the stage's `plan` checkpoint beside
+/// the term dictionary.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct WordPlan {
     /// Distinct words.
@@ -231,38 +229,29 @@ impl WordPlan {
     pub fn barrel_of(&self, word: u32) -> usize {
         self.firsts.partition_point(|&f| f <= word) - 1
     }
-
-    /// Reads a plan written by [`plan_words`], if it is there.
-    pub fn load(path: &Path) -> Option<WordPlan> {
-        serde_json::from_slice(&fs::read(path).ok()?).ok()
-    }
 }
 
 /// Numbers the words of the vocabulary (sorted by word, hits summed) in
-/// descending hit order, cuts them into `barrels` barrels, and writes the
-/// term dictionary (word → wordID) to `fst_path` and the plan to
-/// `plan_path`. Two external sorts under `budget` in `tmp`.
+/// descending hit order, cuts them into `barrels` barrels, writes the term
+/// dictionary (word → wordID) to `fst_path` and returns the plan. Two
+/// external sorts, one after the other: `sorts` are their configurations (by
+/// hits, then by word); the first one's merge runs beside the second one's
+/// input under `merge_budget`.
 pub fn plan_words(
     mut vocabulary: Sorted<VocabRec>,
     barrels: u32,
-    tmp: &Path,
-    budget: u64,
-    reporter: &SharedReporter,
+    sorts: [SortConfig; 2],
+    merge_budget: u64,
     fst_path: &Path,
-    plan_path: &Path,
 ) -> Result<WordPlan> {
     // Interrupted planning starts over: it is two sorts of the vocabulary,
     // small beside the hits.
-    for name in ["words-by-hits", "words-by-bytes"] {
-        crate::sort::remove_sort_dir(&tmp.join(name))?;
+    for cfg in &sorts {
+        crate::sort::remove_sort_dir(&cfg.dir)?;
     }
-    let cfg = |name: &str| {
-        SortConfig::new(tmp.join(name), budget / 2)
-            .label(format!("index: {name}"))
-            .reporter(Arc::clone(reporter))
-    };
+    let [by_hits_cfg, by_word_cfg] = sorts;
     // By descending hits (u64::MAX − hits), then by word.
-    let mut by_hits = ExternalSorter::<(u64, Vec<u8>)>::new(cfg("words-by-hits"), Combine::None)?;
+    let mut by_hits = ExternalSorter::<(u64, Vec<u8>)>::new(by_hits_cfg, Combine::None)?;
     let mut total = 0u64;
     let mut words = 0u64;
     while let Some((word, hits)) = vocabulary.next_record()? {
@@ -276,9 +265,9 @@ pub fn plan_words(
             "{words} distinct words: the index holds fewer than 2³² − 1"
         )));
     }
-    by_hits.set_merge_budget(budget / 4);
+    by_hits.set_merge_budget(merge_budget);
     let mut sorted = by_hits.finish()?;
-    let mut by_word = ExternalSorter::<(Vec<u8>, u32)>::new(cfg("words-by-bytes"), Combine::None)?;
+    let mut by_word = ExternalSorter::<(Vec<u8>, u32)>::new(by_word_cfg, Combine::None)?;
     let mut cutter = BarrelCutter::new(barrels, total);
     let mut id = 0u32;
     while let Some((inv, word)) = sorted.next_record()? {
@@ -302,15 +291,12 @@ pub fn plan_words(
     w.flush().at(&partial)?;
     drop(w);
     fs::rename(&partial, fst_path).at(fst_path)?;
-    let plan = WordPlan {
+    Ok(WordPlan {
         words: id,
         hits: total,
         firsts,
         barrel_hits,
-    };
-    let bytes = serde_json::to_vec(&plan).map_err(|e| Error::internal(e.to_string()))?;
-    crate::publish::write_atomic(plan_path, &bytes)?;
-    Ok(plan)
+    })
 }
 
 /// The term dictionary's bytes, mapped (what `fst::Map` reads).

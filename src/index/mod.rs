@@ -21,10 +21,11 @@
 //!
 //! # Resume
 //!
-//! Every step leaves a checkpoint in the stage's temporary directory: the
-//! vocabulary sort's runs (input complete), the plan and term dictionary, the
-//! forward barrels with a completion marker, and per barrel its published
-//! files and lexicon part (a barrel whose sort was interrupted resumes from
+//! Every step leaves a checkpoint in the stage's temporary directory, through
+//! its [`StageContext`]: the vocabulary sort's runs (input complete), the
+//! term dictionary and the `plan` checkpoint, the forward barrels and the
+//! `forward` checkpoint (a damaged checkpoint is an error, as for every
+//! stage), and per barrel its written outputs and lexicon part (a barrel whose sort was interrupted resumes from
 //! the runs it wrote). Pass 1 and the forward pass start over when they were
 //! interrupted mid-way (each is one read of the input). Every output is a
 //! function of the input and the barrel count alone — not of the budget, the
@@ -48,9 +49,10 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::error::{Error, IoContext, Result};
-use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
-use crate::progress::{SharedReporter, Unit};
-use crate::sort::{ExternalSorter, SortConfig};
+use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::progress::Unit;
+use crate::sort::ExternalSorter;
+use crate::units::thousands;
 pub use indexer::Sources;
 pub use inverted::{Barrel, BarrelSet, DoclistCursor, Location};
 pub use lexicon::{Lexicon, TermInfo};
@@ -118,60 +120,95 @@ pub struct IndexSummary {
     pub seconds: [f64; 5],
 }
 
-/// Builds the index from `sources` into `out` (lexicon and barrels, see
-/// [`barrel_file`] for the names, relative to `out`'s parent … here directly
-/// `out/lexicon.wm`, `out/full-BBB.wm`, `out/short-BBB.wm`), with its
-/// checkpoints in `tmp`, under `budget` bytes. Resumes from what `tmp` and
-/// `out` hold.
-pub fn build(
-    sources: &Sources,
-    out: &Path,
-    tmp: &Path,
-    opts: &IndexOptions,
-    budget: u64,
-    reporter: &SharedReporter,
-) -> Result<IndexSummary> {
+/// The shares of the budget the build's steps take (each step runs alone,
+/// except the barrel sorts, which split theirs between the barrels sorted
+/// in parallel).
+mod shares {
+    /// The vocabulary sort (pass 1).
+    pub const VOCABULARY: f64 = 1.0 / 3.0;
+    /// Pass 1's per-chunk word counts, beside the vocabulary sort.
+    pub const VOCABULARY_CHUNKS: f64 = 1.0 / 4.0;
+    /// Each of the plan's two sorts (one after the other).
+    pub const PLAN_SORT: f64 = 1.0 / 2.0;
+    /// The plan's by-hits sort's merge, beside its by-word sort.
+    pub const PLAN_MERGE: f64 = 1.0 / 4.0;
+    /// The word → wordID table of the forward pass.
+    pub const WORD_IDS: f64 = 1.0 / 4.0;
+    /// The forward pass's barrel block buffers, all together.
+    pub const FORWARD_BLOCKS: f64 = 1.0 / 4.0;
+    /// The forward pass's sort of (docID, field) hit counts, beside the
+    /// word → wordID table and the block buffers.
+    pub const FIELD_LENGTHS: f64 = 1.0 / 4.0;
+    /// The barrel sorts, all together.
+    pub const BARRELS: f64 = 1.0;
+}
+
+/// Builds the index from the stage's inputs into its outputs (the lexicon and
+/// the barrels, named by [`JobFile`]), with its checkpoints and sorts in the
+/// context's temporary directory under its budget. Resumes from what an
+/// interrupted attempt left there.
+pub fn build(cx: &StageContext, opts: &IndexOptions) -> Result<IndexSummary> {
     let (barrels, stem) = (opts.barrels, opts.stem);
     if barrels == 0 || barrels > MAX_BARRELS {
         return Err(Error::usage(format!(
             "--barrels must be in 1..={MAX_BARRELS}, got {barrels}"
         )));
     }
-    std::fs::create_dir_all(out).at(out)?;
-    std::fs::create_dir_all(tmp).at(tmp)?;
+    let sources = Sources {
+        text: cx.input(JobFile::Text)?.to_path_buf(),
+        pagedoc: cx.input(JobFile::PageDoc)?.to_path_buf(),
+        docs: cx.input(JobFile::Docs)?.to_path_buf(),
+        anchors: cx.input(JobFile::Anchors)?.to_path_buf(),
+    };
+    let reporter = &cx.settings().reporter;
+    let tmp = cx.tmp();
     let mut summary = IndexSummary::default();
-    let plan_path = tmp.join("plan.json");
     let fst_path = tmp.join("terms.fst");
 
     // Pass 1 and the plan.
     let mut t = Instant::now();
-    let plan = match lexicon::WordPlan::load(&plan_path)
-        .filter(|p| p.barrels() == barrels as usize && fst_path.exists())
-    {
+    let saved = cx
+        .checkpoint::<lexicon::WordPlan>("plan")?
+        .filter(|p| p.barrels() == barrels as usize && fst_path.exists());
+    let plan = match saved {
         Some(p) => p,
         None => {
-            let vocab_dir = tmp.join("vocabulary");
-            let cfg = |b: u64| {
-                SortConfig::new(&vocab_dir, b)
-                    .label("index: vocabulary")
-                    .reporter(std::sync::Arc::clone(reporter))
-                    .persist(true)
+            let vocabulary = || {
+                ExternalSorter::new(
+                    cx.sort_config("vocabulary", shares::VOCABULARY)
+                        .persist(true),
+                    lexicon::vocabulary_combine(),
+                )
             };
-            let mut sorter = ExternalSorter::new(cfg(budget / 3), lexicon::vocabulary_combine())?;
+            let mut sorter = vocabulary()?;
             if !sorter.input_complete() {
                 drop(sorter);
-                crate::sort::remove_sort_dir(&vocab_dir)?;
-                sorter = ExternalSorter::new(cfg(budget / 3), lexicon::vocabulary_combine())?;
-                indexer::count_vocabulary(sources, stem, &mut sorter, budget / 4, reporter)?;
+                crate::sort::remove_sort_dir(&tmp.join("vocabulary"))?;
+                sorter = vocabulary()?;
+                indexer::count_vocabulary(
+                    &sources,
+                    stem,
+                    &mut sorter,
+                    cx.share(shares::VOCABULARY_CHUNKS),
+                    reporter,
+                )?;
             }
             crate::sort::memory::release_freed_heap();
             let sorted = sorter.finish()?;
             summary.seconds[0] = t.elapsed().as_secs_f64();
             t = Instant::now();
             let plan = lexicon::plan_words(
-                sorted, barrels, tmp, budget, reporter, &fst_path, &plan_path,
+                sorted,
+                barrels,
+                [
+                    cx.sort_config("words-by-hits", shares::PLAN_SORT),
+                    cx.sort_config("words-by-bytes", shares::PLAN_SORT),
+                ],
+                cx.share(shares::PLAN_MERGE),
+                &fst_path,
             )?;
-            crate::sort::remove_sort_dir(&vocab_dir)?;
+            cx.save_checkpoint("plan", &plan)?;
+            crate::sort::remove_sort_dir(&tmp.join("vocabulary"))?;
             summary.seconds[1] = t.elapsed().as_secs_f64();
             plan
         }
@@ -184,35 +221,37 @@ pub fn build(
     // Pass 2: forward barrels.
     t = Instant::now();
     let fwd_dir = tmp.join("forward");
-    let marker = tmp.join("forward.json");
-    let done = |b: usize| {
-        out.join(file_name(BarrelSet::Full, b)).exists()
-            && out.join(file_name(BarrelSet::Short, b)).exists()
-            && sorter::part_is_complete(&part_path(tmp, b))
+    let done = |b: usize| -> Result<bool> {
+        Ok(cx.output_done(barrel_file(BarrelSet::Full, b))?
+            && cx.output_done(barrel_file(BarrelSet::Short, b))?
+            && sorter::part_is_complete(&part_path(tmp, b)))
     };
-    let lengths_path = out.join("fieldlens.wm");
-    let all_done = (0..plan.barrels()).all(done) && lengths_path.exists();
-    summary.forward = match std::fs::read(&marker)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok())
-    {
+    let mut todo = Vec::new();
+    for b in 0..plan.barrels() {
+        if !done(b)? {
+            todo.push(b);
+        }
+    }
+    summary.forward = match cx.checkpoint::<indexer::ForwardStats>("forward")? {
         Some(stats) => stats,
-        None if all_done => indexer::ForwardStats::default(),
+        None if todo.is_empty() && cx.output_done(JobFile::FieldLengths)? => {
+            indexer::ForwardStats::default()
+        }
         None => {
             crate::sort::remove_sort_dir(&fwd_dir)?;
             std::fs::create_dir_all(&fwd_dir).at(&fwd_dir)?;
-            let lengths_dir = tmp.join("field-lengths");
-            crate::sort::remove_sort_dir(&lengths_dir)?;
+            let ids = indexer::WordIds::new(
+                lexicon::open_fst_file(&fst_path)?,
+                cx.share(shares::WORD_IDS),
+            );
+            let block_bytes = (cx.share(shares::FORWARD_BLOCKS) / u64::from(barrels))
+                .clamp(4 << 10, 256 << 10) as usize;
             let mut lengths = ExternalSorter::new(
-                SortConfig::new(&lengths_dir, budget / 4)
-                    .label("index: field lengths")
-                    .reporter(std::sync::Arc::clone(reporter)),
+                cx.sort_config("field-lengths", shares::FIELD_LENGTHS),
                 crate::sort::Combine::sum(),
             )?;
-            let ids = indexer::WordIds::new(lexicon::open_fst_file(&fst_path)?, budget / 4);
-            let block_bytes = (budget / 4 / u64::from(barrels)).clamp(4 << 10, 256 << 10) as usize;
             let stats = indexer::write_forward(
-                sources,
+                &sources,
                 stem,
                 &ids,
                 &plan,
@@ -223,11 +262,10 @@ pub fn build(
             )?;
             drop(ids);
             let docs = crate::docs::DocTable::open(&sources.docs)?.len();
-            fieldlens::write_sorted(lengths.finish()?, docs, &lengths_path)?;
-            crate::sort::remove_sort_dir(&lengths_dir)?;
+            fieldlens::write_sorted(lengths.finish()?, docs, &cx.output(JobFile::FieldLengths)?)?;
+            crate::sort::remove_sort_dir(&tmp.join("field-lengths"))?;
             crate::sort::memory::release_freed_heap();
-            let bytes = serde_json::to_vec(&stats).map_err(|e| Error::internal(e.to_string()))?;
-            crate::publish::write_atomic(&marker, &bytes)?;
+            cx.save_checkpoint("forward", &stats)?;
             stats
         }
     };
@@ -236,18 +274,14 @@ pub fn build(
     // The sorter, barrels in parallel when the budget allows (at least
     // 16 MiB each).
     t = Instant::now();
-    let todo: Vec<usize> = (0..plan.barrels()).filter(|&b| !done(b)).collect();
+    let budget = cx.share(shares::BARRELS);
     let parallel = rayon::current_num_threads()
         .min((budget / (16 << 20)).max(1) as usize)
         .min(todo.len())
         .max(1);
     summary.parallel_barrels = parallel;
-    let per_barrel = budget / parallel as u64;
-    let task = reporter.task(
-        "index: sorting barrels",
-        Some(plan.barrels() as u64),
-        Unit::Steps,
-    );
+    let per_barrel = shares::BARRELS / parallel as f64;
+    let task = cx.task("sorting barrels", Some(plan.barrels() as u64), Unit::Steps);
     task.set_position((plan.barrels() - todo.len()) as u64);
     let next = AtomicUsize::new(0);
     let failure: Mutex<Option<Error>> = Mutex::new(None);
@@ -260,22 +294,21 @@ pub fn build(
                     return;
                 }
                 let b = todo[k];
-                let result = sorter::sort_barrel(
-                    &indexer::forward_path(&fwd_dir, b),
-                    &tmp.join(format!("sort-{b:03}")),
-                    per_barrel,
-                    reporter,
-                    &out.join(file_name(BarrelSet::Full, b)),
-                    &out.join(file_name(BarrelSet::Short, b)),
-                    &part_path(tmp, b),
-                )
-                .and_then(|s| {
+                let sort_name = format!("sort-{b:03}");
+                let result = (|| {
+                    let s = sorter::sort_barrel(
+                        &indexer::forward_path(&fwd_dir, b),
+                        cx.sort_config(&sort_name, per_barrel),
+                        &cx.output(barrel_file(BarrelSet::Full, b))?,
+                        &cx.output(barrel_file(BarrelSet::Short, b))?,
+                        &part_path(tmp, b),
+                    )?;
                     runs.fetch_add(s.runs, Ordering::SeqCst);
                     crate::publish::failpoint("index.barrel_done")?;
-                    crate::sort::remove_sort_dir(&tmp.join(format!("sort-{b:03}")))?;
+                    crate::sort::remove_sort_dir(&tmp.join(&sort_name))?;
                     let f = indexer::forward_path(&fwd_dir, b);
                     std::fs::remove_file(&f).at(&f)
-                });
+                })();
                 match result {
                     Ok(()) => task.inc(1),
                     Err(e) => {
@@ -299,7 +332,7 @@ pub fn build(
     t = Instant::now();
     let fst = std::fs::read(&fst_path).at(&fst_path)?;
     summary.fst_bytes = fst.len() as u64;
-    let mut w = lexicon::LexiconWriter::create(out.join("lexicon.wm"), &fst, &plan, stem)?;
+    let mut w = lexicon::LexiconWriter::create(cx.output(JobFile::Lexicon)?, &fst, &plan, stem)?;
     drop(fst);
     for b in 0..plan.barrels() {
         sorter::for_each_part_block(&part_path(tmp, b), |entries| w.push_encoded(entries))?;
@@ -307,7 +340,7 @@ pub fn build(
     summary.lexicon_bytes = w.finish()?;
     for b in 0..plan.barrels() {
         for set in [BarrelSet::Full, BarrelSet::Short] {
-            let barrel = Barrel::open(out.join(file_name(set, b)))?;
+            let barrel = Barrel::open(cx.output(barrel_file(set, b))?)?;
             let c = barrel.container();
             let m = c.meta();
             let get = |k: &str| m[k].as_u64().unwrap_or(0);
@@ -329,10 +362,6 @@ pub fn build(
     }
     summary.seconds[4] = t.elapsed().as_secs_f64();
     Ok(summary)
-}
-
-fn file_name(set: BarrelSet, b: usize) -> String {
-    format!("{}-{b:03}.wm", set.name())
 }
 
 fn part_path(tmp: &Path, b: usize) -> PathBuf {
@@ -403,25 +432,39 @@ impl Stage for Index {
         f.postings.0
     }
 
-    fn run(&self, cx: &mut StageContext) -> Result<IndexSummary> {
-        let sources = Sources {
-            text: cx.input(JobFile::Text)?.to_path_buf(),
-            pagedoc: cx.input(JobFile::PageDoc)?.to_path_buf(),
-            docs: cx.input(JobFile::Docs)?.to_path_buf(),
-            anchors: cx.input(JobFile::Anchors)?.to_path_buf(),
-        };
-        let lexicon = cx.output(JobFile::Lexicon)?;
-        let out = lexicon
-            .parent()
-            .ok_or_else(|| Error::internal("the lexicon's path has no directory"))?;
-        build(
-            &sources,
-            out,
-            cx.tmp(),
-            &self.opts,
-            cx.mem(),
-            &cx.settings().reporter,
+    fn headline(&self, f: &IndexSummary) -> String {
+        format!(
+            "{} words, {} postings",
+            thousands(u64::from(f.words)),
+            thousands(f.postings.0)
         )
+    }
+
+    fn stats(&self, f: &IndexSummary) -> Vec<Figure> {
+        vec![
+            Figure::new(
+                "Stages",
+                "index_words",
+                "index words",
+                Amount::Count(u64::from(f.words)),
+            ),
+            Figure::new(
+                "Stages",
+                "index_postings",
+                "index postings",
+                Amount::Count(f.postings.0),
+            ),
+            Figure::new(
+                "Stages",
+                "index_bytes",
+                "index (lexicon, barrels)",
+                Amount::Bytes(f.lexicon_bytes + f.barrel_bytes.0 + f.barrel_bytes.1),
+            ),
+        ]
+    }
+
+    fn run(&self, cx: &mut StageContext) -> Result<IndexSummary> {
+        build(cx, &self.opts)
     }
 }
 

@@ -18,7 +18,6 @@
 //! budget, the threads or interruptions.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::json;
 
@@ -28,7 +27,6 @@ use super::inverted::{BarrelSet, BarrelTotals, BarrelWriter, Location};
 use super::lexicon::TermInfo;
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use crate::error::{Error, Result};
-use crate::progress::SharedReporter;
 use crate::sort::{Combine, ExternalSorter, Record, SortConfig};
 use crate::varint;
 
@@ -184,16 +182,14 @@ pub struct SortedBarrel {
 }
 
 /// Sorts forward barrel `forward` (wordIDs `first..end`) into `full` and
-/// `short`, with its sort runs in `sort_dir` (resumed if any are there) and
-/// `budget` bytes, and writes the barrel's lexicon entries to the part file
+/// `short` by the sort `cfg` (resumed from the runs in its directory, if
+/// any), and writes the barrel's lexicon entries to the part file
 /// `part` as they come (a barrel of the long tail holds most of the
 /// vocabulary, which grows with the collection: its entries are never held
 /// in memory).
 pub fn sort_barrel(
     forward: &Path,
-    sort_dir: &Path,
-    budget: u64,
-    reporter: &SharedReporter,
+    cfg: SortConfig,
     full: &Path,
     short: &Path,
     part: &Path,
@@ -206,9 +202,6 @@ pub fn sort_barrel(
             .unwrap_or(0)
     };
     let (barrel, first, end) = (num("barrel"), num("first_word"), num("end_word"));
-    let cfg = SortConfig::new(sort_dir, budget)
-        .label(format!("index: sorting barrel {barrel}"))
-        .reporter(Arc::clone(reporter));
     let mut sorter = ExternalSorter::<SortEntry>::new(cfg, Combine::None)?;
     if !sorter.input_complete() {
         fwd.for_each(0, |doc, part, word, hits| {

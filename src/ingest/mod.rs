@@ -11,7 +11,8 @@
 //! files. Units are processed in parallel (rayon), each by one reader with the
 //! pages of a batch processed in parallel. A unit writes *segments*: every
 //! `segment_records` input records it publishes four page files (`pages`,
-//! `text`, `repo`, `links`, see [`pagefile`]) in the stage's temporary
+//! `text`, `repo`, `links`, see
+//! [`crate::container::pagefile`]) in the stage's temporary
 //! directory; the `pages` file, written last, carries in its footer where the
 //! reader stopped (the kind's resume point) and what was counted and skipped.
 //! Those are the checkpoints: after `kill -9`, a unit restarts after its last
@@ -20,7 +21,7 @@
 //!
 //! When every unit is done, segments are joined in input order into
 //! `pages.wm`, `text.wm`, `repository.wm` and `links.wm` by copying their
-//! compressed blocks ([`pagefile::concat`]), page numbers shifted so that they
+//! compressed blocks ([`crate::container::pagefile::concat`]), page numbers shifted so that they
 //! count pages across all inputs. The outputs depend only on the inputs and
 //! `segment_records`, never on the thread count or on interruptions.
 
@@ -28,7 +29,6 @@ pub mod dir;
 pub mod html;
 pub mod limits;
 pub mod page;
-pub mod pagefile;
 pub mod records;
 pub mod resolve;
 pub mod source;
@@ -47,20 +47,21 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::container::pagefile::{self, PageFileWriter};
 use crate::error::{Error, IoContext, Result};
 use crate::ingest::dir::list_dir;
 use crate::ingest::html::Extractor;
 use crate::ingest::limits::{RecordGate, RecordLimits};
 use crate::ingest::page::{Fetched, PageOut};
-use crate::ingest::pagefile::PageFileWriter;
 use crate::ingest::source::html_dir::HtmlFiles;
 use crate::ingest::source::warc::WarcFile;
 pub use crate::ingest::source::Counts;
 use crate::ingest::source::{Content, InputKind, Item, Next, ReadContext, Reader};
 use crate::input::{SkipEntry, SkipWriter, KEEP_SKIPS};
-use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::{Task, Unit as ProgressUnit};
 use crate::resources::format_bytes;
+use crate::units::thousands;
 
 /// Raw bytes of a page-file block.
 const BLOCK_BYTES: usize = 256 << 10;
@@ -292,6 +293,70 @@ impl Stage for Ingest {
 
     fn records(f: &IngestFigures) -> u64 {
         f.counts.pages
+    }
+
+    fn headline(&self, f: &IngestFigures) -> String {
+        format!(
+            "{} pages, {} links",
+            thousands(f.counts.pages),
+            thousands(f.counts.links)
+        )
+    }
+
+    fn stats(&self, f: &IngestFigures) -> Vec<Figure> {
+        let c = &f.counts;
+        vec![
+            Figure::new(
+                "Input",
+                "input_bytes",
+                "input read",
+                Amount::Bytes(f.input_bytes),
+            ),
+            Figure::new(
+                "Input",
+                "records",
+                "WARC records",
+                Amount::Counts(c.records.clone()),
+            ),
+            Figure::new("Input", "files", "HTML files", Amount::Count(c.files)),
+            Figure::new(
+                "Input",
+                "other_files",
+                "other files (not read)",
+                Amount::Count(c.other_files),
+            ),
+            Figure::new(
+                "Input",
+                "skipped",
+                "skipped records or lines",
+                Amount::Count(c.skipped),
+            ),
+            Figure::new("Pages", "html_bytes", "HTML", Amount::Bytes(c.html_bytes)),
+            Figure::new(
+                "Pages",
+                "not_html",
+                "responses not HTML",
+                Amount::Count(c.not_html),
+            ),
+            Figure::new(
+                "Pages",
+                "error_status",
+                "error statuses",
+                Amount::Count(c.error_status),
+            ),
+            Figure::new(
+                "Pages",
+                "redirects",
+                "redirects",
+                Amount::Count(c.redirects),
+            ),
+            Figure::new(
+                "Pages",
+                "dropped_links",
+                "links dropped",
+                Amount::Count(c.dropped_links),
+            ),
+        ]
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<IngestFigures> {

@@ -1,13 +1,13 @@
 //! The payloads of the per-page files ingest writes and resolve reads (see
 //! `formats/pagefiles.md`). Each kind shares the page-file layout of
-//! [`super::pagefile`]; these are the kind-specific fields after the page delta.
+//! [`crate::container::pagefile`]; these are the kind-specific fields after the page delta.
 
 use std::io::Write;
 use std::path::Path;
 
+use crate::container::pagefile::{get_bytes, get_str, get_u64, PageFile};
 use crate::container::FileKind;
 use crate::error::{IoContext, Result};
-use crate::ingest::pagefile::{get_bytes, get_str, get_u64, PageFile};
 use crate::tsv::escape;
 use crate::varint;
 
@@ -82,7 +82,7 @@ pub fn check_record(kind: &FileKind, key: u64, input: &mut &[u8]) -> Result<()> 
 /// with `line`, formats the record as a TSV line without the newline.
 type FormatRecord = fn(u64, &mut &[u8], Option<&mut String>) -> Result<()>;
 
-fn verify_records(path: &Path, kind: &FileKind, format: FormatRecord) -> Result<()> {
+fn verify_records(path: &Path, kind: &'static FileKind, format: FormatRecord) -> Result<()> {
     let f = PageFile::open(path, kind)?;
     f.container().verify(|_, _, _| Ok(()))?;
     f.for_each(|key, input| format(key, input, None))
@@ -90,7 +90,7 @@ fn verify_records(path: &Path, kind: &FileKind, format: FormatRecord) -> Result<
 
 fn dump_records(
     path: &Path,
-    kind: &FileKind,
+    kind: &'static FileKind,
     header: &str,
     format: FormatRecord,
     out: &mut dyn Write,

@@ -29,16 +29,17 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::container::pagefile::{PageFile, PageFileWriter};
 use crate::docs::{Doc, DocWriter};
 use crate::error::{Error, Result};
 use crate::graph::import::write_edges;
 use crate::graph::Direction;
-use crate::ingest::pagefile::{PageFile, PageFileWriter};
 use crate::ingest::records::{self, PageRec};
 use crate::ingest::urltable::UrlTableWriter;
-use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::Unit;
 use crate::sort::{Combine, ExternalSorter, Sorted};
+use crate::units::thousands;
 use crate::url;
 use crate::varint;
 
@@ -123,6 +124,36 @@ impl Stage for Resolve {
 
     fn records(f: &ResolveFigures) -> u64 {
         f.nodes
+    }
+
+    fn headline(&self, f: &ResolveFigures) -> String {
+        format!(
+            "{} docs on {} hosts, {} arcs",
+            thousands(f.nodes),
+            thousands(f.hosts),
+            thousands(f.arcs)
+        )
+    }
+
+    fn stats(&self, f: &ResolveFigures) -> Vec<Figure> {
+        vec![
+            Figure::new("Pages", "pages", "pages", Amount::Count(f.pages)),
+            Figure::new(
+                "Pages",
+                "duplicate_captures",
+                "duplicate captures",
+                Amount::Count(f.duplicate_captures),
+            ),
+            Figure::new("Pages", "links", "links", Amount::Count(f.links)),
+            Figure::new("Pages", "anchors", "anchors", Amount::Count(f.anchors)),
+            Figure::new("Pages", "hosts", "hosts", Amount::Count(f.hosts)),
+            Figure::new(
+                "Link graph",
+                "self_loops",
+                "self-loops dropped",
+                Amount::Count(f.self_loops),
+            ),
+        ]
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<ResolveFigures> {

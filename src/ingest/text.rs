@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
+use crate::container::pagefile::PageFile;
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
-use crate::ingest::pagefile::PageFile;
 use crate::ingest::records;
 use crate::sort::{Combine, ExternalSorter, SortConfig};
 

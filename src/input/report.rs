@@ -5,7 +5,7 @@
 //! A stage's figures count skips by [`SkipKind`] and keep the first few for
 //! its summary; the report is where the rest go, so that nothing is dropped
 //! silently however much is dropped. It is a page file
-//! ([`crate::ingest::pagefile`]): records in key order in zstd blocks, the
+//! ([`crate::container::pagefile`]): records in key order in zstd blocks, the
 //! key being **the number of records the stage had kept before** the skipped
 //! one (for `ingest` the page number the next page gets, so a skip sits
 //! between the pages it came between; for a cut, the page number of the page
@@ -28,9 +28,9 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::skip::{Skip, SkipKind};
+use crate::container::pagefile::{get_bytes, get_str, PageFile, PageFileWriter};
 use crate::container::FileKind;
 use crate::error::{Error, IoContext, Result};
-use crate::ingest::pagefile::{get_bytes, get_str, PageFile, PageFileWriter};
 use crate::tsv::escape;
 use crate::varint;
 

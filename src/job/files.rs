@@ -6,8 +6,7 @@
 //! manifest records outputs under [`JobFile::name`]; the tools find a file's
 //! kind and producers here.
 
-use crate::container::FileKind;
-use crate::dedup::Alg;
+use super::Alg;
 
 /// A stage of the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -24,6 +23,9 @@ pub enum StageId {
     Index,
     /// Near-duplicates by one algorithm.
     Dedup(Alg),
+    /// A stage from outside the built-in set, registered with
+    /// `crate::registry::Registry::with`: its name in the manifest.
+    Custom(&'static str),
 }
 
 impl StageId {
@@ -49,10 +51,11 @@ impl StageId {
             StageId::PageRank => "pagerank".into(),
             StageId::Index => "index".into(),
             StageId::Dedup(a) => format!("dedup-{}", a.name()),
+            StageId::Custom(name) => name.into(),
         }
     }
 
-    /// The stage of a manifest name.
+    /// The stage of a manifest name (built-in stages only).
     pub fn parse(name: &str) -> Option<StageId> {
         StageId::all().into_iter().find(|s| s.name() == name)
     }
@@ -65,6 +68,7 @@ impl StageId {
             StageId::PageRank => "webmill pagerank JOB".into(),
             StageId::Index => "webmill index JOB".into(),
             StageId::Dedup(a) => format!("webmill dedup JOB --alg {}", a.name()),
+            StageId::Custom(_) => "webmill run --out JOB INPUT…".into(),
         }
     }
 
@@ -132,6 +136,13 @@ pub enum JobFile {
     /// input (`ingest`, `import-graph`): every record or file not kept, every
     /// cut, with file, place and reason.
     Skips(StageId),
+    /// A container written by a [custom stage](StageId::Custom).
+    Custom {
+        /// The stage that writes it.
+        stage: &'static str,
+        /// Its path in the job.
+        name: &'static str,
+    },
 }
 
 /// The stages that write a skip report.
@@ -199,10 +210,11 @@ impl JobFile {
             JobFile::FullBarrel(b) => format!("index/full-{b:03}.wm"),
             JobFile::ShortBarrel(b) => format!("index/short-{b:03}.wm"),
             JobFile::Skips(s) => format!("skips-{}.wm", s.name()),
+            JobFile::Custom { name, .. } => name.into(),
         }
     }
 
-    /// The file of a name, if a job can hold it.
+    /// The file of a name, if a job can hold it (built-in files only).
     pub fn from_name(name: &str) -> Option<JobFile> {
         let barrel = |prefix: &str| {
             name.strip_prefix(prefix)?
@@ -224,60 +236,34 @@ impl JobFile {
             .find(|f| f.name() == name)
     }
 
-    /// Its container kind; `None` for plots (SVG).
-    pub fn kind(self) -> Option<&'static FileKind> {
-        use crate::ingest::records;
-        Some(match self {
-            JobFile::Pages => &records::PAGES,
-            JobFile::Text => &records::TEXT,
-            JobFile::Repository => &records::REPO,
-            JobFile::Links => &records::LINKS,
-            JobFile::Docs => &crate::docs::DOCS,
-            JobFile::Urls => &crate::ingest::urltable::URLS,
-            JobFile::PageDoc => &records::PAGEDOC,
-            JobFile::Edges | JobFile::EdgesT => &crate::graph::edges::EDGES,
-            JobFile::Anchors => &records::ANCHORS,
-            JobFile::Ranks => &crate::rank::vector::RANKS,
-            JobFile::Sketches(_) => &crate::dedup::files::SKETCHES,
-            JobFile::Lexicon => &crate::index::lexicon::LEXICON,
-            JobFile::FieldLengths => &crate::index::fieldlens::FIELDLENS,
-            JobFile::FullBarrel(_) | JobFile::ShortBarrel(_) => &crate::index::inverted::BARREL,
-            JobFile::Pairs(_) => &crate::dedup::files::PAIRS,
-            JobFile::Skips(_) => &crate::input::SKIPS,
-            JobFile::Clusters(_) => &crate::dedup::files::CLUSTERS,
-            JobFile::RankPlot | JobFile::DedupPlot(_) => return None,
-        })
+    /// `true` for a webmill container, `false` for a plot (SVG). Its kind is
+    /// the registry's (`crate::kinds::of`), above every stage.
+    pub fn is_container(self) -> bool {
+        !matches!(self, JobFile::RankPlot | JobFile::DedupPlot(_))
     }
 
     /// The stages that can produce it (a job's link graph comes from either
     /// `resolve` or `import-graph`).
-    pub fn producers(self) -> &'static [StageId] {
+    pub fn producers(self) -> Vec<StageId> {
         match self {
             JobFile::Pages | JobFile::Text | JobFile::Repository | JobFile::Links => {
-                &[StageId::Ingest]
+                vec![StageId::Ingest]
             }
-            JobFile::Skips(stage) => match REPORTING.iter().position(|&s| s == stage) {
-                Some(i) => &REPORTING[i..=i],
-                None => &[],
-            },
+            JobFile::Skips(stage) => REPORTING.into_iter().filter(|&s| s == stage).collect(),
             JobFile::Docs | JobFile::Edges | JobFile::EdgesT => {
-                &[StageId::Resolve, StageId::ImportGraph]
+                vec![StageId::Resolve, StageId::ImportGraph]
             }
-            JobFile::Urls | JobFile::PageDoc | JobFile::Anchors => &[StageId::Resolve],
-            JobFile::Ranks | JobFile::RankPlot => &[StageId::PageRank],
+            JobFile::Urls | JobFile::PageDoc | JobFile::Anchors => vec![StageId::Resolve],
+            JobFile::Ranks | JobFile::RankPlot => vec![StageId::PageRank],
             JobFile::Lexicon
             | JobFile::FieldLengths
             | JobFile::FullBarrel(_)
-            | JobFile::ShortBarrel(_) => &[StageId::Index],
+            | JobFile::ShortBarrel(_) => vec![StageId::Index],
+            JobFile::Custom { stage, .. } => vec![StageId::Custom(stage)],
             JobFile::Sketches(a)
             | JobFile::Pairs(a)
             | JobFile::Clusters(a)
-            | JobFile::DedupPlot(a) => match a {
-                Alg::Exact => &[StageId::Dedup(Alg::Exact)],
-                Alg::Broder => &[StageId::Dedup(Alg::Broder)],
-                Alg::Charikar => &[StageId::Dedup(Alg::Charikar)],
-                Alg::MinHash => &[StageId::Dedup(Alg::MinHash)],
-            },
+            | JobFile::DedupPlot(a) => vec![StageId::Dedup(a)],
         }
     }
 }

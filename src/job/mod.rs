@@ -28,6 +28,9 @@
 //! ([`JobView`]) take no lock, so `stats`, `export` or `verify` work while
 //! another process writes the job, and on a read-only copy.
 
+mod alg;
+mod dyn_stage;
+pub mod figure;
 pub mod files;
 pub mod manifest;
 pub mod plan;
@@ -38,11 +41,14 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+pub use alg::Alg;
+pub use dyn_stage::{DynStage, How};
+pub use figure::{Amount, Figure};
 pub use files::{JobFile, StageId};
 pub use manifest::{
     Attempt, Figures, Manifest, Output, Published, StageRecord, MANIFEST, MANIFEST_VERSION,
 };
-pub use stage::{Outcome, Stage, StageContext};
+pub use stage::{Outcome, Stage, StageContext, StagePaths};
 
 use crate::container::Container;
 use crate::error::{Error, IoContext, Result};
@@ -337,7 +343,11 @@ fn missing(file: JobFile) -> String {
 }
 
 /// A stage's figures from its record.
-fn figures_of<S: Stage>(dir: &Path, stage: StageId, p: &Published) -> Result<S::Figures> {
+pub(crate) fn figures_of<S: Stage>(
+    dir: &Path,
+    stage: StageId,
+    p: &Published,
+) -> Result<S::Figures> {
     serde_json::from_value(serde_json::Value::Object(p.figures.extra.clone())).map_err(|e| {
         Error::corrupt(
             dir.join(MANIFEST),
@@ -602,12 +612,15 @@ impl Job {
         });
         self.save()?;
         resources::reset_peak_rss();
+        let paths = StagePaths {
+            inputs: input_paths,
+            outputs: staging,
+            tmp: tmp.clone(),
+        };
         let cx = StageContext::new(
             id,
             settings,
-            tmp.clone(),
-            staging,
-            input_paths,
+            paths,
             stage.outputs().into_iter().collect(),
             resume,
         );
@@ -887,32 +900,29 @@ fn remove_if_exists(path: &Path) -> Result<()> {
     }
 }
 
-/// The manifest entry of an output written at `path`.
+/// The manifest entry of an output written at `path` (its structure checked;
+/// a container's kind is recorded as its header names it).
 fn describe_output(file: JobFile, path: &Path) -> Result<Output> {
-    match file.kind() {
-        Some(kind) => {
-            let c = kind.open(path).map_err(|e| match e {
-                Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
-                    Error::internal(format!(
-                        "the stage did not write its declared output {file} ({})",
-                        path.display()
-                    ))
-                }
-                e => e,
-            })?;
-            Ok(output_of(&file.name(), &c))
-        }
-        None => {
-            let bytes = fs::read(path).at(path)?;
-            Ok(Output {
-                path: file.name(),
-                kind: "svg".into(),
-                bytes: bytes.len() as u64,
-                records: 0,
-                checksum: format!("{:08x}", crc32c::crc32c(&bytes)),
-            })
-        }
+    if !file.is_container() {
+        let bytes = fs::read(path).at(path)?;
+        return Ok(Output {
+            path: file.name(),
+            kind: "svg".into(),
+            bytes: bytes.len() as u64,
+            records: 0,
+            checksum: format!("{:08x}", crc32c::crc32c(&bytes)),
+        });
     }
+    let c = Container::open(path).map_err(|e| match e {
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+            Error::internal(format!(
+                "the stage did not write its declared output {file} ({})",
+                path.display()
+            ))
+        }
+        e => e,
+    })?;
+    Ok(output_of(&file.name(), &c))
 }
 
 /// The manifest entry of a container published as `name`.

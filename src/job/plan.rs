@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use super::files::{JobFile, StageId};
 use super::manifest::Manifest;
-use super::Stage;
+use super::DynStage;
 use crate::error::{Error, Result};
 
 /// A stage's declaration: its id and the job files it reads and writes.
@@ -29,7 +29,7 @@ pub struct Declared {
 
 impl Declared {
     /// The declaration of `stage`.
-    pub fn of<S: Stage>(stage: &S) -> Declared {
+    pub fn of(stage: &(impl DynStage + ?Sized)) -> Declared {
         Declared {
             id: stage.id(),
             inputs: stage.inputs(),
@@ -130,7 +130,7 @@ impl StageState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dedup::Alg;
+    use crate::job::Alg;
 
     fn decl(id: StageId, inputs: &[JobFile], outputs: &[JobFile]) -> Declared {
         Declared {

@@ -20,6 +20,7 @@ use serde::Serialize;
 use super::files::{JobFile, StageId};
 use super::manifest::Published;
 use super::Settings;
+use crate::container::Container;
 use crate::error::{Error, IoContext, Result};
 use crate::progress::{Task, Unit};
 use crate::sort::{Combine, ExternalSorter, Record, SortConfig};
@@ -45,6 +46,22 @@ pub trait Stage {
     fn outputs(&self) -> Vec<JobFile>;
     /// The count recorded as the stage's `records` figure.
     fn records(figures: &Self::Figures) -> u64;
+    /// Its result in a few words (`"1,234 pages, 5,678 links"`), for `webmill
+    /// run`'s display and the job summary.
+    /// By default: its record count.
+    fn headline(&self, figures: &Self::Figures) -> String {
+        format!(
+            "{} records",
+            crate::units::thousands(Self::records(figures))
+        )
+    }
+    /// Its figures, typed (key, label, group, unit), for `webmill stats`, the
+    /// job summary and the server's statistics page. By default: none
+    /// beyond the records, time and memory every stage has.
+    fn stats(&self, figures: &Self::Figures) -> Vec<super::Figure> {
+        let _ = figures;
+        Vec::new()
+    }
     /// Does the work: reads its inputs and writes its outputs through `cx`.
     fn run(&self, cx: &mut StageContext) -> Result<Self::Figures>;
 }
@@ -91,6 +108,24 @@ impl<F> Outcome<F> {
     }
 }
 
+/// Where a stage's files are: the storage seam. A stage never builds a path
+/// itself; its [`StageContext`] hands out these. A job fills them from its
+/// manifest (inputs: the published files; outputs: the stage's staging
+/// directory, swapped in when it publishes; tmp: `JOB/tmp/STAGE`). A shard of
+/// a distributed job fills them with the shard's own directories (its inputs
+/// as the executor sees them, an attempt directory published by rename), and
+/// runs the same stage code (see "Storage seam" in ARCHITECTURE.md).
+#[derive(Clone, Debug)]
+pub struct StagePaths {
+    /// Every declared input's path.
+    pub inputs: BTreeMap<JobFile, PathBuf>,
+    /// The directory outputs are written into, each at `outputs/NAME` with
+    /// NAME its [`JobFile::name`].
+    pub outputs: PathBuf,
+    /// The stage's temporary directory: checkpoints and sort runs.
+    pub tmp: PathBuf,
+}
+
 /// What a running stage may touch: its declared inputs (read-only, published
 /// by finished stages), its declared outputs (built in a staging directory
 /// inside the job and swapped in when the stage publishes), a temporary
@@ -114,22 +149,50 @@ impl StageContext {
     pub(super) fn new(
         stage: StageId,
         settings: &Settings,
-        tmp: PathBuf,
-        staging: PathBuf,
-        inputs: BTreeMap<JobFile, PathBuf>,
+        paths: StagePaths,
         outputs: BTreeSet<JobFile>,
         resumed: bool,
     ) -> StageContext {
         StageContext {
             stage,
             settings: settings.clone(),
-            tmp,
-            staging,
-            inputs,
+            tmp: paths.tmp,
+            staging: paths.outputs,
+            inputs: paths.inputs,
             outputs,
             resumed,
             started: Instant::now(),
         }
+    }
+
+    /// The context of `stage` outside a job: its files where `paths` says
+    /// (every input the stage declares must be there), no manifest. It
+    /// resumes from what `paths.tmp` holds. For a shard of a distributed job,
+    /// and for tests and benchmarks that run one stage on files of their own;
+    /// the outputs are left in `paths.outputs`.
+    pub fn detached<S: Stage>(
+        stage: &S,
+        settings: &Settings,
+        paths: StagePaths,
+    ) -> Result<StageContext> {
+        for file in stage.inputs() {
+            if !paths.inputs.contains_key(&file) {
+                return Err(Error::usage(format!(
+                    "stage {} needs its input {file}, which was not given",
+                    stage.id()
+                )));
+            }
+        }
+        let resumed = std::fs::read_dir(&paths.tmp).is_ok_and(|mut d| d.next().is_some());
+        let cx = StageContext::new(
+            stage.id(),
+            settings,
+            paths,
+            stage.outputs().into_iter().collect(),
+            resumed,
+        );
+        cx.prepare()?;
+        Ok(cx)
     }
 
     /// The stage.
@@ -169,9 +232,10 @@ impl StageContext {
     /// writing it again.
     pub fn output_done(&self, file: JobFile) -> Result<bool> {
         let path = self.output(file)?;
-        Ok(match file.kind() {
-            Some(kind) => kind.open(&path).is_ok(),
-            None => path.exists(),
+        Ok(if file.is_container() {
+            Container::open(&path).is_ok()
+        } else {
+            path.exists()
         })
     }
 

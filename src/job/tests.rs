@@ -5,8 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::*;
+use crate::container::pagefile::{PageFile, PageFileWriter};
 use crate::docs::{Doc, DocTable, DocWriter};
-use crate::ingest::pagefile::{PageFile, PageFileWriter};
 use crate::ingest::records::{PageRec, PAGES};
 
 /// A source stage (as `ingest`): writes `n` pages whose titles carry `tag`.

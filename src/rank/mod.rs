@@ -45,8 +45,9 @@ use serde_json::{json, Value};
 use crate::docs::DocTable;
 use crate::error::{Error, IoContext, Result};
 use crate::graph::EdgeFile;
-use crate::job::{Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
+use crate::job::{Amount, Figure, Job, JobFile, Outcome, Settings, Stage, StageContext, StageId};
 use crate::progress::Unit;
+use crate::units::thousands;
 pub use vector::{RankVector, VectorReader, VectorWriter};
 
 /// Chunk length of [`ChunkedSum`].
@@ -460,6 +461,41 @@ impl Stage for PageRank {
 
     fn records(f: &PageRankFigures) -> u64 {
         f.nodes
+    }
+
+    fn headline(&self, f: &PageRankFigures) -> String {
+        format!(
+            "{} after {} iterations",
+            if f.converged {
+                "converged"
+            } else {
+                "stopped at --max-iter"
+            },
+            thousands(u64::from(f.iterations))
+        )
+    }
+
+    fn stats(&self, f: &PageRankFigures) -> Vec<Figure> {
+        vec![
+            Figure::new(
+                "Stages",
+                "pagerank_iterations",
+                "PageRank iterations",
+                Amount::Count(u64::from(f.iterations)),
+            ),
+            Figure::new(
+                "Stages",
+                "pagerank_converged",
+                "PageRank converged",
+                Amount::Flag(f.converged),
+            ),
+            Figure::new(
+                "Stages",
+                "pagerank_l1",
+                "PageRank last L1 change",
+                Amount::Number(f.l1),
+            ),
+        ]
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<PageRankFigures> {

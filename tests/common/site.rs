@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::common::{ingested_job, Rng};
+use webmill::container::pagefile::PageFile;
 use webmill::docs::DocTable;
 use webmill::index::hit::Hit;
 use webmill::index::indexer::{fancy_hits, text_hits, Tokens};
 use webmill::index::Sources;
-use webmill::ingest::pagefile::PageFile;
 use webmill::ingest::records;
 use webmill::job::Job;
 

@@ -5,16 +5,16 @@
 //! plain log lines (`[0:00:12] pagerank: running`), and long tasks log their
 //! progress every few seconds; with `-q`, nothing.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::Value;
 use webmill::job::plan::StageState;
 use webmill::job::{Manifest, Published, StageId};
 use webmill::pipeline::{How, Observer};
+use webmill::registry::Registry;
 
-use crate::cmd::thousands;
 use crate::progress::BarReporter;
 
 /// The stages running now, shared with the Ctrl-C handler.
@@ -29,6 +29,8 @@ pub struct JobDisplay {
     plain: bool,
     running: Running,
     ended: Vec<(StageId, How)>,
+    job: PathBuf,
+    registry: Registry,
     /// Stages that had finished before this run began: they are checked,
     /// and skipped unless their inputs or outputs changed, so they are not
     /// announced as running.
@@ -99,12 +101,21 @@ impl JobDisplay {
             plain,
             running: Arc::default(),
             ended: Vec::new(),
+            job: PathBuf::from(name),
+            registry: Registry::standard(),
             finished_before: stages
                 .iter()
                 .copied()
                 .filter(|&s| StageState::of(manifest, s) == StageState::Finished)
                 .collect(),
         }
+    }
+
+    /// A stage's result in a few words, from its record.
+    fn headline(&self, stage: StageId, record: &Published) -> String {
+        self.registry
+            .headline(&self.job, stage, record)
+            .unwrap_or_else(|e| e.to_string())
     }
 
     /// The stages running now (for the Ctrl-C handler).
@@ -201,17 +212,13 @@ impl Observer for JobDisplay {
             .unwrap_or_else(|e| e.into_inner())
             .retain(|&s| s != stage);
         self.ended.push((stage, how));
+        let headline = self.headline(stage, record);
         let what = match how {
-            How::Skipped => format!("skipped: finished before — {}", headline(stage, record)),
-            How::Ran => format!(
-                "done in {:.1} s — {}",
-                record.figures.seconds,
-                headline(stage, record)
-            ),
+            How::Skipped => format!("skipped: finished before — {headline}"),
+            How::Ran => format!("done in {:.1} s — {headline}", record.figures.seconds),
             How::Resumed => format!(
-                "resumed, done in {:.1} s — {}",
-                record.figures.seconds,
-                headline(stage, record)
+                "resumed, done in {:.1} s — {headline}",
+                record.figures.seconds
             ),
         };
         if let Some(bar) = self.line(stage) {
@@ -229,41 +236,5 @@ impl Observer for JobDisplay {
             ));
         }
         self.log(&format!("{stage}: {what}"));
-    }
-}
-
-/// A stage's result in a few words, from its recorded figures.
-pub fn headline(stage: StageId, record: &Published) -> String {
-    let f = &record.figures.extra;
-    let n = |k: &str| thousands(f.get(k).and_then(Value::as_u64).unwrap_or(0));
-    match stage {
-        StageId::Ingest => format!("{} pages, {} links", n("pages"), n("links")),
-        StageId::Resolve => format!(
-            "{} docs on {} hosts, {} arcs",
-            n("nodes"),
-            n("hosts"),
-            n("arcs")
-        ),
-        StageId::ImportGraph => format!("{} nodes, {} arcs", n("nodes"), n("arcs")),
-        StageId::PageRank => format!(
-            "{} after {} iterations",
-            if f.get("converged").and_then(Value::as_bool) == Some(true) {
-                "converged"
-            } else {
-                "stopped at --max-iter"
-            },
-            n("iterations")
-        ),
-        StageId::Index => format!(
-            "{} words, {} postings",
-            n("words"),
-            thousands(
-                f.get("postings")
-                    .and_then(|p| p.get(0))
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0)
-            )
-        ),
-        StageId::Dedup(_) => format!("{} pairs in {} clusters", n("pairs"), n("clusters")),
     }
 }

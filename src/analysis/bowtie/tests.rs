@@ -187,6 +187,47 @@ fn run(dir: &Path, n: u64, arcs: &[(u64, u64)], opts: &BowTieOptions) -> Result<
     bow_tie(&f, &t, &dir.join("tmp"), 1 << 30, &Silent, opts)
 }
 
+/// Semi-external throughout.
+fn semi_external() -> BowTieOptions {
+    BowTieOptions {
+        in_memory: InMemory::Never,
+        ..BowTieOptions::default()
+    }
+}
+
+/// The result without what was read.
+fn answer(b: &BowTie) -> BowTie {
+    BowTie {
+        passes: Passes::default(),
+        ..b.clone()
+    }
+}
+
+/// The bow-tie by each path — the whole graph in memory, semi-external with
+/// the residual in memory, semi-external throughout — checked to agree in
+/// everything but the passes; the semi-external one is returned.
+fn run_each_path(n: u64, arcs: &[(u64, u64)]) -> BowTie {
+    let mut got = Vec::new();
+    for mode in [InMemory::Auto, InMemory::ResidualOnly, InMemory::Never] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = BowTieOptions {
+            in_memory: mode,
+            ..BowTieOptions::default()
+        };
+        let b = run(dir.path(), n, arcs, &opts).unwrap();
+        match mode {
+            InMemory::Auto => assert_eq!(b.passes.in_memory_nodes, n, "{b:?}"),
+            InMemory::Never => assert_eq!(b.passes.in_memory_nodes, 0, "{b:?}"),
+            InMemory::ResidualOnly => assert!(b.passes.in_memory_nodes < n.max(1), "{b:?}"),
+        }
+        got.push(b);
+    }
+    for b in &got[..2] {
+        assert_eq!(answer(b), answer(&got[2]), "n = {n}");
+    }
+    got.pop().unwrap()
+}
+
 #[test]
 fn matches_tarjan_on_web_like_graphs() {
     for (n, seed) in [
@@ -199,7 +240,8 @@ fn matches_tarjan_on_web_like_graphs() {
     ] {
         let dir = tempfile::tempdir().unwrap();
         let arcs = web_like(n, seed);
-        let got = run(dir.path(), n, &arcs, &BowTieOptions::default()).unwrap();
+        let got = run(dir.path(), n, &arcs, &semi_external()).unwrap();
+        assert_eq!(answer(&got), answer(&run_each_path(n, &arcs)));
         let want = naive(n, &arcs, got.pivot);
         assert_eq!(parts(&got), parts(&want), "n = {n}: {got:?}");
         assert_eq!(got.scc_sizes, want.scc_sizes, "n = {n}");
@@ -216,7 +258,7 @@ fn a_reversed_chain_is_trimmed_not_coloured_one_round_per_node() {
     let n = 5000u64;
     let arcs: Vec<(u64, u64)> = (1..n).map(|v| (v, v - 1)).collect();
     let dir = tempfile::tempdir().unwrap();
-    let got = run(dir.path(), n, &arcs, &BowTieOptions::default()).unwrap();
+    let got = run(dir.path(), n, &arcs, &semi_external()).unwrap();
     assert_eq!(got.scc_count, n);
     assert_eq!(got.largest_scc, 1);
     assert!(got.passes.colour_rounds <= 2, "{:?}", got.passes);
@@ -244,8 +286,7 @@ fn a_pivot_outside_the_giant_component_is_corrected() {
         .chain((2..60).map(|v| (0, 200 + v)))
         .collect();
     let n = 300;
-    let dir = tempfile::tempdir().unwrap();
-    let got = run(dir.path(), n, &arcs, &BowTieOptions::default()).unwrap();
+    let got = run_each_path(n, &arcs);
     let want = naive(n, &arcs, got.pivot);
     assert_eq!(parts(&got), parts(&want), "{got:?}");
     assert_eq!(got.scc_sizes, want.scc_sizes);
@@ -256,8 +297,7 @@ proptest! {
     #[test]
     fn matches_tarjan_on_random_graphs(n in 1u64..120, arcs in proptest::collection::vec((0u64..120, 0u64..120), 0..400)) {
         let arcs: Vec<(u64, u64)> = arcs.into_iter().map(|(s, d)| (s % n, d % n)).collect();
-        let dir = tempfile::tempdir().unwrap();
-        let got = run(dir.path(), n, &arcs, &BowTieOptions::default()).unwrap();
+        let got = run_each_path(n, &arcs);
         let want = naive(n, &arcs, got.pivot);
         prop_assert_eq!(parts(&got), parts(&want));
         prop_assert_eq!(&got.scc_sizes, &want.scc_sizes);
@@ -269,11 +309,12 @@ fn an_interrupted_run_resumes_to_the_same_result() {
     let n = 20_000;
     let arcs = web_like(n, 9);
     let dir = tempfile::tempdir().unwrap();
-    let whole = run(dir.path(), n, &arcs, &BowTieOptions::default()).unwrap();
     let every = BowTieOptions {
+        in_memory: InMemory::Never,
         checkpoint_every: Duration::ZERO,
         interrupt_after: None,
     };
+    let whole = run(dir.path(), n, &arcs, &every).unwrap();
     // Kill after the k-th checkpoint, for every k, then resume.
     let mut k = 1;
     loop {
@@ -313,4 +354,57 @@ fn refuses_a_budget_below_its_arrays() {
     )
     .unwrap_err();
     assert!(matches!(err, Error::Budget { .. }), "{err}");
+}
+
+#[test]
+fn the_paths_agree_when_several_sccs_tie_for_largest() {
+    // Three 4-cycles and a 4-cycle-free pivot: node 20 has the largest
+    // in × out degree but is a singleton, so every path must choose among
+    // the tied cycles by the same rule (the smallest largest node).
+    let mut arcs = Vec::new();
+    for base in [12u64, 0, 6] {
+        for i in 0..4 {
+            arcs.push((base + i, base + (i + 1) % 4));
+        }
+    }
+    for v in [1u64, 7, 13, 4, 5, 16] {
+        arcs.push((v, 20));
+        arcs.push((20, 21 + v % 3));
+    }
+    let got = run_each_path(30, &arcs);
+    assert_eq!(got.largest_scc, 4);
+    assert_eq!(got.pivot, 3, "{got:?}");
+    let want = naive(30, &arcs, got.pivot);
+    assert_eq!(parts(&got), parts(&want));
+}
+
+#[test]
+fn the_residual_pass_runs_when_only_the_residual_fits() {
+    let n = 100_000;
+    let arcs = web_like(n, 11);
+    let dir = tempfile::tempdir().unwrap();
+    let (f, t) = write_graph(dir.path(), n, &arcs);
+    let m = EdgeFile::open(&f).unwrap().stats().arcs;
+    // Just too little for the whole graph: the residual pass must take over.
+    let budget = memory::whole_bytes(n, m) - 1;
+    let got = bow_tie(
+        &f,
+        &t,
+        &dir.path().join("tmp"),
+        budget,
+        &Silent,
+        &BowTieOptions::default(),
+    )
+    .unwrap();
+    assert!(got.passes.in_memory_nodes > 0, "{:?}", got.passes);
+    let semi = bow_tie(
+        &f,
+        &t,
+        &dir.path().join("tmp2"),
+        1 << 30,
+        &Silent,
+        &semi_external(),
+    )
+    .unwrap();
+    assert_eq!(answer(&got), answer(&semi));
 }

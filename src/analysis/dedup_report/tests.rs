@@ -1,9 +1,9 @@
 //! The report against counts and judgements made in memory.
 
 use super::*;
+use crate::container::pagefile::PageFileWriter;
 use crate::dedup::files::PAIRS;
 use crate::docs::{Doc, DocWriter};
-use crate::ingest::pagefile::PageFileWriter;
 use crate::progress::silent;
 
 fn write_pairs(path: &Path, pairs: &[(u64, u64, f32)]) {

@@ -3,14 +3,38 @@
 //! tabulation on a grid for the count over all pairs.
 
 use rayon::prelude::*;
+use serde::Serialize;
 
-use super::report::EvalSetup;
 use super::similarity::Measure;
 use crate::dedup::minhash::{DEFAULT_BANDS, DEFAULT_ROWS, MINHASH_LEN};
 use crate::dedup::theory::{
     banding_probability, broder_probability, charikar_probability, minhash_detection_probability,
 };
 use crate::dedup::Alg;
+
+/// What `dedup-eval` compares and against which curve, from the stage's
+/// parameters.
+#[derive(Clone, Debug, Serialize)]
+pub struct EvalSetup {
+    /// The algorithm.
+    pub algorithm: String,
+    /// The true similarity measured.
+    pub similarity: String,
+    /// Shingle length in words (broder, minhash).
+    pub shingle: Option<usize>,
+    /// Min-hash threshold; with exact verification, the Jaccard coefficient a
+    /// broder or minhash pair must reach.
+    pub threshold: Option<f64>,
+    /// How candidates were verified (`"sketch"` or `"exact"`; broder and
+    /// minhash).
+    pub verify: Option<String>,
+    /// The theoretical curve, in words.
+    pub theory: String,
+    /// The precision target.
+    pub target: f64,
+    /// Recall is measured on pairs at or above this similarity.
+    pub recall_at: f64,
+}
 
 /// Points of the tabulated theoretical curves.
 const GRID: usize = 10_000;

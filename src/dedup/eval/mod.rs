@@ -96,8 +96,8 @@ mod sample;
 mod similarity;
 
 pub use bins::{COSINE_EDGES, JACCARD_EDGES};
-pub use curve::{default_target, theory_at};
-pub use report::{BinReport, EvalReport, EvalSetup};
+pub use curve::{default_target, theory_at, EvalSetup};
+pub use report::{BinReport, EvalReport};
 
 use sample::Sample;
 use similarity::{profile, Measure, Profile};

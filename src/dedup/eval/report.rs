@@ -6,31 +6,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::curve::theory_at;
-
-/// What `dedup-eval` compares and against which curve, from the stage's
-/// parameters.
-#[derive(Clone, Debug, Serialize)]
-pub struct EvalSetup {
-    /// The algorithm.
-    pub algorithm: String,
-    /// The true similarity measured.
-    pub similarity: String,
-    /// Shingle length in words (broder, minhash).
-    pub shingle: Option<usize>,
-    /// Min-hash threshold; with exact verification, the Jaccard coefficient a
-    /// broder or minhash pair must reach.
-    pub threshold: Option<f64>,
-    /// How candidates were verified (`"sketch"` or `"exact"`; broder and
-    /// minhash).
-    pub verify: Option<String>,
-    /// The theoretical curve, in words.
-    pub theory: String,
-    /// The precision target.
-    pub target: f64,
-    /// Recall is measured on pairs at or above this similarity.
-    pub recall_at: f64,
-}
+use super::curve::{theory_at, EvalSetup};
 
 /// One similarity bin of the report.
 #[derive(Clone, Debug, Serialize)]

@@ -159,6 +159,7 @@
 
 use encoding_rs::{Encoding, UTF_8};
 
+mod classes;
 mod entities;
 mod links;
 mod sniff;

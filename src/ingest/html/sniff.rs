@@ -6,7 +6,7 @@
 
 use encoding_rs::{CoderResult, Encoding, UTF_16BE, UTF_16LE, UTF_8, WINDOWS_1252};
 
-use super::tokenizer::is_space;
+use super::classes::is_space;
 use super::{CharsetSource, NotHtml, SNIFF_BYTES};
 
 /// Decodes `body` with `enc` into `out` (cleared first); true if any malformed

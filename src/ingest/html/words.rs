@@ -7,7 +7,7 @@
 //! them the visible text with the flags of the open elements. The rules are in
 //! the [module docs](super) (`# Words and their flags`).
 
-use super::tokenizer::{class, C_STOP, C_UPPER, C_WORD};
+use super::classes::{class, C_STOP, C_UPPER, C_WORD};
 use super::{flag, Sink, MAX_ANCHOR_BYTES, MAX_WORD_BYTES};
 
 /// The word being built, across text chunks.

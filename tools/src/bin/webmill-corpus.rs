@@ -25,9 +25,9 @@ use anyhow::Context;
 use clap::Parser;
 use rayon::prelude::*;
 use serde_json::json;
+use webmill::container::pagefile::PageFileWriter;
 use webmill::docs::{Doc, DocWriter};
 use webmill::graph::{Direction, EdgeWriter};
-use webmill::ingest::pagefile::PageFileWriter;
 use webmill::ingest::records::{encode_pagedoc, encode_text, PAGEDOC, TEXT};
 use webmill::job::{Begun, Job, JobFile, Settings, Stage, StageContext, StageId};
 

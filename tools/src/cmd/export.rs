@@ -39,7 +39,12 @@ pub struct Args {
     /// records in docid order; for Anserini, PISA's ciff2pisa and others;
     /// skips = `stage key action kind file location detail` (every input
     /// record or file `ingest` or `import-graph` did not keep and every cut it
-    /// made; key = the records kept before it, for a cut the record cut)
+    /// made; key = the records kept before it, for a cut the record cut);
+    /// bvgraph = the link graph in WebGraph's BVGraph format, binary whatever
+    /// --format says: -o BASENAME writes BASENAME.graph, .properties and
+    /// .offsets (node = docID, the job's arcs as they are: deduplicated,
+    /// self-loops only if imported with --keep-self-loops), for webgraph-cli,
+    /// the Java WebGraph and `import-graph --format bvgraph`
     #[arg(value_enum)]
     what: What,
     /// Job directory
@@ -70,6 +75,7 @@ enum What {
     Postings,
     Ciff,
     Skips,
+    Bvgraph,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -121,8 +127,8 @@ fn columns(what: What, urls: bool) -> Vec<Column> {
             col("location", Str),
             col("detail", Str),
         ],
-        // Not a table: written by the CIFF encoder.
-        What::Ciff => vec![],
+        // Not tables: written by the CIFF and BVGraph encoders.
+        What::Ciff | What::Bvgraph => vec![],
     }
 }
 
@@ -136,6 +142,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--urls applies to `export pairs` only");
     }
     let job = g.open_view(&args.job)?;
+    if args.what == What::Bvgraph {
+        return bvgraph(&args, g, &job);
+    }
     let cols = columns(args.what, args.urls);
     let out_name = args
         .output
@@ -370,9 +379,40 @@ fn fill(
                 })?;
             }
         }
-        What::Ciff => anyhow::bail!("ciff is not a table (written before any sink)"),
+        What::Ciff | What::Bvgraph => {
+            anyhow::bail!("{:?} is not a table (written before any sink)", args.what)
+        }
     }
     Ok(())
+}
+
+/// `export bvgraph`: the forward edge file as the BVGraph -o BASENAME.
+fn bvgraph(args: &Args, g: &Global, job: &JobView) -> anyhow::Result<ExitCode> {
+    use webmill::graph::bvgraph::{self, BvGraphFiles};
+    let Some(out) = &args.output else {
+        anyhow::bail!("export bvgraph writes three files: give -o BASENAME (for BASENAME.graph, .properties, .offsets)");
+    };
+    let files = BvGraphFiles::new(out)?;
+    let edges = EdgeFile::open(job.file(JobFile::Edges)?)?;
+    let reporter = g.reporter();
+    let task = reporter.task(
+        "export bvgraph",
+        Some(edges.stats().nodes),
+        webmill::progress::Unit::Records,
+    );
+    let w = bvgraph::write(&edges, &files, task.as_ref())?;
+    drop(task);
+    if !g.quiet() {
+        eprintln!(
+            "bvgraph: {} nodes, {} arcs, {} ({:.3} bits/arc) in {}.graph",
+            w.nodes,
+            w.arcs,
+            webmill::resources::format_bytes(w.graph_bytes),
+            w.bits_per_arc,
+            files.basename.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Every (term, docID, tf) of the full barrels, by term in byte order, then

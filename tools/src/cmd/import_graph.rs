@@ -46,13 +46,21 @@ use crate::Global;
 /// increase; ids skipped by the vertices file get docs with empty names; arcs
 /// naming an id beyond the last vertex are skipped and reported. The vertices
 /// file is streamed, never held in memory.
+///
+/// bvgraph: WebGraph's compressed graph (the LAW datasets, `webmill export
+/// bvgraph`): FILE is its BASENAME (or BASENAME.graph), for BASENAME.graph
+/// and BASENAME.properties, big- or little-endian. Nodes 0..n are the docIDs,
+/// nodes without arcs included; a node's name is its id. The stream is read
+/// in node order from a memory map; a missing file or a stream that does not
+/// decode fails the import, naming the file.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// Job directory (created if missing)
     #[arg(long, value_name = "JOB")]
     out: PathBuf,
-    /// Input format: snap (numeric ids), tsv (named nodes, e.g. URLs) or cc
-    /// (Common Crawl vertices + edges files); see above
+    /// Input format: snap (numeric ids), tsv (named nodes, e.g. URLs), cc
+    /// (Common Crawl vertices + edges files) or bvgraph (WebGraph's BVGraph,
+    /// by basename); see above
     #[arg(long, value_enum, default_value = "snap")]
     format: Format,
     /// docID order of --format tsv's names: bytes (byte order of the names) or
@@ -71,7 +79,7 @@ pub struct Args {
     #[arg(long)]
     force: bool,
     /// Input files, read in this order (cc: the vertices file, then the edges
-    /// files)
+    /// files; bvgraph: the graph's BASENAME)
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
 }
@@ -81,6 +89,7 @@ enum Format {
     Snap,
     Tsv,
     Cc,
+    Bvgraph,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -93,6 +102,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let format = match (args.format, args.order) {
         (Format::Snap, None) => GraphFormat::Snap,
         (Format::Cc, None) => GraphFormat::Cc,
+        (Format::Bvgraph, None) => GraphFormat::BvGraph,
         (Format::Tsv, order) => GraphFormat::Tsv(match order {
             None | Some(Order::Bytes) => NameOrder::Bytes,
             Some(Order::Host) => NameOrder::Host,

@@ -95,15 +95,4 @@ pub fn write_plot(path: &std::path::Path, svg: String, quiet: bool) -> anyhow::R
     Ok(())
 }
 
-/// Formats an integer with thousands separators.
-pub fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::with_capacity(s.len() + s.len() / 3);
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use webmill::units::thousands;

@@ -400,6 +400,14 @@ fn describe(s: &JobSummary, view: &JobView, job: &Path, display: &JobDisplay) ->
             format_bytes(bytes)
         );
     }
+    // Stages beyond the built-in ones (registered by a library user).
+    for st in s
+        .stages
+        .iter()
+        .filter(|st| webmill::job::StageId::parse(&st.stage).is_none())
+    {
+        let _ = writeln!(o, "  {:<11} {}", st.stage, st.headline);
+    }
     if s.skipped + s.cut == 0 {
         let _ = writeln!(o, "  skipped     no input record");
     } else {

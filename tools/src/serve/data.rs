@@ -9,9 +9,21 @@ use webmill::dedup::Alg;
 use webmill::docs::Doc;
 use webmill::docstore::DocStore;
 use webmill::graph::edges::EdgeFile;
-use webmill::job::{JobFile, JobView, Published};
+use webmill::job::{Figure, JobFile, JobView, Published};
 use webmill::search::Searcher;
 use webmill::{Error, Result};
+
+/// A finished stage as the statistics page shows it.
+pub struct StageFigures<'a> {
+    /// Its name.
+    pub name: String,
+    /// Its manifest record.
+    pub record: &'a Published,
+    /// Its result in a few words.
+    pub headline: String,
+    /// Its own figures, typed.
+    pub figures: Vec<Figure>,
+}
 
 /// In-links, out-links and near-duplicates listed on a document's page.
 pub const LINKS_SHOWN: usize = 200;
@@ -225,9 +237,20 @@ impl Served {
         self.store.raw(docid)
     }
 
-    /// The finished stages in pipeline order, with their figures.
-    pub fn stages(&self) -> Vec<(String, &Published)> {
-        self.view.manifest().finished_in_order()
+    /// The finished stages this build knows, in pipeline order: name,
+    /// record, headline and typed figures.
+    pub fn stages(&self) -> Result<Vec<StageFigures<'_>>> {
+        let registry = webmill::registry::Registry::standard();
+        let mut out = Vec::new();
+        for (stage, record) in registry.published(&self.view) {
+            out.push(StageFigures {
+                name: stage.id().name(),
+                record,
+                headline: stage.recorded_headline(self.view.dir(), record)?,
+                figures: stage.recorded_stats(self.view.dir(), record)?,
+            });
+        }
+        Ok(out)
     }
 
     /// The plots this job can show: (name in `/plot/NAME`, caption).

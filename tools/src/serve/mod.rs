@@ -592,12 +592,13 @@ pub fn parse_query_string(s: &str) -> Result<Vec<(String, String)>, String> {
             match b[i] {
                 b'+' => out.push(b' '),
                 b'%' => {
-                    let hex = b
-                        .get(i + 1..i + 3)
-                        .and_then(|h| std::str::from_utf8(h).ok())
-                        .and_then(|h| u8::from_str_radix(h, 16).ok())
-                        .ok_or_else(|| format!("The query string has a bad escape at byte {i}."))?;
-                    out.push(hex);
+                    // Two hex digits exactly (`u8::from_str_radix` would
+                    // also take a sign: `%+F`).
+                    let digit = |k: usize| b.get(i + k).and_then(|&c| char::from(c).to_digit(16));
+                    let (Some(hi), Some(lo)) = (digit(1), digit(2)) else {
+                        return Err(format!("The query string has a bad escape at byte {i}."));
+                    };
+                    out.push((hi * 16 + lo) as u8);
                     i += 2;
                 }
                 c => out.push(c),
@@ -642,5 +643,16 @@ mod tests {
         assert!(parse_query_string("q=%G1").is_err());
         assert!(parse_query_string("q=%4").is_err());
         assert_eq!(parse_query_string("").unwrap(), vec![]);
+    }
+
+    /// Regression: `%+F` was decoded as byte 0x0F (`u8::from_str_radix`
+    /// accepts a leading `+`); a sign is not a hex digit.
+    #[test]
+    fn a_sign_is_not_a_hex_digit() {
+        for bad in ["q=%+F", "q=%-1", "q=%+", "q=a%+0b"] {
+            let e = parse_query_string(bad).unwrap_err();
+            assert!(e.contains("bad escape"), "{bad}: {e}");
+        }
+        assert_eq!(parse_query_string("q=%2B%2b").unwrap()[0].1, "++");
     }
 }

@@ -432,35 +432,32 @@ pub fn stats(app: &Served) -> String {
         );
     }
     body.push_str("<h2>Stages</h2><div class=\"stages\">");
-    for (stage, p) in app.stages() {
-        let f = &p.figures;
+    let stages = match app.stages() {
+        Ok(s) => s,
+        Err(e) => return error(app, 500, &e.to_string()),
+    };
+    for st in stages {
+        let f = &st.record.figures;
         let _ = write!(
             body,
-            "<section><h3>{}</h3><table class=\"fig\">\
+            "<section><h3>{}</h3><p>{}</p><table class=\"fig\">\
              <tr><td>records</td><td class=\"n\">{}</td></tr>\
              <tr><td>output bytes</td><td class=\"n\">{}</td></tr>\
              <tr><td>seconds</td><td class=\"n\">{:.1}</td></tr>\
              <tr><td>peak memory</td><td class=\"n\">{}</td></tr>",
-            esc(&stage),
+            esc(&st.name),
+            esc(&st.headline),
             thousands(f.records),
             webmill::resources::format_bytes(f.bytes),
             f.seconds,
             webmill::resources::format_bytes(f.peak_rss),
         );
-        for (k, v) in &f.extra {
-            let v = match v {
-                serde_json::Value::Number(n) if n.is_u64() => {
-                    thousands(n.as_u64().unwrap_or_default())
-                }
-                serde_json::Value::String(s) => s.clone(),
-                v if v.is_array() || v.is_object() => continue,
-                v => v.to_string(),
-            };
+        for fig in &st.figures {
             let _ = write!(
                 body,
                 "<tr><td>{}</td><td class=\"n\">{}</td></tr>",
-                esc(k),
-                esc(&v)
+                esc(&fig.label),
+                esc(&fig.amount.show())
             );
         }
         body.push_str("</table></section>");

@@ -107,9 +107,10 @@ impl PageFileWriter {
     }
 }
 
-/// An open page file.
+/// An open page file, with the kind it was opened as.
 pub struct PageFile {
     c: Container,
+    kind: &'static FileKind,
 }
 
 /// A block's first page number.
@@ -128,12 +129,17 @@ fn block_key(c: &Container, i: usize) -> Result<u64> {
 
 impl PageFile {
     /// Opens a page file of `kind`.
-    pub fn open(path: impl AsRef<Path>, kind: &FileKind) -> Result<PageFile> {
+    pub fn open(path: impl AsRef<Path>, kind: &'static FileKind) -> Result<PageFile> {
         let c = kind.open(path)?;
         for i in 0..c.blocks().len() {
             block_key(&c, i)?;
         }
-        Ok(PageFile { c })
+        Ok(PageFile { c, kind })
+    }
+
+    /// The kind it was opened as.
+    pub fn kind(&self) -> &'static FileKind {
+        self.kind
     }
 
     /// The container.
@@ -285,8 +291,18 @@ pub fn get_str<'a>(input: &mut &'a [u8], what: &str) -> Result<&'a str> {
 mod tests {
     use super::*;
 
+    /// A page file of length-prefixed payloads (the container knows no
+    /// stage's kinds).
+    static TEST: FileKind = FileKind {
+        tag: "pftest",
+        version: 1,
+        what: "page file test records",
+        verify: |_| Ok(()),
+        dump: |_, _| Ok(()),
+    };
+
     fn write(path: &Path, pages: &[(u64, &[u8])], block: usize) {
-        let mut w = PageFileWriter::create(path, &crate::ingest::records::TEXT, block, 1).unwrap();
+        let mut w = PageFileWriter::create(path, &TEST, block, 1).unwrap();
         for (p, payload) in pages {
             let mut rec = Vec::new();
             varint::put_bytes(&mut rec, payload);
@@ -296,7 +312,7 @@ mod tests {
     }
 
     fn read(path: &Path) -> Vec<(u64, Vec<u8>)> {
-        let f = PageFile::open(path, &crate::ingest::records::TEXT).unwrap();
+        let f = PageFile::open(path, &TEST).unwrap();
         let mut out = Vec::new();
         f.for_each(|p, input| {
             out.push((p, get_bytes(input, "payload")?.to_vec()));
@@ -315,26 +331,14 @@ mod tests {
         write(&a, &[(0, b"x"), (1, &big), (1, b"y"), (3, &big)], 256);
         write(&b, &[(0, &big), (2, b"z")], 256);
         let out = dir.path().join("all.wm");
-        concat(
-            &[(a.clone(), 0), (b.clone(), 4)],
-            &crate::ingest::records::TEXT,
-            &out,
-            &json!({}),
-        )
-        .unwrap();
+        concat(&[(a.clone(), 0), (b.clone(), 4)], &TEST, &out, &json!({})).unwrap();
         let mut want = read(&a);
         want.extend(read(&b).into_iter().map(|(p, v)| (p + 4, v)));
         assert_eq!(read(&out), want);
-        let f = PageFile::open(&out, &crate::ingest::records::TEXT).unwrap();
+        let f = PageFile::open(&out, &TEST).unwrap();
         assert!(f.container().blocks().len() >= 4);
         assert_eq!(f.find_block(6), Some(f.container().blocks().len() - 1));
         // Parts out of order are refused.
-        assert!(concat(
-            &[(b, 4), (a, 0)],
-            &crate::ingest::records::TEXT,
-            &out,
-            &json!({})
-        )
-        .is_err());
+        assert!(concat(&[(b, 4), (a, 0)], &TEST, &out, &json!({})).is_err());
     }
 }

@@ -1,5 +1,6 @@
 //! The near-duplicate algorithms, by name: what the `dedup-ALG` stages and
-//! their files are called.
+//! their files are called (named here, beside the other stages and files;
+//! the algorithms themselves are `crate::dedup`'s).
 
 use crate::error::{Error, Result};
 

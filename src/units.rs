@@ -1,0 +1,48 @@
+//! Figures written for people: byte counts (`1.5 GiB`) and counts with
+//! thousands separators (`1,234,567`). A leaf, so that error messages
+//! ([`crate::error`]), the resource figures ([`crate::resources`]) and the
+//! stages' headlines use the same without importing each other.
+
+/// Formats a byte count for people: `1.5 GiB`.
+pub fn format_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// Formats a count with thousands separators: `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_sizes() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(format_bytes(512), "512 B");
+        assert_eq!(format_bytes(3 << 29), "1.5 GiB");
+    }
+}
