@@ -20,6 +20,7 @@ pub mod varint;
 
 pub use error::{Error, Result};
 pub mod analysis;
+pub mod dataset;
 pub mod dedup;
 pub mod docs;
 pub mod docstore;

@@ -3,7 +3,8 @@
 //!
 //! Web dumps (WARC files, site mirrors) go through ingest → resolve →
 //! pagerank → index → dedup-ALG (one shared sketch pass for all the chosen
-//! algorithms); edge lists through import-graph → pagerank. Each stage goes
+//! algorithms); text without links (WET files) the same without pagerank
+//! ([`Pipeline::notes`] says so); edge lists through import-graph → pagerank. Each stage goes
 //! through [`Job::run`]'s lifecycle, so a finished stage with the same
 //! parameters and inputs is skipped and an interrupted one resumes from its
 //! checkpoints: running the same pipeline again after any interruption
@@ -92,6 +93,7 @@ impl Observer for Unobserved {
 /// The stages of one job, in run order.
 pub struct Pipeline {
     stages: Vec<Planned>,
+    notes: Vec<String>,
 }
 
 impl Pipeline {
@@ -113,6 +115,8 @@ impl Pipeline {
         registry: &Registry,
     ) -> Result<Pipeline> {
         let mut stages = Vec::new();
+        let mut notes = Vec::new();
+        let mut ranked = true;
         match &opts.source {
             Source::Web(o) => {
                 stages.push(Planned::One(Arc::new(Ingest {
@@ -120,14 +124,22 @@ impl Pipeline {
                     mem,
                 })));
                 stages.push(Planned::One(Arc::new(Resolve)));
+                if !o.may_hold_links()? {
+                    ranked = false;
+                    notes.push(
+                        "pagerank left out: the inputs are text without links (WET files, JSONL document sets), so there is no graph to rank; near-duplicate clusters keep the doc met first in the input".to_string(),
+                    );
+                }
             }
             Source::Graph(o) => {
                 stages.push(Planned::One(Arc::new(ImportGraph { opts: o.clone() })))
             }
         }
-        stages.push(Planned::One(Arc::new(PageRank {
-            opts: opts.pagerank.clone(),
-        })));
+        if ranked {
+            stages.push(Planned::One(Arc::new(PageRank {
+                opts: opts.pagerank.clone(),
+            })));
+        }
         if let Some(o) = &opts.index {
             stages.push(Planned::One(Arc::new(Index { opts: o.clone() })));
         }
@@ -155,7 +167,12 @@ impl Pipeline {
             .into_iter()
             .filter_map(|i| slots[i].take())
             .collect();
-        Ok(Pipeline { stages })
+        Ok(Pipeline { stages, notes })
+    }
+
+    /// What the plan left out, and why (for a person).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// The stages, in the order they run.

@@ -680,9 +680,9 @@ fn dedup_files_dump_and_verify_record_by_record() {
     );
 }
 
-/// The keep column follows the job's current ranks. Near-duplicate detection
-/// reads the ranks, so it cannot run before PageRank (there is no order of
-/// stages in which the keep rule could change); it keeps the highest-ranked
+/// The keep column follows the job's current ranks. Without ranks, each
+/// cluster keeps the doc met first in the input; when ranks appear the
+/// clusters made without them are dropped; with ranks it keeps the highest-ranked
 /// doc of each cluster (the smallest docID among equals); and a new PageRank
 /// drops the clusters made with the old one, whose re-run follows the new
 /// ranks.
@@ -707,10 +707,38 @@ fn keep_column_follows_the_current_ranks() {
         algs: vec![Alg::Exact],
         ..DedupOptions::default()
     };
-    let err = dedup(&mut job, &dopts, &s).unwrap_err().to_string();
+    // Without ranks (text without links has none): each cluster keeps the
+    // doc met first in the input, the smallest relative path of the
+    // directory (pages are numbered in that order).
+    dedup(&mut job, &dopts, &s).unwrap();
+    let paths = doc_paths(&job);
+    let mut members: BTreeMap<u64, Vec<(u64, bool)>> = BTreeMap::new();
+    for_each_cluster_member(
+        &job.file(JobFile::Clusters(Alg::Exact)).unwrap(),
+        |c, d, k| {
+            members.entry(c).or_default().push((d, k));
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert!(members.len() >= 10, "planted clusters found");
+    for (c, ms) in &members {
+        let first = ms.iter().map(|m| m.0).min_by_key(|d| &paths[d]).unwrap();
+        let kept: Vec<u64> = ms.iter().filter(|m| m.1).map(|m| m.0).collect();
+        assert_eq!(kept, [first], "cluster {c}: keeps the first in input order");
+    }
+    assert_eq!(
+        job.published(StageId::Dedup(Alg::Exact))
+            .unwrap()
+            .figures
+            .extra["keep"],
+        "first in input order"
+    );
+    // Ranks appear: the clusters made without them are dropped.
+    pagerank(&mut job, &PageRankOptions::default(), &s).unwrap();
     assert!(
-        err.contains("ranks.wm") && err.contains("pagerank"),
-        "{err}"
+        job.published(StageId::Dedup(Alg::Exact)).is_none(),
+        "clusters made without ranks dropped when ranks appear"
     );
 
     // The keeper of each cluster: the member with the highest rank.
@@ -743,8 +771,7 @@ fn keep_column_follows_the_current_ranks() {
         }
         keepers
     };
-    pagerank(&mut job, &PageRankOptions::default(), &s).unwrap();
-    dedup(&mut job, &dopts, &s).unwrap();
+    assert!(dedup(&mut job, &dopts, &s).unwrap()[0].1.ran());
     let before = check(&job);
     assert!(before.len() >= 10, "planted clusters found");
     // Personalize PageRank on a member that is not its cluster's keeper.

@@ -335,3 +335,118 @@ fn real_debian_documentation_matches_the_naive_reference() {
     );
     assert!(x("crawled") > 1000 && x("arcs") > 10_000);
 }
+
+/// The real captures a directory test copies: WARC and ARC, per-record and
+/// whole-file gzip, plain.
+const ARCHIVES: [&str; 5] = [
+    "iana.warc.gz",
+    "example.warc",
+    "example.arc.gz",
+    "example-wget-1-14.warc.gz",
+    "example-wpull.warc.gz",
+];
+
+#[test]
+fn a_directory_of_archives_is_read_as_if_they_were_given_one_by_one() {
+    let Some(data) = data_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = dir.path().join("crawl");
+    // Nested, with names out of order on purpose, and a file that is neither.
+    let names = [
+        "b/iana.warc.gz",
+        "a.warc",
+        "b/c/example.arc.gz",
+        "WGET.WARC.GZ",
+        "z-wpull.warc.gz",
+    ];
+    for (name, src) in names.iter().zip(ARCHIVES) {
+        let p = crawl.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::copy(data.join("warc").join(src), &p).unwrap();
+    }
+    std::fs::write(crawl.join("README"), "not an archive").unwrap();
+    let whole = run(
+        &dir.path().join("whole"),
+        vec![InputSpec::parse(&crawl.to_string_lossy(), None).unwrap()],
+        50,
+        64 << 20,
+    );
+    // One by one, in byte order of the relative paths.
+    let mut rels: Vec<&str> = names.to_vec();
+    rels.sort();
+    let canonical = std::fs::canonicalize(&crawl).unwrap();
+    let one_by_one = run(
+        &dir.path().join("one-by-one"),
+        rels.iter()
+            .map(|r| InputSpec::parse(&canonical.join(r).to_string_lossy(), None).unwrap())
+            .collect(),
+        50,
+        64 << 20,
+    );
+    assert_eq!(
+        file_bytes(&whole, &ALL_OUTPUTS),
+        file_bytes(&one_by_one, &ALL_OUTPUTS),
+        "a directory of archives differs from its archives given one by one"
+    );
+    let x = |job: &Job, k: &str| {
+        job.published(StageId::Ingest).unwrap().figures.extra[k]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(x(&whole, "pages"), 25, "the captures hold 25 HTML pages");
+    // The README is listed as another file, not read.
+    assert_eq!(x(&whole, "other_files"), 1);
+    assert_eq!(x(&whole, "skipped"), x(&one_by_one, "skipped") + 1);
+}
+
+#[test]
+fn a_directory_with_pages_and_archives_takes_both() {
+    let Some(data) = data_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    write_site(&site, 200, 3);
+    std::fs::copy(
+        data.join("warc/iana.warc.gz"),
+        site.join("m-capture.warc.gz"),
+    )
+    .unwrap();
+    let base = "http://site.example/";
+    let spec = format!("{base}={}", site.display());
+    let both = run(
+        &dir.path().join("both"),
+        vec![InputSpec::parse(&spec, None).unwrap()],
+        64,
+        64 << 20,
+    );
+    let warc_only = run(
+        &dir.path().join("warc"),
+        vec![InputSpec::parse(&site.join("m-capture.warc.gz").to_string_lossy(), None).unwrap()],
+        64,
+        64 << 20,
+    );
+    std::fs::remove_file(site.join("m-capture.warc.gz")).unwrap();
+    let html_only = run(
+        &dir.path().join("html"),
+        vec![InputSpec::parse(&spec, None).unwrap()],
+        64,
+        64 << 20,
+    );
+    let x = |job: &Job, k: &str| {
+        job.published(StageId::Ingest).unwrap().figures.extra[k]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(
+        x(&both, "pages"),
+        x(&warc_only, "pages") + x(&html_only, "pages")
+    );
+    assert_eq!(x(&both, "files"), x(&html_only, "files"));
+    assert!(x(&warc_only, "pages") > 0 && x(&html_only, "pages") > 0);
+    // The same docs as the naive reference of the pages plus the capture's.
+    let docs = |job: &Job| {
+        DocTable::open(job.file(JobFile::Docs).unwrap())
+            .unwrap()
+            .crawled()
+    };
+    assert_eq!(docs(&both), docs(&warc_only) + docs(&html_only));
+}

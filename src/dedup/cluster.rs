@@ -1,7 +1,9 @@
 //! Clusters from pairs: union-find over the docs in pairs, and the cluster file with one
-//! doc kept per cluster — the one with the highest PageRank (IIR §19.6: keep
-//! one representative of each near-duplicate class; Brin & Page's rank picks
-//! which).
+//! doc kept per cluster (IIR §19.6: keep one representative of each
+//! near-duplicate class), by [`Keep`]: the one with the highest PageRank when
+//! the job has ranks (Brin & Page's rank picks which), otherwise the one met
+//! first in the input (the smallest page number: what a dataset builder
+//! keeps, as datatrove's MinhashDedup does).
 
 use std::path::Path;
 
@@ -24,12 +26,31 @@ pub(crate) struct ClusterCounts {
     pub(crate) by_size: Vec<(u64, u64)>,
 }
 
+/// Which member of a cluster is kept.
+pub(crate) enum Keep<'a> {
+    /// The highest rank (the smallest docID among equals).
+    Rank(&'a RankVector),
+    /// The member whose page came first in the input: the smallest key set
+    /// by [`PairDocs::set_keys`] (the docs' page numbers).
+    FirstInInput,
+}
+
+impl Keep<'_> {
+    /// Its name in the figures.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Keep::Rank(_) => "highest PageRank",
+            Keep::FirstInInput => "first in input order",
+        }
+    }
+}
+
 /// Writes the clusters of `uf` to `path`: per cluster (id = its smallest
 /// docID) its members in docID order, each with a keep flag set on the member
-/// with the highest rank in `ranks` (the smallest docID among equals).
+/// `keep` picks.
 pub(crate) fn write_clusters(
     uf: &mut PairDocs,
-    ranks: &RankVector,
+    keep: &Keep,
     alg: Alg,
     path: &Path,
 ) -> Result<ClusterCounts> {
@@ -37,15 +58,29 @@ pub(crate) fn write_clusters(
     let mut by_size: Vec<(u64, u64)> = Vec::new();
     let mut in_clusters = 0u64;
     let mut payload = Vec::new();
-    let mut rr = ranks.reader();
-    uf.for_each_cluster(|members| {
-        let mut best = (f64::NEG_INFINITY, members[0]);
-        for &m in members {
-            let v = rr.get(m)?;
-            if v > best.0 {
-                best = (v, m);
+    let mut rr = match keep {
+        Keep::Rank(ranks) => Some(ranks.reader()),
+        Keep::FirstInInput => None,
+    };
+    uf.for_each_cluster(|members, keys| {
+        let best = match &mut rr {
+            Some(rr) => {
+                let mut best = (f64::NEG_INFINITY, members[0]);
+                for &m in members {
+                    let v = rr.get(m)?;
+                    if v > best.0 {
+                        best = (v, m);
+                    }
+                }
+                best
             }
-        }
+            None => {
+                let i = (0..members.len())
+                    .min_by_key(|&i| (keys.get(i).copied().unwrap_or(u64::MAX), members[i]))
+                    .unwrap_or(0);
+                (0.0, members[i])
+            }
+        };
         for &m in members {
             payload.clear();
             varint::put(&mut payload, m);
@@ -74,11 +109,15 @@ pub(crate) fn write_clusters(
 pub(crate) struct PairDocs {
     docs: Vec<u64>,
     parent: Vec<u32>,
+    /// A key per doc (its page number) when [`Keep::FirstInInput`] picks by it.
+    keys: Vec<u64>,
 }
 
 impl PairDocs {
     /// Bytes held per doc in pairs.
     pub(crate) const BYTES_PER_DOC: u64 = 16;
+    /// Bytes held per doc in pairs for its key ([`PairDocs::set_keys`]).
+    pub(crate) const BYTES_PER_KEY: u64 = 8;
 
     /// Over `docs`, strictly increasing.
     pub(crate) fn new(docs: Vec<u64>) -> Result<PairDocs> {
@@ -90,7 +129,22 @@ impl PairDocs {
         Ok(PairDocs {
             docs,
             parent: (0..n).collect(),
+            keys: Vec::new(),
         })
+    }
+
+    /// The docs, in docID order.
+    pub(crate) fn docs(&self) -> &[u64] {
+        &self.docs
+    }
+
+    /// Sets a key per doc, in the order of [`PairDocs::docs`].
+    pub(crate) fn set_keys(&mut self, keys: Vec<u64>) -> Result<()> {
+        if keys.len() != self.docs.len() {
+            return Err(Error::internal("a key per doc in pairs"));
+        }
+        self.keys = keys;
+        Ok(())
     }
 
     fn position(&self, doc: u64) -> Result<u32> {
@@ -120,12 +174,13 @@ impl PairDocs {
         Ok(())
     }
 
-    /// Calls `f` with each cluster's members in docID order, clusters in the
-    /// order of their smallest member. (Every doc here is in a pair, so
-    /// every cluster has two or more.)
+    /// Calls `f` with each cluster's members in docID order and their keys
+    /// (none when no keys were set), clusters in the order of their smallest
+    /// member. (Every doc here is in a pair, so every cluster has two or
+    /// more.)
     pub(crate) fn for_each_cluster(
         &mut self,
-        mut f: impl FnMut(&[u64]) -> Result<()>,
+        mut f: impl FnMut(&[u64], &[u64]) -> Result<()>,
     ) -> Result<()> {
         let n = self.parent.len() as u32;
         for i in 0..n {
@@ -137,10 +192,15 @@ impl PairDocs {
         let mut order: Vec<u32> = (0..n).collect();
         order.sort_by_key(|&i| self.parent[i as usize]);
         let mut members = Vec::new();
+        let mut keys = Vec::new();
         for group in order.chunk_by(|&x, &y| self.parent[x as usize] == self.parent[y as usize]) {
             members.clear();
             members.extend(group.iter().map(|&i| self.docs[i as usize]));
-            f(&members)?;
+            keys.clear();
+            if !self.keys.is_empty() {
+                keys.extend(group.iter().map(|&i| self.keys[i as usize]));
+            }
+            f(&members, &keys)?;
         }
         Ok(())
     }
@@ -203,7 +263,7 @@ mod tests {
                 uf.union(a, b).unwrap();
             }
             let mut got = Vec::new();
-            uf.for_each_cluster(|m| {
+            uf.for_each_cluster(|m, _| {
                 got.push(m.to_vec());
                 Ok(())
             })

@@ -44,9 +44,11 @@
 //!    reference's.
 //! 4. **Cluster**: union-find over the pairs; clusters (id = smallest docID)
 //!    with their members sorted, and a keep-list: one doc per cluster, the
-//!    highest PageRank ([`cluster`](super::cluster)). The ranks are a declared
-//!    input: dedup runs after `pagerank`, and a new PageRank drops the
-//!    clusters made with the old one.
+//!    highest PageRank, or without ranks the doc met first in the input
+//!    ([`cluster`](super::cluster)). The ranks are an optional input: dedup
+//!    runs after `pagerank` when both run, needs none (text without links
+//!    has no PageRank), and ranks that appear or change later drop the
+//!    clusters made without them or with the old ones.
 //!
 //! Every step's sorts live under the stage's temporary directory and resume
 //! after a crash like every webmill sort; the outputs are byte-identical
@@ -65,7 +67,7 @@ use serde_json::json;
 
 use crate::container::pagefile::{PageFile, PageFileWriter};
 use crate::dedup::candidates::{group_pairs, GroupCounts};
-use crate::dedup::cluster::{write_clusters, PairDocs};
+use crate::dedup::cluster::{write_clusters, Keep, PairDocs};
 use crate::dedup::files::{
     for_each_pair, parse_sketch, SketchCursor, SketchParams, PAIRS, SKETCHES,
 };
@@ -143,6 +145,10 @@ pub struct DedupFigures {
     pub near_duplicates_per_page: Vec<(u64, u64)>,
     /// The per-page plot's file name.
     pub plot: String,
+    /// Which doc of a cluster is kept (`highest PageRank`, or without ranks
+    /// `first in input order`).
+    #[serde(default)]
+    pub keep: String,
 }
 
 /// The `dedup-ALG` stage of one algorithm.
@@ -185,12 +191,11 @@ impl Stage for Dedup {
     }
 
     fn inputs(&self) -> Vec<JobFile> {
-        vec![
-            JobFile::Text,
-            JobFile::PageDoc,
-            JobFile::Docs,
-            JobFile::Ranks,
-        ]
+        vec![JobFile::Text, JobFile::PageDoc, JobFile::Docs]
+    }
+
+    fn optional_inputs(&self) -> Vec<JobFile> {
+        vec![JobFile::Ranks]
     }
 
     fn outputs(&self) -> Vec<JobFile> {
@@ -525,19 +530,30 @@ fn finish_alg(
     // over — memory per doc in a pair, not per doc of the job.
     ends.set_merge_budget(s.share(0.1));
     let limit = s.share(0.8);
+    // Without ranks, each doc in pairs also holds its page number.
+    let ranks = cx
+        .optional_input(JobFile::Ranks)?
+        .map(RankVector::open)
+        .transpose()?;
+    let per_doc = PairDocs::BYTES_PER_DOC
+        + if ranks.is_none() {
+            PairDocs::BYTES_PER_KEY
+        } else {
+            0
+        };
     let mut counted = ends.finish()?;
     let mut in_pairs = Vec::new();
     let mut n_in_pairs = 0u64;
     let mut dist: BTreeMap<u64, u64> = BTreeMap::new();
     while let Some((doc, k)) = counted.next_record()? {
         n_in_pairs += 1;
-        if n_in_pairs * PairDocs::BYTES_PER_DOC <= limit {
+        if n_in_pairs * per_doc <= limit {
             in_pairs.push(doc);
         }
         *dist.entry(k).or_default() += 1;
     }
     drop(counted);
-    let need = n_in_pairs * PairDocs::BYTES_PER_DOC;
+    let need = n_in_pairs * per_doc;
     if need > limit {
         // Said in terms of --mem, of which clustering may use `limit`.
         let mem_needed = (u128::from(need) * u128::from(s.mem)).div_ceil(u128::from(limit.max(1)));
@@ -550,9 +566,22 @@ fn finish_alg(
     let mut uf = PairDocs::new(in_pairs)?;
     for_each_pair(&pairs_path, |a, b, _| uf.union(a, b))?;
 
-    // Clusters, keeping the highest-ranked doc of each.
-    let ranks = RankVector::open(cx.input(JobFile::Ranks)?)?;
-    let clusters = write_clusters(&mut uf, &ranks, alg, &cx.output(JobFile::Clusters(alg))?)?;
+    // Clusters, keeping the highest-ranked doc of each, or without ranks
+    // the one met first in the input (its page number, from one walk
+    // through the doc table).
+    let keep = match &ranks {
+        Some(r) => Keep::Rank(r),
+        None => {
+            let mut walk = docs.walk();
+            let mut pages = Vec::with_capacity(uf.docs().len());
+            for &d in uf.docs() {
+                pages.push(walk.get(d)?.page.unwrap_or(u64::MAX));
+            }
+            uf.set_keys(pages)?;
+            Keep::FirstInInput
+        }
+    };
+    let clusters = write_clusters(&mut uf, &keep, alg, &cx.output(JobFile::Clusters(alg))?)?;
     let mut largest = Vec::new();
     for &(size, id) in clusters.by_size.iter().take(10) {
         let example = docs.get(id)?.map(|d| d.url).unwrap_or_default();
@@ -581,6 +610,7 @@ fn finish_alg(
         largest_clusters: largest,
         near_duplicates_per_page: dist.into_iter().collect(),
         plot: JobFile::DedupPlot(alg).name(),
+        keep: keep.name().into(),
     })
 }
 

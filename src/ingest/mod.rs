@@ -49,12 +49,14 @@ use serde_json::json;
 
 use crate::container::pagefile::{self, PageFileWriter};
 use crate::error::{Error, IoContext, Result};
-use crate::ingest::dir::list_dir;
+use crate::ingest::dir::{list_dir, DirEntry};
 use crate::ingest::html::Extractor;
 use crate::ingest::limits::{RecordGate, RecordLimits};
-use crate::ingest::page::{Fetched, PageOut};
-use crate::ingest::source::html_dir::HtmlFiles;
-use crate::ingest::source::warc::WarcFile;
+use crate::ingest::page::{Fetched, PageOut, TextPage};
+use crate::ingest::source::html_dir::{is_html_name, HtmlFiles};
+pub use crate::ingest::source::jsonl::DocFields;
+use crate::ingest::source::jsonl::{is_jsonl_name, JsonlFile};
+use crate::ingest::source::warc::{is_archive_name, is_wet_name, WarcFile};
 pub use crate::ingest::source::Counts;
 use crate::ingest::source::{Content, InputKind, Item, Next, ReadContext, Reader};
 use crate::input::{SkipEntry, SkipWriter, KEEP_SKIPS};
@@ -71,6 +73,9 @@ const BLOCK_BYTES: usize = 256 << 10;
 pub enum InputSpec {
     /// A WARC file (plain or gzip).
     Warc(PathBuf),
+    /// A JSONL document set (plain, gzip or zstd), by its name
+    /// ([`is_jsonl_name`]).
+    Jsonl(PathBuf),
     /// A directory of HTML files, with the base URL its files are served at.
     Dir {
         /// The directory.
@@ -91,7 +96,7 @@ impl InputSpec {
         let meta = std::fs::metadata(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Error::usage_at(
                 &path,
-                "input not found (an INPUT is a WARC or ARC file, a directory of HTML files, or BASE_URL=DIR)",
+                "input not found (an INPUT is a WARC, ARC or WET file, a JSONL document set, a directory of HTML, WARC and JSONL files, or BASE_URL=DIR)",
             ),
             _ => Error::io(&path, e),
         })?;
@@ -100,6 +105,9 @@ impl InputSpec {
                 return Err(Error::usage(format!(
                     "{arg}: a base URL applies to a directory, not a file"
                 )));
+            }
+            if is_jsonl_name(&path) {
+                return Ok(InputSpec::Jsonl(path));
             }
             return Ok(InputSpec::Warc(path));
         }
@@ -120,22 +128,69 @@ impl InputSpec {
 }
 
 impl InputSpec {
+    /// Can this input hold links? Not when its pages can only come from WET
+    /// files (by name, [`is_wet_name`]): text without markup.
+    pub fn may_hold_links(&self) -> Result<bool> {
+        Ok(match self {
+            InputSpec::Warc(p) => !is_wet_name(p),
+            InputSpec::Jsonl(_) => false,
+            InputSpec::Dir { dir, .. } => list_dir(dir)?.iter().any(|e| {
+                e.skip.is_none()
+                    && (is_html_name(&e.rel) || (is_archive_name(&e.rel) && !is_wet_name(&e.rel)))
+            }),
+        })
+    }
+
     /// Appends this input's units, in order: a WARC file is one unit; a
-    /// directory's entries (in byte order of their relative paths) are cut
-    /// into units of `segment_records` entries.
-    fn units(&self, segment_records: u64, units: &mut Vec<Box<dyn AnyUnit>>) -> Result<()> {
+    /// directory's entries are taken in byte order of their relative paths,
+    /// each archive (by its name, [`is_archive_name`]) one unit, exactly as if
+    /// it were given on its own, and the runs of other entries between them
+    /// cut into units of `segment_records` entries. Returns how many
+    /// archives and other entries a directory held.
+    fn units(
+        &self,
+        segment_records: u64,
+        fields: &DocFields,
+        units: &mut Vec<Box<dyn AnyUnit>>,
+    ) -> Result<(u64, u64)> {
         match self {
-            InputSpec::Warc(p) => units.push(Box::new(WarcFile::new(p))),
+            InputSpec::Warc(p) => {
+                units.push(Box::new(WarcFile::new(p)));
+                Ok((1, 0))
+            }
+            InputSpec::Jsonl(p) => {
+                units.push(Box::new(JsonlFile::new(p, fields)));
+                Ok((1, 0))
+            }
             InputSpec::Dir { dir, base } => {
                 let base =
                     ::url::Url::parse(base).map_err(|e| Error::usage(format!("{base}: {e}")))?;
-                let files = list_dir(dir)?;
-                for chunk in files.chunks(segment_records as usize) {
-                    units.push(Box::new(HtmlFiles::new(dir, &base, chunk.to_vec())));
+                let (mut archives, mut others) = (0, 0);
+                let mut run = Vec::new();
+                let flush = |run: &mut Vec<DirEntry>, units: &mut Vec<Box<dyn AnyUnit>>| {
+                    for chunk in run.chunks(segment_records as usize) {
+                        units.push(Box::new(HtmlFiles::new(dir, &base, chunk.to_vec())));
+                    }
+                    run.clear();
+                };
+                for entry in list_dir(dir)? {
+                    if entry.skip.is_none() && is_archive_name(&entry.rel) {
+                        flush(&mut run, units);
+                        units.push(Box::new(WarcFile::new(&dir.join(&entry.rel))));
+                        archives += 1;
+                    } else if entry.skip.is_none() && is_jsonl_name(&entry.rel) {
+                        flush(&mut run, units);
+                        units.push(Box::new(JsonlFile::new(&dir.join(&entry.rel), fields)));
+                        archives += 1;
+                    } else {
+                        others += 1;
+                        run.push(entry);
+                    }
                 }
+                flush(&mut run, units);
+                Ok((archives, others))
             }
         }
-        Ok(())
     }
 }
 
@@ -149,6 +204,37 @@ pub struct IngestOptions {
     pub segment_records: u64,
     /// Largest WARC record read; bigger ones are skipped and reported.
     pub max_record_bytes: u64,
+    /// The fields of JSONL records.
+    pub fields: DocFields,
+}
+
+impl IngestOptions {
+    /// Is an input a JSONL document set, or a directory holding one?
+    pub fn has_document_sets(&self) -> Result<bool> {
+        for i in &self.inputs {
+            let has = match i {
+                InputSpec::Jsonl(_) => true,
+                InputSpec::Warc(_) => false,
+                InputSpec::Dir { dir, .. } => list_dir(dir)?
+                    .iter()
+                    .any(|e| e.skip.is_none() && is_jsonl_name(&e.rel)),
+            };
+            if has {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Can the inputs hold links (see [`InputSpec::may_hold_links`])?
+    pub fn may_hold_links(&self) -> Result<bool> {
+        for i in &self.inputs {
+            if i.may_hold_links()? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
 }
 
 impl Default for IngestOptions {
@@ -157,6 +243,7 @@ impl Default for IngestOptions {
             inputs: Vec::new(),
             segment_records: 10_000,
             max_record_bytes: 64 << 20,
+            fields: DocFields::default(),
         }
     }
 }
@@ -185,6 +272,13 @@ pub enum InputParam {
         /// Size in bytes.
         bytes: u64,
     },
+    /// A JSONL document set: its absolute path and size.
+    Jsonl {
+        /// Absolute path.
+        jsonl: String,
+        /// Size in bytes.
+        bytes: u64,
+    },
     /// A directory and its base URL.
     Dir {
         /// Absolute path.
@@ -210,6 +304,9 @@ pub struct IngestParams {
     /// Most links kept from one page (see [`limits`]).
     #[serde(default)]
     pub links_per_page: u64,
+    /// The fields of JSONL records, when an input is a document set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<DocFields>,
 }
 
 /// What `ingest` measured: the sum of its segments' counts (skips and cuts by
@@ -261,6 +358,14 @@ impl Stage for Ingest {
                         bytes: meta.len(),
                     }
                 }
+                InputSpec::Jsonl(p) => {
+                    let meta = std::fs::metadata(p).at(p)?;
+                    let abs = std::fs::canonicalize(p).at(p)?;
+                    InputParam::Jsonl {
+                        jsonl: abs.to_string_lossy().into_owned(),
+                        bytes: meta.len(),
+                    }
+                }
                 InputSpec::Dir { dir, base } => InputParam::Dir {
                     dir: dir.to_string_lossy().into_owned(),
                     base: base.clone(),
@@ -274,6 +379,7 @@ impl Stage for Ingest {
             max_record_bytes: opts.max_record_bytes,
             record_bytes: limits.record_bytes,
             links_per_page: limits.links as u64,
+            fields: opts.has_document_sets()?.then(|| opts.fields.clone()),
         })
     }
 
@@ -382,12 +488,12 @@ fn nothing_ingested(opts: &IngestOptions, c: &Counts, skips: &[String]) -> Error
         .inputs
         .iter()
         .map(|i| match i {
-            InputSpec::Warc(p) | InputSpec::Dir { dir: p, .. } => p.clone(),
+            InputSpec::Warc(p) | InputSpec::Jsonl(p) | InputSpec::Dir { dir: p, .. } => p.clone(),
         })
         .collect();
     crate::input::nothing_usable(
         &inputs,
-        "WARC or ARC files holding HTTP responses with HTML pages, or directories of .html/.htm files",
+        "WARC or ARC files holding HTTP responses with HTML pages, WET files, JSONL document sets, or directories of .html/.htm files",
         &format!(
             "{} WARC records, {} HTML files, {} other files, {} responses not HTML, {} skipped",
             c.records.values().sum::<u64>(),
@@ -437,7 +543,13 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
     // The units, in input order.
     let mut units: Vec<Box<dyn AnyUnit>> = Vec::new();
     for input in &opts.inputs {
-        input.units(opts.segment_records, &mut units)?;
+        let (archives, others) = input.units(opts.segment_records, &opts.fields, &mut units)?;
+        if let (InputSpec::Dir { dir, .. }, true) = (input, archives > 0 && others > 0) {
+            cx.note(&format!(
+                "{}: {archives} archives (WARC/ARC/WET) or document sets (JSONL) and {others} other entries (HTML pages, other files); both are read, each archive as if it were given on its own",
+                dir.display()
+            ));
+        }
     }
     let total_bytes: u64 = units.iter().map(|u| u.bytes()).sum();
     let task = cx.task("reading", Some(total_bytes), ProgressUnit::Bytes);
@@ -817,6 +929,17 @@ fn process_one(ex: &mut Extractor, item: &Item) -> std::result::Result<PageOut, 
                 location: p.location.as_deref(),
             },
         ),
+        Content::Text {
+            content_type,
+            title,
+            text,
+        } => Ok(page::text(&TextPage {
+            url: &p.url,
+            date: &p.date,
+            title,
+            content_type,
+            text,
+        })),
     };
     out.map_err(|e| SkipEntry::new(e.kind, p.file.clone(), p.place.clone(), e.reason))
 }
@@ -843,6 +966,9 @@ fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment, limits: &RecordLimits
             (Item::Page(p), Ok(mut out)) => {
                 if p.location.is_some() {
                     seg.counts.redirects += 1;
+                }
+                if matches!(p.content, Content::Text { .. }) {
+                    seg.counts.text_pages += 1;
                 }
                 let page_cuts = std::mem::take(&mut out.cuts);
                 seg.push(out)?;

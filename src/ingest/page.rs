@@ -8,7 +8,8 @@ use crate::ingest::records::{self, LinkKind, PageRec};
 use crate::input::SkipKind;
 use crate::url::{self as wurl, UrlVerdict};
 
-pub use crate::ingest::source::Cuts;
+/// Cuts made to a kept page: each with its kind and what was cut.
+pub type Cuts = Vec<(SkipKind, String)>;
 
 /// What one page yields (payloads ready for the page files).
 #[derive(Default)]
@@ -158,4 +159,46 @@ pub fn process(ex: &mut Extractor, f: &Fetched<'_>) -> Result<PageOut, NotHtml> 
     rec.encode(&mut out.page);
     records::encode_repo(f.content_type, f.body, &mut out.repo);
     Ok(out)
+}
+
+/// A page that is already text: a WET `conversion` record.
+pub struct TextPage<'a> {
+    /// The normalized URL.
+    pub url: &'a str,
+    /// Capture date, or empty.
+    pub date: &'a str,
+    /// The title, when the input gives one.
+    pub title: &'a str,
+    /// The media type kept in the repository.
+    pub content_type: &'a str,
+    /// The text (UTF-8; invalid bytes are replaced by U+FFFD).
+    pub text: &'a [u8],
+}
+
+/// Processes a page that is already text: its words by the tokenizer's rules
+/// for plain text ([`crate::ingest::html::tokenize`]: normal font size, the
+/// capitalized bit), no links, the text itself in the repository. The
+/// status is 0 (no HTTP response was kept).
+pub fn text(f: &TextPage<'_>) -> PageOut {
+    let text = String::from_utf8_lossy(f.text);
+    let mut words = String::new();
+    let mut flags = Vec::new();
+    crate::ingest::html::tokenize(&text, &mut words, &mut flags);
+    let mut encoded = Vec::with_capacity(words.len() + flags.len() + 8);
+    records::encode_text(&words, &flags, &mut encoded);
+    let mut out = PageOut {
+        body_bytes: f.text.len() as u64,
+        text: Some(encoded),
+        ..PageOut::default()
+    };
+    PageRec {
+        url: f.url.to_string(),
+        bytes: f.text.len() as u64,
+        status: 0,
+        date: f.date.to_string(),
+        title: f.title.to_string(),
+    }
+    .encode(&mut out.page);
+    records::encode_repo(f.content_type, f.text, &mut out.repo);
+    out
 }

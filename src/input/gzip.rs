@@ -1,7 +1,9 @@
-//! Opening an input file that may be gzip-compressed, with a byte counter.
+//! Opening an input file that may be gzip- or zstd-compressed, with a byte
+//! counter.
 //!
-//! The compression is detected from the first two bytes (`1f 8b`), never from
-//! the name; concatenated gzip members are read through. The counter receives
+//! The compression is detected from the first bytes (gzip `1f 8b`, zstd
+//! `28 b5 2f fd`), never from the name; concatenated gzip members (and zstd
+//! frames) are read through. The counter receives
 //! the bytes read from the file itself (compressed bytes for gzip), so a
 //! progress thread can show how far into the file a reader is.
 
@@ -27,11 +29,11 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// Opens a plain or gzip file for line reading; `counter` receives bytes read
-/// from the file itself.
+/// Opens a plain, gzip or zstd file for line reading; `counter` receives
+/// bytes read from the file itself.
 pub fn open_maybe_gzip(path: &Path, counter: Arc<AtomicU64>) -> Result<Box<dyn BufRead + Send>> {
     let mut file = File::open(path).at(path)?;
-    let mut magic = [0u8; 2];
+    let mut magic = [0u8; 4];
     let n = file.read(&mut magic).at(path)?;
     use std::io::Seek;
     file.rewind().at(path)?;
@@ -39,9 +41,14 @@ pub fn open_maybe_gzip(path: &Path, counter: Arc<AtomicU64>) -> Result<Box<dyn B
         inner: file,
         count: counter,
     };
-    if n == 2 && magic == [0x1f, 0x8b] {
+    if n >= 2 && magic[..2] == [0x1f, 0x8b] {
         let gz = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 16, counting));
         Ok(Box::new(BufReader::with_capacity(1 << 16, gz)))
+    } else if n == 4 && magic == [0x28, 0xb5, 0x2f, 0xfd] {
+        let zst =
+            zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(1 << 16, counting))
+                .at(path)?;
+        Ok(Box::new(BufReader::with_capacity(1 << 16, zst)))
     } else {
         Ok(Box::new(BufReader::with_capacity(1 << 16, counting)))
     }

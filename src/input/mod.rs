@@ -2,11 +2,11 @@
 //!
 //! Every stage that reads files given by the user (`import-graph`'s edge lists
 //! and vertex files, `pagerank`'s personalization file, `ingest`'s WARC files)
-//! reads them the same way: plain or gzip whatever the name, with a byte counter
+//! reads them the same way: plain, gzip or zstd whatever the name, with a byte counter
 //! for progress, and a bad part of the input is skipped and reported with its
 //! file and place rather than ending the run (unless `--strict`).
 //!
-//! * [`gzip`]: [`open_maybe_gzip`], a plain or gzip file (detected by content,
+//! * [`gzip`]: [`open_maybe_gzip`], a plain, gzip or zstd file (detected by content,
 //!   concatenated members read through) as a buffered reader whose file bytes
 //!   are counted into a shared counter.
 //! * [`skip`]: [`Skip`] (what was skipped, in which file, where, why) and

@@ -46,6 +46,8 @@ pub trait DynStage: Send + Sync {
     fn id(&self) -> StageId;
     /// The job files it reads.
     fn inputs(&self) -> Vec<JobFile>;
+    /// The job files it reads when the job holds them.
+    fn optional_inputs(&self) -> Vec<JobFile>;
     /// The job files it writes.
     fn outputs(&self) -> Vec<JobFile>;
     /// `true` if it finished in `job`, or began a run that did not finish,
@@ -68,6 +70,10 @@ impl<S: Stage + Send + Sync> DynStage for S {
 
     fn inputs(&self) -> Vec<JobFile> {
         Stage::inputs(self)
+    }
+
+    fn optional_inputs(&self) -> Vec<JobFile> {
+        Stage::optional_inputs(self)
     }
 
     fn outputs(&self) -> Vec<JobFile> {

@@ -6,6 +6,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// The checksum recorded for an optional input the job did not hold
+/// ([`super::Stage::optional_inputs`]).
+pub const ABSENT: &str = "";
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

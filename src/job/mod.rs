@@ -518,6 +518,18 @@ impl Job {
                 }
             }
         }
+        let optional: BTreeSet<JobFile> = stage.optional_inputs().into_iter().collect();
+        for &file in &optional {
+            match self.view.manifest.producer_of(file) {
+                Some((_, out)) => {
+                    input_paths.insert(file, self.view.dir.join(&out.path));
+                    input_sums.insert(out.path.clone(), out.checksum.clone());
+                }
+                None => {
+                    input_sums.insert(file.name(), manifest::ABSENT.to_string());
+                }
+            }
+        }
         let rec = self.view.manifest.record(id).cloned().unwrap_or_default();
         let force = settings.force;
         let resume = !force
@@ -623,7 +635,8 @@ impl Job {
             paths,
             stage.outputs().into_iter().collect(),
             resume,
-        );
+        )
+        .with_optional(optional);
         cx.prepare()?;
         if resume {
             settings.reporter.note(&format!(
@@ -827,7 +840,9 @@ impl Job {
                 let p = r.published.as_ref()?;
                 p.inputs
                     .iter()
-                    .any(|(f, c)| current.get(f) != Some(c))
+                    .any(|(f, c)| {
+                        current.get(f).map_or(manifest::ABSENT, String::as_str) != c.as_str()
+                    })
                     .then(|| n.clone())
             });
             let Some(name) = stale else {

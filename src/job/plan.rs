@@ -23,6 +23,9 @@ pub struct Declared {
     pub id: StageId,
     /// The job files it reads.
     pub inputs: Vec<JobFile>,
+    /// The job files it reads when they are there: it runs after a stage of
+    /// the set producing one, and needs none.
+    pub optional: Vec<JobFile>,
     /// The job files it writes.
     pub outputs: Vec<JobFile>,
 }
@@ -33,6 +36,7 @@ impl Declared {
         Declared {
             id: stage.id(),
             inputs: stage.inputs(),
+            optional: stage.optional_inputs(),
             outputs: stage.outputs(),
         }
     }
@@ -78,6 +82,9 @@ pub fn order(stages: &[Declared], have: impl Fn(JobFile) -> bool) -> Result<Vec<
                     )))
                 }
             }
+        }
+        for input in &s.optional {
+            d.extend(stages.iter().position(|p| p.outputs.contains(input)));
         }
         deps.push(d);
     }
@@ -136,6 +143,7 @@ mod tests {
         Declared {
             id,
             inputs: inputs.to_vec(),
+            optional: Vec::new(),
             outputs: outputs.to_vec(),
         }
     }

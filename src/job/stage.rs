@@ -42,6 +42,13 @@ pub trait Stage {
     /// their checksums are recorded, so that a stage whose inputs changed is
     /// run again instead of being reused.
     fn inputs(&self) -> Vec<JobFile>;
+    /// The job files it reads when the job holds them (the ranks dedup keeps
+    /// a document of each cluster by). One held is recorded like an input;
+    /// one missing is recorded as absent, so that when it appears later the
+    /// stage's results are stale and it runs again, as for a changed input.
+    fn optional_inputs(&self) -> Vec<JobFile> {
+        Vec::new()
+    }
     /// The job files it writes, every one of them.
     fn outputs(&self) -> Vec<JobFile>;
     /// The count recorded as the stage's `records` figure.
@@ -137,6 +144,7 @@ pub struct StageContext {
     tmp: PathBuf,
     staging: PathBuf,
     inputs: BTreeMap<JobFile, PathBuf>,
+    optional: BTreeSet<JobFile>,
     outputs: BTreeSet<JobFile>,
     resumed: bool,
     pub(super) started: Instant,
@@ -159,10 +167,18 @@ impl StageContext {
             tmp: paths.tmp,
             staging: paths.outputs,
             inputs: paths.inputs,
+            optional: BTreeSet::new(),
             outputs,
             resumed,
             started: Instant::now(),
         }
+    }
+
+    /// Declares `optional` as the stage's optional inputs (those held are
+    /// among its inputs).
+    pub(super) fn with_optional(mut self, optional: BTreeSet<JobFile>) -> StageContext {
+        self.optional = optional;
+        self
     }
 
     /// The context of `stage` outside a job: its files where `paths` says
@@ -190,7 +206,8 @@ impl StageContext {
             paths,
             stage.outputs().into_iter().collect(),
             resumed,
-        );
+        )
+        .with_optional(stage.optional_inputs().into_iter().collect());
         cx.prepare()?;
         Ok(cx)
     }
@@ -208,6 +225,18 @@ impl StageContext {
                 self.stage
             ))
         })
+    }
+
+    /// The path of a declared optional input, `None` when the job did not
+    /// hold it when the stage began.
+    pub fn optional_input(&self, file: JobFile) -> Result<Option<&Path>> {
+        if !self.optional.contains(&file) {
+            return Err(Error::internal(format!(
+                "stage {} read {file}, which it did not declare as an optional input",
+                self.stage
+            )));
+        }
+        Ok(self.inputs.get(&file).map(PathBuf::as_path))
     }
 
     /// The path a declared output is written to (in the staging directory;

@@ -453,7 +453,7 @@ mod tests {
         let s = page_snippet(&page, &words, None);
         assert!(
             s.text
-                .contains("Backup of my database? Use pg_dump; it's that simple & safe."),
+                .contains("Backup of my database? Use pg_dump; it's that simple & safe"),
             "{}",
             s.text
         );
@@ -469,7 +469,7 @@ mod tests {
         let plain = x.extract(body, None).unwrap().clone();
         let s = page_snippet(&plain, &words, None);
         assert!(
-            s.text.contains("Backup of my database use pg dump"),
+            s.text.contains("Backup of my database Use pg dump"),
             "{}",
             s.text
         );

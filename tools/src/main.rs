@@ -136,7 +136,7 @@ impl Global {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    Run(cmd::run::Args),
+    Run(Box<cmd::run::Args>),
     Ingest(cmd::ingest::Args),
     Bowtie(cmd::bowtie::Args),
     Overlap(cmd::overlap::Args),
@@ -191,7 +191,7 @@ fn main() -> ExitCode {
     }
     let g = &cli.global;
     let result = match cli.command {
-        Command::Run(a) => cmd::run::run(a, g),
+        Command::Run(a) => cmd::run::run(*a, g),
         Command::Ingest(a) => cmd::ingest::run(a, g),
         Command::Bowtie(a) => cmd::bowtie::run(a, g),
         Command::Overlap(a) => cmd::overlap::run(a, g),

@@ -60,7 +60,7 @@ fn an_os_error_is_printed_once_with_what_was_asked() {
         assert_eq!(out.status.code(), Some(2), "{cmd}");
         let e = text(&out.stderr);
         assert!(
-            e.contains("/nonexistent/input: input not found (an INPUT is a WARC or ARC file"),
+            e.contains("/nonexistent/input: input not found (an INPUT is a WARC, ARC or WET file"),
             "{cmd}: {e}"
         );
         assert!(!Path::new("/tmp/never-made").exists());
@@ -411,6 +411,34 @@ fn the_near_duplicate_plot_says_when_there_is_too_little_to_plot() {
     assert!(
         svg.contains("near-duplicates of a page = 1: 6 pages"),
         "{svg}"
+    );
+}
+
+#[test]
+fn a_directory_of_warc_files_is_read_and_one_with_pages_too_says_so() {
+    let Some(data) = data_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // As a Common Crawl download: a directory of *.warc.gz.
+    let crawl = dir.path().join("crawl");
+    std::fs::create_dir(&crawl).unwrap();
+    for f in ["iana.warc.gz", "example.warc.gz"] {
+        std::fs::copy(data.join("warc").join(f), crawl.join(f)).unwrap();
+    }
+    let mut c = webmill(&["run", "-q", "--mem", "32M", "--out"]);
+    c.arg(dir.path().join("job")).arg(&crawl);
+    let out = output(c);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Pages and an archive in one directory: both read, and said.
+    write_site(&crawl, 20, 1);
+    let mut c = webmill(&["ingest", "--out"]);
+    c.arg(dir.path().join("both")).arg(&crawl);
+    let out = output(c);
+    let e = text(&out.stderr);
+    assert!(out.status.success(), "{e}");
+    assert!(
+        e.contains("2 archives (WARC/ARC/WET) or document sets (JSONL) and")
+            && e.contains("both are read"),
+        "{e}"
     );
 }
 

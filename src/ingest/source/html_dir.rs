@@ -1,7 +1,8 @@
 //! Directories of HTML files as an input kind. A directory is listed
-//! recursively in byte order of the relative paths ([`list_dir`]) and cut
-//! into units of consecutive entries; a unit is resumed at the index of its
-//! next entry. A file whose name ends in one of [`HTML_EXTENSIONS`] is a page
+//! recursively in byte order of the relative paths ([`crate::ingest::dir::list_dir`]); its
+//! archives are units of their own ([`super::warc`]), the runs of other
+//! entries between them are cut into units of consecutive entries; a unit is
+//! resumed at the index of its next entry. A file whose name ends in one of [`HTML_EXTENSIONS`] is a page
 //! (its URL from the base URL and its relative path, [`file_url`]); every other
 //! entry is a skip (another file, a link to a directory, a FIFO…), so that
 //! nothing in the directory is passed over silently.
@@ -11,11 +12,12 @@ use std::path::{Path, PathBuf};
 use crate::error::Result;
 use crate::ingest::dir::{file_url, DirEntry};
 use crate::ingest::limits::Permit;
+use crate::ingest::source::warc::ARCHIVE_SUFFIXES;
 use crate::ingest::source::{
     cut_detail, Content, Counts, Cuts, InputKind, Item, Next, PageItem, ReadContext, Reader,
 };
-use crate::ingest::url::{self, UrlVerdict};
 use crate::input::SkipKind;
+use crate::url::{self, UrlVerdict};
 
 /// File name extensions read as HTML in directory inputs.
 pub const HTML_EXTENSIONS: [&str; 4] = ["html", "htm", "xhtml", "shtml"];
@@ -111,8 +113,9 @@ impl Reader for FileItems<'_> {
             skip(
                 SkipKind::OtherFile,
                 format!(
-                    "not read: its name does not end in .{}",
-                    HTML_EXTENSIONS.join(", .")
+                    "not read: its name does not end in .{} (pages) or {} (archives)",
+                    HTML_EXTENSIONS.join(", ."),
+                    ARCHIVE_SUFFIXES.join(", ")
                 ),
             )
         } else {

@@ -13,16 +13,19 @@
 //! writes the segments; it knows no input kind.
 //!
 //! A page's [`Content`] says what it holds: HTML (parsed by
-//! [`crate::ingest::page::process`]); a kind whose pages are already text,
-//! or only links, adds its own variant and its own processing beside the
-//! HTML path.
+//! [`crate::ingest::page::process`]), or text already (a WET conversion
+//! record; tokenized by [`crate::ingest::page::text`], no links); a kind
+//! whose pages are only links adds its own variant and its own processing
+//! beside these.
 //!
-//! The kinds, each in its own module: [`warc`] (WARC and ARC files: one unit
-//! per file, resumed at a [`crate::ingest::warc::ResumePoint`]) and
+//! The kinds, each in its own module: [`warc`] (WARC, ARC and WET files: one
+//! unit per file, resumed at a [`crate::ingest::warc::ResumePoint`]),
 //! [`html_dir`] (directories of HTML files: units of consecutive files,
-//! resumed at a file index).
+//! resumed at a file index) and [`jsonl`] (JSONL document sets, plain, gzip
+//! or zstd: one unit per file, resumed at a line's uncompressed offset).
 
 pub mod html_dir;
+pub mod jsonl;
 pub mod warc;
 
 use std::path::{Path, PathBuf};
@@ -37,8 +40,7 @@ use crate::input::{SkipCounts, SkipEntry, SkipKind};
 use crate::job::Settings;
 use crate::resources::format_bytes;
 
-/// Cuts made to a kept page: each with its kind and what was cut.
-pub type Cuts = Vec<(SkipKind, String)>;
+pub use crate::ingest::page::Cuts;
 
 /// One unit of an input kind: what one reader reads from start to end.
 pub trait InputKind: Send + Sync {
@@ -117,8 +119,11 @@ pub struct Counts {
     pub other_files: u64,
     /// Pages kept.
     pub pages: u64,
-    /// HTML bytes of the pages kept.
+    /// HTML (or text) bytes of the pages kept.
     pub html_bytes: u64,
+    /// Pages kept that were text already (WET conversion records).
+    #[serde(default)]
+    pub text_pages: u64,
     /// Responses that are not HTML by content type (images, scripts…).
     pub not_html: u64,
     /// Records whose target is not an http(s) or file URL (crawler logs).
@@ -152,6 +157,7 @@ impl Counts {
         self.other_files += o.other_files;
         self.pages += o.pages;
         self.html_bytes += o.html_bytes;
+        self.text_pages += o.text_pages;
         self.not_html += o.not_html;
         self.not_web += o.not_web;
         self.error_status += o.error_status;
@@ -227,6 +233,17 @@ pub enum Content {
         /// The body.
         body: Vec<u8>,
     },
+    /// Text without markup (a WET `conversion` record, a document of a
+    /// JSONL set): tokenized as it is
+    /// by [`crate::ingest::page::text`], never through the HTML extractor.
+    Text {
+        /// The media type kept in the repository (`text/plain`).
+        content_type: String,
+        /// The title, when the input gives one (else empty).
+        title: String,
+        /// The text, UTF-8 (invalid bytes are replaced when tokenized).
+        text: Vec<u8>,
+    },
 }
 
 impl Content {
@@ -234,6 +251,7 @@ impl Content {
     pub fn len(&self) -> usize {
         match self {
             Content::Html { body, .. } => body.len(),
+            Content::Text { text, .. } => text.len(),
         }
     }
 

@@ -1,4 +1,5 @@
-//! WARC and ARC files as an input kind: one unit per file, read by
+//! WARC and ARC files as an input kind: one unit per file (given on its own,
+//! or found in a directory by its name, [`is_archive_name`]), read by
 //! [`crate::ingest::warc::WarcReader`] and resumed at its
 //! [`ResumePoint`]. A `response` record becomes an HTML page (or a redirect,
 //! or a skip: error status, not HTML, no target, bad HTTP); every other
@@ -11,10 +12,34 @@ use crate::error::Result;
 use crate::ingest::source::{
     cut_detail, Content, Counts, InputKind, Item, Next, PageItem, ReadContext, Reader,
 };
-use crate::ingest::url::{self, UrlVerdict};
-use crate::ingest::warc::{ResumePoint, WarcEvent, WarcOptions, WarcReader, WarcRecord};
+use crate::ingest::warc::{
+    self, RecordType, ResumePoint, WarcEvent, WarcOptions, WarcReader, WarcRecord,
+};
 use crate::input::SkipKind;
 use crate::resources::format_bytes;
+use crate::url::{self, UrlVerdict};
+
+/// Name endings of the files a directory input reads as archives (compared
+/// without case): WARC, ARC and WET (Common Crawl's `*.warc.wet.gz`).
+pub const ARCHIVE_SUFFIXES: [&str; 6] = [".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz"];
+
+/// Is `p` a WET file (extracted text only, no links) by its name?
+pub fn is_wet_name(p: &Path) -> bool {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    name.ends_with(".wet") || name.ends_with(".wet.gz")
+}
+
+/// Is `p` a WARC or ARC file by its name?
+pub fn is_archive_name(p: &Path) -> bool {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    ARCHIVE_SUFFIXES.iter().any(|s| name.ends_with(s))
+}
 
 /// One WARC or ARC file (plain or gzip).
 pub struct WarcFile {
@@ -145,6 +170,98 @@ fn response(rec: &WarcRecord, max: u64) -> Option<std::result::Result<Response, 
     }))
 }
 
+/// A record's normalized `WARC-Target-URI`, or the skip saying why there is
+/// none to keep.
+fn target_url(
+    path: &Path,
+    rec: &WarcRecord,
+    place: &str,
+    counts: &mut Counts,
+) -> std::result::Result<String, Item> {
+    let skip = |kind: SkipKind, detail: String| Item::skip(kind, path, place, detail);
+    let Some(target) = rec.target_uri() else {
+        return Err(skip(
+            SkipKind::NoTarget,
+            format!("{} record without WARC-Target-URI", rec.kind.as_str()),
+        ));
+    };
+    match url::normalize_checked(target) {
+        UrlVerdict::Kept(u) => Ok(u),
+        UrlVerdict::TooLong(n) => Err(skip(
+            SkipKind::UrlTooLong,
+            format!(
+                "its URL has {n} bytes, more than {} (starts {:?})",
+                url::MAX_URL_BYTES,
+                crate::input::shown(target.as_bytes())
+            ),
+        )),
+        // wget and wpull store their logs as `resource` records under
+        // `metadata://` or `urn:` URIs: not web pages, not damage.
+        UrlVerdict::NotWeb => {
+            counts.not_web += 1;
+            Err(skip(
+                SkipKind::NotWeb,
+                format!(
+                    "target {:?} is not an http(s) or file URL",
+                    crate::input::shown(target.as_bytes())
+                ),
+            ))
+        }
+    }
+}
+
+/// A `conversion` record (Common Crawl's WET: the extracted text of a
+/// page, `Content-Type: text/plain`): a page that is text already, with the
+/// record's target URI and date, no links. A conversion of another media
+/// type is a skip.
+fn conversion_item(
+    path: &Path,
+    mut rec: WarcRecord,
+    ctx: &ReadContext,
+    counts: &mut Counts,
+) -> Item {
+    let place = rec.pos.to_string();
+    let url = match target_url(path, &rec, &place, counts) {
+        Ok(u) => u,
+        Err(item) => return item,
+    };
+    let media = rec
+        .content_type()
+        .and_then(warc::media_type)
+        .unwrap_or_default();
+    if !media.is_empty() && !media.starts_with("text/") {
+        counts.not_html += 1;
+        return Item::skip(
+            SkipKind::NotHtml,
+            path,
+            &place,
+            format!("conversion record of media type {media:?}, not text"),
+        );
+    }
+    let mut cuts = Vec::new();
+    if rec.is_cut() {
+        cuts.push((
+            SkipKind::BlockCut,
+            cut_detail("record block", rec.length, &ctx.limits, ctx.settings),
+        ));
+    }
+    Item::Page(Box::new(PageItem {
+        url,
+        status: 0,
+        date: rec.date().unwrap_or("").to_string(),
+        location: None,
+        content: Content::Text {
+            content_type: "text/plain".into(),
+            title: String::new(),
+            text: std::mem::take(&mut rec.block),
+        },
+        file: path.to_path_buf(),
+        place,
+        cuts,
+        permit: rec.permit.take(),
+    }))
+}
+
 /// What a WARC record becomes: a page to parse, a skip, or only a count
 /// (records that hold no document: requests, metadata, warcinfo, DNS).
 fn warc_item(
@@ -160,6 +277,9 @@ fn warc_item(
         .records
         .entry(rec.kind.as_str().to_string())
         .or_default() += 1;
+    if rec.kind == RecordType::Conversion {
+        return Some(conversion_item(path, rec, ctx, counts));
+    }
     // A body that decodes beyond the gate's threshold is decoded again
     // holding the gate, up to the per-record limit.
     let mut permit = rec.permit.take();
@@ -180,36 +300,9 @@ fn warc_item(
             Err(e) => return skip(SkipKind::BadHttp, format!("bad HTTP response: {e}")),
         };
     }
-    let Some(target) = rec.target_uri() else {
-        return skip(
-            SkipKind::NoTarget,
-            format!("{} record without WARC-Target-URI", rec.kind.as_str()),
-        );
-    };
-    let url = match url::normalize_checked(target) {
-        UrlVerdict::Kept(u) => u,
-        UrlVerdict::TooLong(n) => {
-            return skip(
-                SkipKind::UrlTooLong,
-                format!(
-                    "its URL has {n} bytes, more than {} (starts {:?})",
-                    url::MAX_URL_BYTES,
-                    crate::input::shown(target.as_bytes())
-                ),
-            )
-        }
-        // wget and wpull store their logs as `resource` records under
-        // `metadata://` or `urn:` URIs: not web pages, not damage.
-        UrlVerdict::NotWeb => {
-            counts.not_web += 1;
-            return skip(
-                SkipKind::NotWeb,
-                format!(
-                    "target {:?} is not an http(s) or file URL",
-                    crate::input::shown(target.as_bytes())
-                ),
-            );
-        }
+    let url = match target_url(path, &rec, &place, counts) {
+        Ok(u) => u,
+        Err(item) => return Some(item),
     };
     let status = resp.status;
     let redirect = (300..400).contains(&status) && resp.location.is_some();

@@ -32,6 +32,30 @@
 //! The HTTP header carries no charset: as for a directory input, the page's
 //! own `<meta charset>` (or UTF-8) decides.
 //!
+//! # WET (`--wet`)
+//!
+//! With `--wet`, only the HTML files are written, each as a `conversion`
+//! record in Common Crawl's WET layout (after the same `warcinfo` record):
+//!
+//! ```text
+//! WARC/1.0
+//! WARC-Type: conversion
+//! WARC-Target-URI: BASE + relative path
+//! WARC-Date: as above
+//! WARC-Record-ID: <urn:uuid:…>                      of ("conversion", URI, date)
+//! WARC-Refers-To: <urn:uuid:…>                      the response record's ID in the WARC of the same files
+//! WARC-Block-Digest: sha1:BASE32                    of the text (unless --no-digests)
+//! WARC-Identified-Content-Language: LANG            the page's <html lang>, when it has one
+//! Content-Type: text/plain
+//! Content-Length: N
+//!
+//! <the page's visible text, UTF-8: the title, then a line per block element>
+//! ```
+//!
+//! The text converter is this tool's own (`visible_text`): Common Crawl's
+//! extractor differs in details (and writes ISO 639-3 language codes from
+//! a language detector); the record layout is theirs. See `formats/wet.md`.
+//!
 //! # Compression
 //!
 //! `--gzip record` (the default for a name ending in `.gz`) writes one gzip
@@ -107,6 +131,10 @@ struct Args {
     /// Leave out WARC-Payload-Digest and WARC-Block-Digest
     #[arg(long)]
     no_digests: bool,
+    /// Write a WET file instead: a `conversion` record (Common Crawl's
+    /// layout) with the visible text of each HTML file, no responses
+    #[arg(long)]
+    wet: bool,
     /// Worker threads [default: all cores]
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -333,6 +361,242 @@ fn parse_date(s: &str) -> Result<String, String> {
 }
 
 // ---------------------------------------------------------------------------
+// WET: conversion records (--wet)
+
+/// Elements whose content is not text a reader sees.
+const HIDDEN: [&str; 5] = ["script", "style", "noscript", "template", "head"];
+/// Elements that end a line of text.
+const BLOCKS: [&str; 30] = [
+    "p",
+    "div",
+    "br",
+    "li",
+    "ul",
+    "ol",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "tr",
+    "td",
+    "th",
+    "table",
+    "pre",
+    "blockquote",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "nav",
+    "dd",
+    "dt",
+    "dl",
+    "hr",
+    "title",
+    "body",
+    "main",
+];
+
+/// The visible text of an HTML page, as a WET record holds it: the title
+/// first, then the text of the body, a line per block element (paragraphs,
+/// list items, headings, table cells…), whitespace collapsed within a line,
+/// empty lines dropped; the content of `script`, `style`, `noscript` and
+/// `template` left out; character references decoded (the named ones of
+/// HTML's basic set and every numeric one). The bytes are read as UTF-8
+/// (invalid sequences replaced).
+fn visible_text(html: &[u8]) -> (String, Option<String>) {
+    let html = String::from_utf8_lossy(html);
+    let s = html.as_bytes();
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    let mut hidden: Option<String> = None;
+    let mut title: Option<String> = None;
+    let mut in_title = false;
+    let mut lang = None;
+    let mut i = 0;
+    let mut text_start = 0;
+    let flush_text =
+        |from: usize, to: usize, line: &mut String, title: &mut Option<String>, in_title: bool| {
+            let decoded = decode_refs(&html[from..to]);
+            if in_title {
+                title.get_or_insert_with(String::new).push_str(&decoded);
+            } else {
+                line.push_str(&decoded);
+            }
+        };
+    while i < s.len() {
+        if s[i] != b'<' {
+            i += 1;
+            continue;
+        }
+        // A tag, a comment or a declaration.
+        if hidden.is_none() {
+            flush_text(text_start, i, &mut line, &mut title, in_title);
+        }
+        let end = if html[i..].starts_with("<!--") {
+            html[i + 4..].find("-->").map_or(s.len(), |e| i + 4 + e + 3)
+        } else {
+            html[i..].find('>').map_or(s.len(), |e| i + e + 1)
+        };
+        let tag = &html[i + 1..end.saturating_sub(1).max(i + 1)];
+        let closing = tag.starts_with('/');
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect::<String>()
+            .to_ascii_lowercase();
+        match &hidden {
+            Some(h) if closing && *h == name => hidden = None,
+            Some(_) => {}
+            None => {
+                if name == "title" {
+                    in_title = !closing;
+                } else if HIDDEN.contains(&name.as_str()) && !closing && name != "head" {
+                    hidden = Some(name.clone());
+                }
+                if name == "html" && !closing && lang.is_none() {
+                    lang = attribute(tag, "lang");
+                }
+                if BLOCKS.contains(&name.as_str()) {
+                    push_line(&mut lines, &mut line);
+                }
+            }
+        }
+        i = end;
+        text_start = end;
+    }
+    if hidden.is_none() {
+        flush_text(text_start, s.len(), &mut line, &mut title, in_title);
+    }
+    push_line(&mut lines, &mut line);
+    let mut text = String::new();
+    if let Some(t) = title {
+        let t = collapse(&t);
+        if !t.is_empty() {
+            text.push_str(&t);
+            text.push('\n');
+        }
+    }
+    for l in lines {
+        text.push_str(&l);
+        text.push('\n');
+    }
+    (text, lang)
+}
+
+/// Appends `line`, whitespace collapsed, to `lines` unless it is empty.
+fn push_line(lines: &mut Vec<String>, line: &mut String) {
+    let l = collapse(line);
+    if !l.is_empty() {
+        lines.push(l);
+    }
+    line.clear();
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The value of attribute `name` in a start tag's text, if present.
+fn attribute(tag: &str, name: &str) -> Option<String> {
+    let lower = tag.to_ascii_lowercase();
+    let at = lower.find(&format!(" {name}="))? + name.len() + 2;
+    let rest = &tag[at..];
+    let v = match rest.chars().next()? {
+        q @ ('"' | '\'') => rest[1..].split(q).next()?,
+        _ => rest.split(|c: char| c.is_whitespace() || c == '>').next()?,
+    };
+    Some(v.trim().to_string()).filter(|v| !v.is_empty())
+}
+
+/// Decodes the character references of `s`: numeric ones and the basic
+/// named set; anything else stays as written.
+fn decode_refs(s: &str) -> String {
+    const NAMED: [(&str, char); 8] = [
+        ("amp", '&'),
+        ("lt", '<'),
+        ("gt", '>'),
+        ("quot", '"'),
+        ("apos", '\''),
+        ("nbsp", ' '),
+        ("copy", '©'),
+        ("mdash", '—'),
+    ];
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(a) = rest.find('&') {
+        out.push_str(&rest[..a]);
+        rest = &rest[a..];
+        let end = rest[1..].find(';').map(|e| e + 1).filter(|&e| e <= 12);
+        let decoded = end.and_then(|e| {
+            let name = &rest[1..e];
+            let c = if let Some(num) = name.strip_prefix('#') {
+                let n = match num.strip_prefix(['x', 'X']) {
+                    Some(h) => u32::from_str_radix(h, 16).ok(),
+                    None => num.parse().ok(),
+                };
+                n.and_then(char::from_u32)
+            } else {
+                NAMED.iter().find(|(n, _)| *n == name).map(|&(_, c)| c)
+            };
+            c.map(|c| (c, e + 1))
+        });
+        match decoded {
+            Some((c, len)) => {
+                out.push(c);
+                rest = &rest[len..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The `conversion` record of one HTML file (Common Crawl's WET layout, see
+/// the module docs), compressed as a member of its own in `record` mode.
+/// Returns (bytes to write, text bytes).
+fn conversion(plan: &Plan, rel: &Path) -> anyhow::Result<(Vec<u8>, u64)> {
+    let path = plan.dir.join(rel);
+    let body = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let date = record_date(plan, &path)?.0;
+    let uri = target_uri(plan.base, rel);
+    let (text, lang) = visible_text(&body);
+    let refers_to = record_id(&format!("response\n{uri}\n{date}"));
+    let id = record_id(&format!("conversion\n{uri}\n{date}"));
+    let mut r = Vec::with_capacity(text.len() + 512);
+    let mut line = |name: &str, value: &str| {
+        r.extend_from_slice(name.as_bytes());
+        r.extend_from_slice(b": ");
+        r.extend_from_slice(value.as_bytes());
+        r.extend_from_slice(b"\r\n");
+    };
+    line("WARC/1.0\r\nWARC-Type", "conversion");
+    line("WARC-Target-URI", &uri);
+    line("WARC-Date", &date);
+    line("WARC-Record-ID", &id);
+    line("WARC-Refers-To", &refers_to);
+    if plan.digests {
+        line("WARC-Block-Digest", &digest(&[text.as_bytes()]));
+    }
+    if let Some(l) = &lang {
+        line("WARC-Identified-Content-Language", l);
+    }
+    line("Content-Type", "text/plain");
+    line("Content-Length", &text.len().to_string());
+    r.extend_from_slice(b"\r\n");
+    r.extend_from_slice(text.as_bytes());
+    r.extend_from_slice(b"\r\n\r\n");
+    Ok((compress_member(r, plan)?, text.len() as u64))
+}
+
+// ---------------------------------------------------------------------------
 // Files and URLs
 
 fn extension(rel: &Path) -> String {
@@ -460,20 +724,7 @@ struct Plan<'a> {
 fn response(plan: &Plan, rel: &Path) -> anyhow::Result<(Vec<u8>, u64)> {
     let path = plan.dir.join(rel);
     let body = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let (date, last_modified) = match plan.date {
-        Some(d) => (d.to_string(), None),
-        None => {
-            let mtime = std::fs::metadata(&path)
-                .and_then(|m| m.modified())
-                .with_context(|| format!("no modification time for {}", path.display()))?;
-            let unix = match mtime.duration_since(UNIX_EPOCH) {
-                Ok(d) => d.as_secs() as i64,
-                Err(e) => -(e.duration().as_secs() as i64),
-            };
-            let (w, h) = dates(unix);
-            (w, Some(h))
-        }
-    };
+    let (date, last_modified) = record_date(plan, &path)?;
     let uri = target_uri(plan.base, rel);
     let mut http = format!(
         "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\n",
@@ -503,6 +754,25 @@ fn response(plan: &Plan, rel: &Path) -> anyhow::Result<(Vec<u8>, u64)> {
     };
     let bytes = record(&head, &[http.as_bytes(), &body]);
     Ok((compress_member(bytes, plan)?, body.len() as u64))
+}
+
+/// A file's record date (`--date`, or its mtime) and, from its mtime, its
+/// HTTP `Last-Modified`.
+fn record_date(plan: &Plan, path: &Path) -> anyhow::Result<(String, Option<String>)> {
+    Ok(match plan.date {
+        Some(d) => (d.to_string(), None),
+        None => {
+            let mtime = std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .with_context(|| format!("no modification time for {}", path.display()))?;
+            let unix = match mtime.duration_since(UNIX_EPOCH) {
+                Ok(d) => d.as_secs() as i64,
+                Err(e) => -(e.duration().as_secs() as i64),
+            };
+            let (w, h) = dates(unix);
+            (w, Some(h))
+        }
+    })
 }
 
 /// In `record` mode, `bytes` as one gzip member; otherwise unchanged.
@@ -563,7 +833,7 @@ fn write_warc(args: &Args, gzip: GzipMode, tmp: &Path) -> anyhow::Result<Summary
         base.push('/');
     }
     let mut files = webmill::ingest::list_files(dir)?;
-    if args.html_only {
+    if args.html_only || args.wet {
         files.retain(|f| is_html(f));
     }
     let fixed_date = args.date.clone();
@@ -626,8 +896,16 @@ fn write_warc(args: &Args, gzip: GzipMode, tmp: &Path) -> anyhow::Result<Summary
         out_bytes: 0,
     };
     for batch in files.chunks(BATCH_FILES) {
-        let built: Vec<anyhow::Result<(Vec<u8>, u64)>> =
-            batch.par_iter().map(|rel| response(&plan, rel)).collect();
+        let built: Vec<anyhow::Result<(Vec<u8>, u64)>> = batch
+            .par_iter()
+            .map(|rel| {
+                if args.wet {
+                    conversion(&plan, rel)
+                } else {
+                    response(&plan, rel)
+                }
+            })
+            .collect();
         for (rel, r) in batch.iter().zip(built) {
             let (bytes, payload) = r?;
             sink.write_all(&bytes)

@@ -44,7 +44,10 @@ pub struct Args {
     /// --format says: -o BASENAME writes BASENAME.graph, .properties and
     /// .offsets (node = docID, the job's arcs as they are: deduplicated,
     /// self-loops only if imported with --keep-self-loops), for webgraph-cli,
-    /// the Java WebGraph and `import-graph --format bvgraph`
+    /// the Java WebGraph and `import-graph --format bvgraph`;
+    /// dataset = the input records near-duplicate detection (--alg) kept,
+    /// byte for byte, in input order (JSONL document sets; --removed FILE
+    /// for the others, --cluster for a `cluster` field); -o FILE required
     #[arg(value_enum)]
     what: What,
     /// Job directory
@@ -61,6 +64,13 @@ pub struct Args {
     /// For pairs: add both docs' URLs (joined by sort–merge within --mem)
     #[arg(long)]
     urls: bool,
+    /// For dataset: write the removed records to FILE
+    #[arg(long, value_name = "FILE")]
+    removed: Option<PathBuf>,
+    /// For dataset: add `"cluster": ID` to each record in a cluster (ID: the
+    /// cluster's smallest docID)
+    #[arg(long)]
+    cluster: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +85,7 @@ enum What {
     Postings,
     Ciff,
     Skips,
+    Dataset,
     Bvgraph,
 }
 
@@ -127,8 +138,9 @@ fn columns(what: What, urls: bool) -> Vec<Column> {
             col("location", Str),
             col("detail", Str),
         ],
-        // Not tables: written by the CIFF and BVGraph encoders.
-        What::Ciff | What::Bvgraph => vec![],
+        // Not tables: written by the CIFF and BVGraph encoders, or records
+        // as they were.
+        What::Ciff | What::Bvgraph | What::Dataset => vec![],
     }
 }
 
@@ -141,7 +153,13 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     if args.urls && args.what != What::Pairs {
         anyhow::bail!("--urls applies to `export pairs` only");
     }
+    if (args.removed.is_some() || args.cluster) && args.what != What::Dataset {
+        anyhow::bail!("--removed and --cluster apply to `export dataset` only");
+    }
     let job = g.open_view(&args.job)?;
+    if args.what == What::Dataset {
+        return dataset(&args, g, &job);
+    }
     if args.what == What::Bvgraph {
         return bvgraph(&args, g, &job);
     }
@@ -195,6 +213,49 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         .map_err(|e| webmill::Error::io(&out_name, e))?;
     whole(&job)?;
     finish(target, &args, g)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `export dataset`: the kept records to -o FILE, the removed ones to
+/// --removed FILE.
+fn dataset(args: &Args, g: &Global, job: &JobView) -> anyhow::Result<ExitCode> {
+    let Some(path) = &args.output else {
+        anyhow::bail!("export dataset needs -o FILE");
+    };
+    let alg = Alg::parse(&args.alg)?;
+    let (out, file) = OutFile::create(path)?;
+    let mut kept = std::io::BufWriter::with_capacity(1 << 16, file);
+    let mut removed = match &args.removed {
+        Some(p) => {
+            let (o, f) = OutFile::create(p)?;
+            Some((o, std::io::BufWriter::with_capacity(1 << 16, f)))
+        }
+        None => None,
+    };
+    let counts = webmill::dataset::export_dataset(
+        job,
+        alg,
+        args.cluster,
+        &mut kept,
+        removed.as_mut().map(|(_, w)| w as &mut dyn Write),
+    )?;
+    kept.flush()
+        .map_err(|e| webmill::Error::io(path.display().to_string(), e))?;
+    drop(kept);
+    whole(job)?;
+    say_written(path, out.commit()?, "the kept records", g.quiet());
+    if let (Some((o, mut w)), Some(p)) = (removed, &args.removed) {
+        w.flush()
+            .map_err(|e| webmill::Error::io(p.display().to_string(), e))?;
+        drop(w);
+        say_written(p, o.commit()?, "the removed records", g.quiet());
+    }
+    if !g.quiet() {
+        eprintln!(
+            "dataset: {} records kept ({} of them their cluster's kept member), {} removed",
+            counts.kept, counts.kept_in_clusters, counts.removed
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -379,7 +440,7 @@ fn fill(
                 })?;
             }
         }
-        What::Ciff | What::Bvgraph => {
+        What::Ciff | What::Bvgraph | What::Dataset => {
             anyhow::bail!("{:?} is not a table (written before any sink)", args.what)
         }
     }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use webmill::ingest::resolve::resolve;
-use webmill::ingest::{ingest, IngestOptions, InputSpec};
+use webmill::ingest::{ingest, DocFields, IngestOptions, InputSpec};
 use webmill::job::{JobFile, Outcome, StageId};
 use webmill::resources::format_bytes;
 
@@ -42,6 +42,8 @@ pub struct Args {
     /// memory: the rest is cut (and reported)
     #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
     max_record_bytes: u64,
+    #[command(flatten)]
+    fields: FieldArgs,
     /// Fail on the first bad record instead of skipping it (skips are always
     /// counted and reported)
     #[arg(long)]
@@ -51,9 +53,38 @@ pub struct Args {
     #[arg(long)]
     force: bool,
     /// Inputs, read in this order: a WARC file (.warc or .warc.gz, per-record
-    /// or whole-file gzip), a directory of .html files, or BASE_URL=DIR
+    /// or whole-file gzip), a directory of .html files and WARC/ARC files (read
+    /// recursively in byte order of the paths, each archive as if given on its
+    /// own), or BASE_URL=DIR
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
+}
+
+/// The fields of JSONL records (shared by `ingest` and `run`).
+#[derive(clap::Args, Debug)]
+pub struct FieldArgs {
+    /// JSONL document sets: the field holding a record's text (a dotted
+    /// path such as `metadata.text` reaches into nested objects)
+    #[arg(long, value_name = "NAME", default_value = "text")]
+    text_field: String,
+    /// JSONL document sets: the field holding a record's id (its URL is made
+    /// from it when it has none)
+    #[arg(long, value_name = "NAME", default_value = "id")]
+    id_field: String,
+    /// JSONL document sets: the field holding a record's URL
+    #[arg(long, value_name = "NAME", default_value = "url")]
+    url_field: String,
+}
+
+impl FieldArgs {
+    /// As the library takes them.
+    pub fn doc_fields(&self) -> DocFields {
+        DocFields {
+            text: self.text_field.clone(),
+            id: self.id_field.clone(),
+            url: self.url_field.clone(),
+        }
+    }
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -73,6 +104,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         inputs,
         segment_records: args.segment_records,
         max_record_bytes: args.max_record_bytes,
+        fields: args.fields.doc_fields(),
     };
     if let Outcome::Done {
         figures: x,

@@ -12,9 +12,11 @@ use webmill::index::IndexOptions;
 use webmill::ingest::{IngestOptions, InputSpec};
 use webmill::job::{JobView, StageId};
 use webmill::pipeline::{How, JobSummary, Pipeline, PipelineOptions, Source};
+use webmill::progress::Reporter;
 use webmill::rank::{Dangling, Mode, PageRankOptions};
 use webmill::resources::format_bytes;
 
+use super::ingest::FieldArgs;
 use super::thousands;
 use crate::job_display::{JobDisplay, Running};
 use crate::progress::BarReporter;
@@ -41,7 +43,8 @@ pub struct Args {
     #[arg(long, value_name = "JOB")]
     out: PathBuf,
     /// Inputs, in this order: WARC or ARC files (plain or gzip), directories
-    /// of HTML files, BASE_URL=DIR; with --graph, edge-list files
+    /// of HTML files and WARC/ARC files (read recursively, in byte order of
+    /// the paths), BASE_URL=DIR; with --graph, edge-list files
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
 
@@ -66,6 +69,8 @@ pub struct Args {
     /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
     #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
     max_record_bytes: u64,
+    #[command(flatten)]
+    fields: FieldArgs,
 
     /// PageRank: probability of following a link
     #[arg(long, default_value_t = PageRankOptions::default().damping)]
@@ -167,6 +172,7 @@ fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
                 .collect::<webmill::Result<Vec<_>>>()?,
             segment_records: args.segment_records,
             max_record_bytes: args.max_record_bytes,
+            fields: args.fields.doc_fields(),
         }),
     };
     let web = matches!(source, Source::Web(_));
@@ -281,6 +287,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         job.manifest(),
         g.quiet,
     );
+    for note in pipeline.notes() {
+        reporter.note(note);
+    }
     on_interrupt(display.running(), reporter.multi().clone());
     if let Err(e) = pipeline.run(&mut job, &settings, &mut display) {
         display.failed();
