@@ -124,7 +124,7 @@ fn cranfield_development_half_keeps_its_quality() {
     // (stemming, matching, ranking, nDCG@10 floor, MRR@10 floor)
     let runs = [
         // Measured: 0.0048 / 0.0118 (221 of 225 queries without results).
-        (Stem::None, Matching::All, Ranking::Paper, 0.0, 0.0),
+        (Stem::None, Matching::All, Ranking::Paper, 0.004, 0.01),
         // Measured: 0.0667 / 0.1327.
         (Stem::None, Matching::Any, Ranking::Paper, 0.055, 0.11),
         // Measured: 0.3547 / 0.5221 (PISA's BM25, k1 0.9, b 0.4: 0.3549 / 0.5391).
