@@ -33,6 +33,7 @@
 
 pub mod bitpack;
 pub mod ciff;
+pub mod fieldlens;
 pub mod forward;
 pub mod hit;
 pub mod indexer;
@@ -40,6 +41,7 @@ pub mod inverted;
 pub mod lexicon;
 pub mod postings;
 pub mod sorter;
+pub mod stem;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -56,6 +58,7 @@ use crate::units::thousands;
 pub use indexer::Sources;
 pub use inverted::{Barrel, BarrelSet, DoclistCursor, Location};
 pub use lexicon::{Lexicon, TermInfo};
+pub use stem::Stem;
 
 /// Default number of barrels (the paper's 64).
 pub const DEFAULT_BARRELS: u32 = 64;
@@ -75,12 +78,15 @@ pub fn barrel_file(set: BarrelSet, b: usize) -> JobFile {
 pub struct IndexOptions {
     /// Barrels the wordID range is cut into.
     pub barrels: u32,
+    /// How words are stemmed.
+    pub stem: Stem,
 }
 
 impl Default for IndexOptions {
     fn default() -> Self {
         IndexOptions {
             barrels: DEFAULT_BARRELS,
+            stem: Stem::default(),
         }
     }
 }
@@ -119,7 +125,8 @@ pub struct IndexSummary {
 /// What holds memory at the same time in `index`: pass 1's vocabulary sort
 /// beside its per-chunk word counts; the plan's by-hits sort fed by the
 /// vocabulary's merge, then its merge beside the by-bytes sort; the forward
-/// pass's word → wordID table and barrel block buffers; the barrel sorts,
+/// pass's word → wordID table, barrel block buffers and sort of (docID,
+/// field) hit counts; the barrel sorts,
 /// which split theirs between the barrels sorted in parallel.
 const SHARES: &[Phase] = &[
     Phase {
@@ -148,6 +155,7 @@ const SHARES: &[Phase] = &[
         shares: &[
             share("word ids", 1.0 / 4.0),
             share("forward blocks", 1.0 / 4.0),
+            share("field-lengths", 1.0 / 4.0),
         ],
     },
     Phase {
@@ -160,7 +168,8 @@ const SHARES: &[Phase] = &[
 /// the barrels, named by [`JobFile`]), with its checkpoints and sorts in the
 /// context's temporary directory under its budget. Resumes from what an
 /// interrupted attempt left there.
-pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
+pub fn build(cx: &StageContext, opts: &IndexOptions) -> Result<IndexSummary> {
+    let (barrels, stem) = (opts.barrels, opts.stem);
     if barrels == 0 || barrels > MAX_BARRELS {
         return Err(Error::usage(format!(
             "--barrels must be in 1..={MAX_BARRELS}, got {barrels}"
@@ -198,6 +207,7 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
                 sorter = vocabulary()?;
                 indexer::count_vocabulary(
                     &sources,
+                    stem,
                     &mut sorter,
                     cx.budget().bytes("vocabulary chunks")?,
                     reporter,
@@ -244,7 +254,9 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
     }
     summary.forward = match cx.checkpoint::<indexer::ForwardStats>("forward")? {
         Some(stats) => stats,
-        None if todo.is_empty() => indexer::ForwardStats::default(),
+        None if todo.is_empty() && cx.output_done(JobFile::FieldLengths)? => {
+            indexer::ForwardStats::default()
+        }
         None => {
             crate::sort::remove_sort_dir(&fwd_dir)?;
             std::fs::create_dir_all(&fwd_dir).at(&fwd_dir)?;
@@ -254,9 +266,24 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
             );
             let block_bytes = (cx.budget().bytes("forward blocks")? / u64::from(barrels))
                 .clamp(4 << 10, 256 << 10) as usize;
-            let stats =
-                indexer::write_forward(&sources, &ids, &plan, &fwd_dir, block_bytes, reporter)?;
+            let mut lengths = ExternalSorter::new(
+                cx.sort_config("field-lengths")?,
+                crate::sort::Combine::sum(),
+            )?;
+            let stats = indexer::write_forward(
+                &sources,
+                stem,
+                &ids,
+                &plan,
+                &fwd_dir,
+                block_bytes,
+                reporter,
+                &mut lengths,
+            )?;
             drop(ids);
+            let docs = crate::docs::DocTable::open(&sources.docs)?.len();
+            fieldlens::write_sorted(lengths.finish()?, docs, &cx.output(JobFile::FieldLengths)?)?;
+            crate::sort::remove_sort_dir(&tmp.join("field-lengths"))?;
             crate::sort::memory::release_freed_heap();
             cx.save_checkpoint("forward", &stats)?;
             stats
@@ -324,7 +351,7 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
     t = Instant::now();
     let fst = std::fs::read(&fst_path).at(&fst_path)?;
     summary.fst_bytes = fst.len() as u64;
-    let mut w = lexicon::LexiconWriter::create(cx.output(JobFile::Lexicon)?, &fst, &plan)?;
+    let mut w = lexicon::LexiconWriter::create(cx.output(JobFile::Lexicon)?, &fst, &plan, stem)?;
     drop(fst);
     for b in 0..plan.barrels() {
         sorter::for_each_part_block(&part_path(tmp, b), |entries| w.push_encoded(entries))?;
@@ -365,6 +392,13 @@ fn part_path(tmp: &Path, b: usize) -> PathBuf {
 pub struct IndexParams {
     /// Barrels the wordID range is cut into.
     pub barrels: u32,
+    /// How words are stemmed (absent: none, as before the option existed).
+    #[serde(default, skip_serializing_if = "is_no_stem")]
+    pub stem: Stem,
+}
+
+fn is_no_stem(s: &Stem) -> bool {
+    *s == Stem::None
 }
 
 /// The `index` stage: the lexicon and the inverted barrels of an ingested
@@ -389,7 +423,10 @@ impl Stage for Index {
                 "--barrels must be between 1 and {MAX_BARRELS}, got {b}"
             )));
         }
-        Ok(IndexParams { barrels: b })
+        Ok(IndexParams {
+            barrels: b,
+            stem: self.opts.stem,
+        })
     }
 
     fn inputs(&self) -> Vec<JobFile> {
@@ -402,7 +439,7 @@ impl Stage for Index {
     }
 
     fn outputs(&self) -> Vec<JobFile> {
-        let mut v = vec![JobFile::Lexicon];
+        let mut v = vec![JobFile::Lexicon, JobFile::FieldLengths];
         for b in 0..self.opts.barrels as usize {
             v.push(barrel_file(BarrelSet::Full, b));
             v.push(barrel_file(BarrelSet::Short, b));
@@ -440,7 +477,7 @@ impl Stage for Index {
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<IndexSummary> {
-        build(cx, self.opts.barrels)
+        build(cx, &self.opts)
     }
 }
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use webmill::index::{build_index, IndexOptions, DEFAULT_BARRELS};
+use webmill::index::{build_index, IndexOptions, Stem, DEFAULT_BARRELS};
 use webmill::job::Outcome;
 use webmill::resources::format_bytes;
 
@@ -36,6 +36,14 @@ pub struct IndexArgs {
     /// hits
     #[arg(long, value_name = "N", default_value_t = DEFAULT_BARRELS)]
     barrels: u32,
+    /// Index: stem words (pages, titles, URLs, anchors, and queries alike):
+    /// english = Snowball's English stemmer, so `vacuuming` finds `vacuum`
+    #[arg(long, value_name = "HOW", default_value = "none", value_parser = parse_stem)]
+    stem: Stem,
+}
+
+fn parse_stem(s: &str) -> Result<Stem, String> {
+    Stem::parse(s).map_err(|e| e.to_string())
 }
 
 impl IndexArgs {
@@ -43,6 +51,7 @@ impl IndexArgs {
     pub fn options(&self) -> IndexOptions {
         IndexOptions {
             barrels: self.barrels,
+            stem: self.stem,
         }
     }
 }
