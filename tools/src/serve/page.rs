@@ -144,7 +144,11 @@ pub fn results(app: &Served, query: &str, page: usize, per_page: usize, r: &Resu
         let _ = write!(
             body,
             "<p class=\"note\" id=\"count\">{} matching documents{}; results {}–{}{}</p>",
-            thousands(r.total),
+            if r.total_estimated {
+                format!("about {}", crate::cmd::about(r.total))
+            } else {
+                thousands(r.total)
+            },
             if r.timed_out {
                 " (a partial answer: matching stopped at the query time limit)"
             } else if r.cut_off {
@@ -443,7 +447,7 @@ pub fn stats(app: &Served) -> String {
             "<section><h3>{}</h3><p>{}</p><table class=\"fig\">\
              <tr><td>records</td><td class=\"n\">{}</td></tr>\
              <tr><td>output bytes</td><td class=\"n\">{}</td></tr>\
-             <tr><td>seconds</td><td class=\"n\">{:.1}</td></tr>\
+             <tr><td>time</td><td class=\"n\">{:.1} s</td></tr>\
              <tr><td>peak memory</td><td class=\"n\">{}</td></tr>",
             esc(&st.name),
             esc(&st.headline),
