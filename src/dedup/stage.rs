@@ -79,8 +79,8 @@ use crate::dedup::Alg;
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
 use crate::job::{
-    share, Begun, Figure, FigureList, How, Job, JobFile, Outcome, Phase, Published, Settings,
-    Stage, StageContext, StageId,
+    phase, share, Begun, Figure, FigureList, How, Job, JobFile, Outcome, Phase, Published,
+    Settings, Stage, StageContext, StageId,
 };
 use crate::progress::Unit;
 use crate::rank::RankVector;
@@ -167,30 +167,27 @@ pub struct Dedup {
 /// same pass; those wait on disk ([`ExternalSorter::park`]) while one
 /// algorithm finishes.
 const SHARES: &[Phase] = &[
-    Phase {
-        name: "sketch pass, then the sketch file",
-        shares: &[share("keys", 0.5), share("sketches", 0.5)],
-    },
-    Phase {
-        name: "candidates",
-        shares: &[share("keys merge", 0.1), share("candidates", 0.4)],
-    },
-    Phase {
-        name: "join a's sketch",
-        shares: &[share("candidates merge", 0.1), share("by-b", 0.4)],
-    },
-    Phase {
-        name: "verify",
-        shares: &[share("by-b merge", 0.1), share("pairs", 0.3)],
-    },
-    Phase {
-        name: "pairs file and pair ends",
-        shares: &[share("pairs", 0.3), share("pair-ends", 0.3)],
-    },
-    Phase {
-        name: "docs in pairs",
-        shares: &[share("pair-ends merge", 0.1), share("union-find", 0.8)],
-    },
+    phase(
+        "sketch pass, then the sketch file",
+        &[share("keys", 0.5), share("sketches", 0.5)],
+    ),
+    phase(
+        "candidates",
+        &[share("keys merge", 0.1), share("candidates", 0.4)],
+    ),
+    phase(
+        "join a's sketch",
+        &[share("candidates merge", 0.1), share("by-b", 0.4)],
+    ),
+    phase("verify", &[share("by-b merge", 0.1), share("pairs", 0.3)]),
+    phase(
+        "pairs file and pair ends",
+        &[share("pairs", 0.3), share("pair-ends", 0.3)],
+    ),
+    phase(
+        "docs in pairs",
+        &[share("pair-ends merge", 0.1), share("union-find", 0.8)],
+    ),
 ];
 
 impl Stage for Dedup {

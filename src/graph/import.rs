@@ -55,7 +55,8 @@ use crate::docs::{Doc, DocTable, DocWriter};
 use crate::error::{Error, IoContext, Result};
 use crate::input::{ReadReport, Skip, KEEP_SKIPS};
 use crate::job::{
-    share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext, StageId,
+    phase, share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext,
+    StageId,
 };
 use crate::progress::Unit;
 use crate::sort::{Combine, ExternalSorter, Record, Sorted};
@@ -225,27 +226,27 @@ pub struct ImportGraph {
 /// record until it is finished, then its merge until it is dropped (at its
 /// whole share unless it has a merge share of its own).
 const SHARES: &[Phase] = &[
-    Phase {
-        name: "read the arcs",
-        shares: &[share("by-src", 0.6), share("node-ids", 0.3)],
-    },
-    Phase {
-        name: "number the sources",
-        shares: &[
+    phase(
+        "read the arcs",
+        &[share("by-src", 0.6), share("node-ids", 0.3)],
+    ),
+    phase(
+        "number the sources",
+        &[
             share("by-src merge", 0.1),
             share("node-ids merge", 0.05),
             share("by-dst", 0.7),
         ],
-    },
-    Phase {
-        name: "number the destinations",
-        shares: &[
+    ),
+    phase(
+        "number the destinations",
+        &[
             share("by-dst merge", 0.1),
             share("node-ids merge", 0.05),
             share("forward", 0.4),
             share("transposed", 0.4),
         ],
-    },
+    ),
 ];
 
 impl Stage for ImportGraph {

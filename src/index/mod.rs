@@ -50,7 +50,8 @@ use std::time::Instant;
 
 use crate::error::{Error, IoContext, Result};
 use crate::job::{
-    share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext, StageId,
+    phase, share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext,
+    StageId,
 };
 use crate::progress::Unit;
 use crate::sort::ExternalSorter;
@@ -126,42 +127,39 @@ pub struct IndexSummary {
 /// beside its per-chunk word counts; the plan's by-hits sort fed by the
 /// vocabulary's merge, then its merge beside the by-bytes sort; the forward
 /// pass's word → wordID table, barrel block buffers and sort of (docID,
-/// field) hit counts; the barrel sorts,
-/// which split theirs between the barrels sorted in parallel.
+/// field) hit counts; the barrel sorts, which split theirs between the
+/// barrels sorted in parallel.
 const SHARES: &[Phase] = &[
-    Phase {
-        name: "pass 1: the vocabulary",
-        shares: &[
+    phase(
+        "pass 1: the vocabulary",
+        &[
             share("vocabulary", 1.0 / 3.0),
             share("vocabulary chunks", 1.0 / 4.0),
         ],
-    },
-    Phase {
-        name: "plan: words by hits",
-        shares: &[
+    ),
+    phase(
+        "plan: words by hits",
+        &[
             share("vocabulary", 1.0 / 3.0),
             share("words-by-hits", 1.0 / 2.0),
         ],
-    },
-    Phase {
-        name: "plan: words by bytes",
-        shares: &[
+    ),
+    phase(
+        "plan: words by bytes",
+        &[
             share("words-by-hits merge", 1.0 / 4.0),
             share("words-by-bytes", 1.0 / 2.0),
         ],
-    },
-    Phase {
-        name: "pass 2: forward barrels",
-        shares: &[
+    ),
+    phase(
+        "pass 2: forward barrels",
+        &[
             share("word ids", 1.0 / 4.0),
             share("forward blocks", 1.0 / 4.0),
             share("field-lengths", 1.0 / 4.0),
         ],
-    },
-    Phase {
-        name: "barrel sorts",
-        shares: &[share("barrels", 1.0)],
-    },
+    ),
+    phase("barrel sorts", &[share("barrels", 1.0)]),
 ];
 
 /// Builds the index from the stage's inputs into its outputs (the lexicon and

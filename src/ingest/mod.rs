@@ -62,8 +62,8 @@ pub use crate::ingest::source::Counts;
 use crate::ingest::source::{Content, InputKind, Item, Next, ReadContext, Reader};
 use crate::input::{SkipEntry, SkipWriter, KEEP_SKIPS};
 use crate::job::{
-    share, Amount, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext,
-    StageId,
+    phase, share, Amount, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage,
+    StageContext, StageId,
 };
 use crate::progress::{Task, Unit as ProgressUnit};
 use crate::resources::format_bytes;
@@ -360,10 +360,10 @@ pub struct Ingest {
 /// record let through the gate, whose working set is about 8 times its
 /// per-record limit of 1/16 of the budget (see [`limits`]). The segment
 /// writers' block buffers are fixed (256 KiB a file), outside the budget.
-const SHARES: &[Phase] = &[Phase {
-    name: "read and parse",
-    shares: &[share("batches", 1.0 / 8.0), share("big record", 1.0 / 2.0)],
-}];
+const SHARES: &[Phase] = &[phase(
+    "read and parse",
+    &[share("batches", 1.0 / 8.0), share("big record", 1.0 / 2.0)],
+)];
 
 impl Stage for Ingest {
     type Params = IngestParams;

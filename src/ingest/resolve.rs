@@ -37,7 +37,8 @@ use crate::graph::Direction;
 use crate::ingest::records::{self, PageRec};
 use crate::ingest::urltable::UrlTableWriter;
 use crate::job::{
-    share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext, StageId,
+    phase, share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext,
+    StageId,
 };
 use crate::progress::Unit;
 use crate::sort::{Combine, ExternalSorter, Sorted};
@@ -101,36 +102,33 @@ pub struct Resolve;
 /// record until it is finished, then its merge until it is dropped (at its
 /// whole share unless it has a merge share of its own).
 const SHARES: &[Phase] = &[
-    Phase {
-        name: "collect URLs",
-        shares: &[share("urls", 0.5)],
-    },
-    Phase {
-        name: "number URLs",
-        shares: &[
+    phase("collect URLs", &[share("urls", 0.5)]),
+    phase(
+        "number URLs",
+        &[
             share("urls merge", 0.1),
             share("url-table", 0.15),
             share("page-map", 0.1),
             share("links", 0.35),
         ],
-    },
-    Phase {
-        name: "write the page map and the URL table",
-        shares: &[
+    ),
+    phase(
+        "write the page map and the URL table",
+        &[
             share("page-map merge", 0.05),
             share("url-table merge", 0.05),
             share("links", 0.35),
         ],
-    },
-    Phase {
-        name: "join links with their sources",
-        shares: &[
+    ),
+    phase(
+        "join links with their sources",
+        &[
             share("links merge", 0.1),
             share("forward", 0.25),
             share("transposed", 0.25),
             share("anchors", 0.2),
         ],
-    },
+    ),
 ];
 
 impl Stage for Resolve {

@@ -29,6 +29,11 @@ pub const fn share(name: &'static str, fraction: f64) -> Share {
     Share { name, fraction }
 }
 
+/// `Phase { name, shares }`, shorter.
+pub const fn phase(name: &'static str, shares: &'static [Share]) -> Phase {
+    Phase { name, shares }
+}
+
 /// What holds memory at the same time in one phase of a stage. A share that
 /// lives through several phases is declared in each, with the same fraction.
 #[derive(Clone, Copy, Debug)]
@@ -130,18 +135,15 @@ mod tests {
     #[test]
     fn shares_alive_together_fit_the_whole() {
         const FIT: &[Phase] = &[
-            Phase {
-                name: "read",
-                shares: &[share("a", 0.5), share("b", 0.5)],
-            },
-            Phase {
-                name: "join",
-                shares: &[
+            phase("read", &[share("a", 0.5), share("b", 0.5)]),
+            phase(
+                "join",
+                &[
                     share("b", 0.5),
                     share("c", 1.0 / 3.0),
                     share("d", 1.0 / 6.0),
                 ],
-            },
+            ),
         ];
         let b = Budget::new("test", 1 << 20, FIT).unwrap();
         assert_eq!(b.bytes("a").unwrap(), 512 << 10);
@@ -149,28 +151,16 @@ mod tests {
         let e = b.bytes("e").unwrap_err().to_string();
         assert!(e.contains("\"e\"") && e.contains("did not declare"), "{e}");
 
-        const OVER: &[Phase] = &[Phase {
-            name: "join",
-            shares: &[share("a", 0.5), share("b", 0.6)],
-        }];
+        const OVER: &[Phase] = &[phase("join", &[share("a", 0.5), share("b", 0.6)])];
         let e = Budget::new("test", 1 << 20, OVER).unwrap_err().to_string();
         assert!(e.contains("\"join\"") && e.contains("1.100"), "{e}");
 
         const TWICE: &[Phase] = &[
-            Phase {
-                name: "one",
-                shares: &[share("a", 0.5)],
-            },
-            Phase {
-                name: "two",
-                shares: &[share("a", 0.25)],
-            },
+            phase("one", &[share("a", 0.5)]),
+            phase("two", &[share("a", 0.25)]),
         ];
         assert!(Budget::new("test", 1 << 20, TWICE).is_err());
-        const ZERO: &[Phase] = &[Phase {
-            name: "one",
-            shares: &[share("a", 0.0)],
-        }];
+        const ZERO: &[Phase] = &[phase("one", &[share("a", 0.0)])];
         assert!(Budget::new("test", 1 << 20, ZERO).is_err());
     }
 }

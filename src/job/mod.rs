@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use alg::Alg;
-pub use budget::{share, Budget, Phase, Share};
+pub use budget::{phase, share, Budget, Phase, Share};
 pub use dyn_stage::{DynStage, How};
 pub use figure::{Amount, Figure, FigureList};
 pub use files::{JobFile, StageId};

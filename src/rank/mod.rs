@@ -46,7 +46,8 @@ use crate::docs::DocTable;
 use crate::error::{Error, IoContext, Result};
 use crate::graph::EdgeFile;
 use crate::job::{
-    share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext, StageId,
+    phase, share, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage, StageContext,
+    StageId,
 };
 use crate::progress::Unit;
 use crate::units::thousands;
@@ -432,22 +433,13 @@ pub struct PageRank {
 /// buffers per thread beside them are outside the budget, see
 /// [`blocked`]); sort–merge mode's message sort.
 const SHARES: &[Phase] = &[
-    Phase {
-        name: "memory mode",
-        shares: &[share("memory mode", 1.0)],
-    },
-    Phase {
-        name: "blocked mode, splitting the arcs",
-        shares: &[share("part writers", 0.25)],
-    },
-    Phase {
-        name: "blocked mode, iterating",
-        shares: &[share("accumulators", 0.5)],
-    },
-    Phase {
-        name: "sort-merge mode",
-        shares: &[share("messages", 0.8)],
-    },
+    phase("memory mode", &[share("memory mode", 1.0)]),
+    phase(
+        "blocked mode, splitting the arcs",
+        &[share("part writers", 0.25)],
+    ),
+    phase("blocked mode, iterating", &[share("accumulators", 0.5)]),
+    phase("sort-merge mode", &[share("messages", 0.8)]),
 ];
 
 impl Stage for PageRank {
