@@ -99,8 +99,14 @@ impl GraphArgs {
         self.order.is_some() || self.keep_self_loops
     }
 
-    /// As the library takes them, for inputs `files` in `format`.
-    pub fn options(&self, format: Format, files: Vec<PathBuf>) -> anyhow::Result<ImportOptions> {
+    /// As the library takes them, for inputs `files` in `format` (given by
+    /// the flag `format_flag`, for messages).
+    pub fn options(
+        &self,
+        format: Format,
+        format_flag: &str,
+        files: Vec<PathBuf>,
+    ) -> anyhow::Result<ImportOptions> {
         let format = match (format, self.order) {
             (Format::Snap, None) => GraphFormat::Snap,
             (Format::Cc, None) => GraphFormat::Cc,
@@ -109,7 +115,7 @@ impl GraphArgs {
                 None | Some(Order::Bytes) => NameOrder::Bytes,
                 Some(Order::Host) => NameOrder::Host,
             }),
-            (_, Some(_)) => anyhow::bail!("--order applies to tsv graphs only"),
+            (_, Some(_)) => anyhow::bail!("--order applies to {format_flag} tsv only"),
         };
         Ok(ImportOptions {
             format,
@@ -136,7 +142,7 @@ pub enum Order {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let opts = args.flags.options(args.format, args.files)?;
+    let opts = args.flags.options(args.format, "--format", args.files)?;
     let mut job = g.open_job(&args.out, true)?;
     let settings = g.settings(args.force, args.strict);
     let reporter = settings.reporter.clone();

@@ -95,10 +95,11 @@ fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
         anyhow::bail!("--order and --keep-self-loops apply to --graph edge lists only");
     }
     let source = match args.graph {
-        Some(format) => Source::Graph(
-            args.graph_flags
-                .options(format, args.inputs.iter().map(PathBuf::from).collect())?,
-        ),
+        Some(format) => Source::Graph(args.graph_flags.options(
+            format,
+            "--graph",
+            args.inputs.iter().map(PathBuf::from).collect(),
+        )?),
         None => Source::Web(args.ingest.options(&args.inputs)?),
     };
     let web = matches!(source, Source::Web(_));
