@@ -81,12 +81,6 @@ fn write_jsonl(path: &Path, docs: &[Doc]) {
     std::fs::write(path, out).unwrap();
 }
 
-fn ok(out: &std::process::Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{err}");
-    err
-}
-
 #[test]
 fn parquet_rows_are_the_pages_the_same_jsonl_records_give() {
     let dir = tempfile::tempdir().unwrap();
@@ -100,8 +94,8 @@ fn parquet_rows_are_the_pages_the_same_jsonl_records_give() {
         dir.path().join("from-parquet"),
         dir.path().join("from-jsonl"),
     );
-    ok(&ingest(&a, &pq, &[]));
-    ok(&ingest(&b, &jl, &[]));
+    succeeded(&ingest(&a, &pq, &[]));
+    succeeded(&ingest(&b, &jl, &[]));
     let got = text_pages(&a);
     assert_eq!(got.len(), docs.len());
     assert!(
@@ -140,7 +134,7 @@ fn a_parquet_file_without_the_text_column_is_an_error_naming_it() {
     );
     // Named by the flag, it is read.
     let job = dir.path().join("named");
-    ok(&ingest(&job, &pq, &["--text-field", "content"]));
+    succeeded(&ingest(&job, &pq, &["--text-field", "content"]));
     assert_eq!(text_pages(&job).len(), 10);
 }
 
@@ -158,7 +152,7 @@ fn null_texts_unreadable_files_and_damaged_row_groups_keep_the_rest() {
     let b = std::fs::read(set.join("b.parquet")).unwrap();
     std::fs::write(set.join("b.parquet"), &b[..b.len() - 20]).unwrap();
     let job = dir.path().join("job");
-    let err = ok(&ingest(&job, &set, &[]));
+    let err = succeeded(&ingest(&job, &set, &[]));
     assert!(
         err.contains(r#"a.parquet: row 5 (row group 0, row 5): no text: "text" is null"#),
         "{err}"
@@ -183,7 +177,7 @@ fn null_texts_unreadable_files_and_damaged_row_groups_keep_the_rest() {
     let bad = dir.path().join("bad.parquet");
     std::fs::write(&bad, &bytes).unwrap();
     let job = dir.path().join("damaged");
-    let err = ok(&ingest(&job, &bad, &[]));
+    let err = succeeded(&ingest(&job, &bad, &[]));
     assert!(
         err.contains("bad.parquet: row ") && err.contains("rows left in this row group are lost"),
         "{err}"
