@@ -308,7 +308,7 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
     let job_dir = tmp.path().join("job");
     let mut job = common::ranked_site_job(&job_dir, site, html);
     let stage = Index {
-        opts: IndexOptions { barrels: 64 },
+        opts: IndexOptions::default(),
     };
     let inputs: BTreeMap<JobFile, PathBuf> = stage
         .inputs()
@@ -347,7 +347,9 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
                 };
                 let cx =
                     StageContext::detached(&stage, &Settings::new(mem), paths).expect("context");
-                let s = pool.install(|| build(&cx, 64)).expect("build");
+                let s = pool
+                    .install(|| build(&cx, &IndexOptions::default()))
+                    .expect("build");
                 wall.push(t.elapsed().as_secs_f64());
                 cpu.push(cpu_seconds() - c);
                 rss.push(peak_rss().unwrap_or(0) as f64);

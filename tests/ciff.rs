@@ -75,7 +75,15 @@ fn exported(root: &Path) -> (webmill::job::Job, Vec<u8>) {
         reporter: Arc::new(webmill::progress::Silent),
         ..Settings::new(16 << 20)
     };
-    build_index(&mut job, &IndexOptions { barrels: 3 }, &s).unwrap();
+    build_index(
+        &mut job,
+        &IndexOptions {
+            barrels: 3,
+            ..Default::default()
+        },
+        &s,
+    )
+    .unwrap();
     let view = JobView::open(job.dir()).unwrap();
     let mut out = Vec::new();
     let summary =

@@ -132,6 +132,10 @@ const GOLDEN: &[Golden] = &[
         name: "skips.wm",
         write: write_skips,
     },
+    Golden {
+        name: "fieldlens.wm",
+        write: write_field_lengths,
+    },
 ];
 
 fn golden_dir() -> PathBuf {
@@ -1246,7 +1250,7 @@ fn golden_sources(dir: &Path) -> webmill::Result<webmill::index::Sources> {
 }
 
 fn write_forward_barrel(dir: &Path) -> webmill::Result<PathBuf> {
-    use webmill::index::{indexer, lexicon};
+    use webmill::index::{indexer, lexicon, Stem};
     use webmill::sort::{ExternalSorter, SortConfig};
     let tmp = dir.join("forward-build");
     let sources = golden_sources(dir)?;
@@ -1255,12 +1259,25 @@ fn write_forward_barrel(dir: &Path) -> webmill::Result<PathBuf> {
         SortConfig::new(tmp.join("vocab"), 1 << 20),
         lexicon::vocabulary_combine(),
     )?;
-    indexer::count_vocabulary(&sources, &mut vocab, 1 << 20, &reporter)?;
+    indexer::count_vocabulary(&sources, Stem::None, &mut vocab, 1 << 20, &reporter)?;
     let fst = tmp.join("terms.fst");
     let sorts = ["by-hits", "by-bytes"].map(|n| SortConfig::new(tmp.join(n), 512 << 10));
     let plan = lexicon::plan_words(vocab.finish()?, 1, sorts, 256 << 10, &fst)?;
     let ids = indexer::WordIds::new(lexicon::open_fst_file(&fst)?, 1 << 20);
-    indexer::write_forward(&sources, &ids, &plan, &tmp, 256 << 10, &reporter)?;
+    let mut lengths = ExternalSorter::new(
+        SortConfig::new(tmp.join("lengths"), 1 << 20),
+        webmill::sort::Combine::sum(),
+    )?;
+    indexer::write_forward(
+        &sources,
+        Stem::None,
+        &ids,
+        &plan,
+        &tmp,
+        256 << 10,
+        &reporter,
+        &mut lengths,
+    )?;
     let path = dir.join("forward.wm");
     fs::copy(indexer::forward_path(&tmp, 0), &path).map_err(|e| webmill::Error::io(&path, e))?;
     Ok(path)
@@ -1280,7 +1297,10 @@ fn write_index_file(dir: &Path, file: JobFile, name: &str) -> webmill::Result<Pa
         (JobFile::Anchors, sources.anchors),
     ];
     let stage = Index {
-        opts: IndexOptions { barrels: 1 },
+        opts: IndexOptions {
+            barrels: 1,
+            ..Default::default()
+        },
     };
     let paths = StagePaths {
         inputs: inputs.into_iter().collect(),
@@ -1292,6 +1312,10 @@ fn write_index_file(dir: &Path, file: JobFile, name: &str) -> webmill::Result<Pa
     let path = dir.join(name);
     fs::copy(out.join(file.name()), &path).map_err(|e| webmill::Error::io(&path, e))?;
     Ok(path)
+}
+
+fn write_field_lengths(dir: &Path) -> webmill::Result<PathBuf> {
+    write_index_file(dir, JobFile::FieldLengths, "fieldlens.wm")
 }
 
 fn write_lexicon(dir: &Path) -> webmill::Result<PathBuf> {

@@ -19,7 +19,7 @@ use webmill::index::forward::{ForwardBarrel, Part};
 use webmill::index::hit::Hit;
 use webmill::index::indexer::{self, WordIds};
 use webmill::index::lexicon::{self, WordPlan};
-use webmill::index::{build, build_index, Barrel, BarrelSet, Index, IndexOptions, Lexicon};
+use webmill::index::{build, build_index, Barrel, BarrelSet, Index, IndexOptions, Lexicon, Stem};
 use webmill::job::{Job, Settings, Stage, StageContext, StagePaths};
 use webmill::progress::silent;
 use webmill::sort::{ExternalSorter, SortConfig};
@@ -65,7 +65,10 @@ fn read_index(dir: &Path, set: BarrelSet) -> Naive {
 /// outputs in `root` (the index in `root/index`), its checkpoints in `tmp`.
 fn build_into(job: &Job, root: &Path, tmp: &Path, mem: u64) -> webmill::index::IndexSummary {
     let stage = Index {
-        opts: IndexOptions { barrels: 8 },
+        opts: IndexOptions {
+            barrels: 8,
+            ..Default::default()
+        },
     };
     let inputs = stage
         .inputs()
@@ -78,7 +81,14 @@ fn build_into(job: &Job, root: &Path, tmp: &Path, mem: u64) -> webmill::index::I
         tmp: tmp.to_path_buf(),
     };
     let cx = StageContext::detached(&stage, &Settings::new(mem), paths).unwrap();
-    build(&cx, 8).unwrap()
+    build(
+        &cx,
+        &IndexOptions {
+            barrels: 8,
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 /// The index read back through lexicon and cursors is the token streams
@@ -227,13 +237,14 @@ proptest! {
         let tmp = dir.path().join("tmp");
         let reporter = silent();
         let mut vocab = ExternalSorter::new(SortConfig::new(tmp.join("vocab"), 4 << 20), lexicon::vocabulary_combine()).unwrap();
-        indexer::count_vocabulary(&src, &mut vocab, 1 << 20, &reporter).unwrap();
+        indexer::count_vocabulary(&src, Stem::None, &mut vocab, 1 << 20, &reporter).unwrap();
         let sorts = ["by-hits", "by-bytes"].map(|n| SortConfig::new(tmp.join(n), 2 << 20));
         let plan: WordPlan = lexicon::plan_words(vocab.finish().unwrap(), barrels, sorts, 1 << 20, &tmp.join("t.fst")).unwrap();
         let ids = WordIds::new(lexicon::open_fst_file(&tmp.join("t.fst")).unwrap(), 1 << 10);
         let fwd = tmp.join("fwd");
         std::fs::create_dir_all(&fwd).unwrap();
-        indexer::write_forward(&src, &ids, &plan, &fwd, 4096, &reporter).unwrap();
+        let mut lengths = ExternalSorter::new(SortConfig::new(tmp.join("lengths"), 1 << 20), webmill::sort::Combine::sum()).unwrap();
+        indexer::write_forward(&src, Stem::None, &ids, &plan, &fwd, 4096, &reporter, &mut lengths).unwrap();
         for b in 0..plan.barrels() {
             let path = indexer::forward_path(&fwd, b);
             webmill::kinds::verify_file(&path).unwrap();
@@ -304,7 +315,9 @@ fn same_bytes_whatever_the_threads_and_budget() {
     let (b, sb) = run("b", 2, 256 << 10);
     assert_eq!(sa.runs, 0);
     assert!(sb.runs > 0, "the small budget spills sort runs");
-    assert_eq!(a.len(), 17);
+    // 16 barrels (8 full, 8 short), the lexicon and the field lengths.
+    assert_eq!(a.len(), 18);
+    assert!(a.contains_key("fieldlens.wm"), "{:?}", a.keys());
     assert!(
         a == b,
         "outputs differ between 1 thread / 256 MiB and 2 threads / 256 KiB"
@@ -321,7 +334,10 @@ fn stage_and_corruption() {
         reporter: Arc::new(webmill::progress::Silent),
         ..Settings::new(16 << 20)
     };
-    let opts = IndexOptions { barrels: 4 };
+    let opts = IndexOptions {
+        barrels: 4,
+        ..Default::default()
+    };
     assert!(matches!(
         build_index(&mut job, &opts, &s).unwrap(),
         webmill::job::Outcome::Done { .. }
@@ -332,7 +348,8 @@ fn stage_and_corruption() {
     ));
     assert!(!job.dir().join("tmp").exists());
     let rec = job.published(webmill::job::StageId::Index).unwrap();
-    assert_eq!(rec.outputs.len(), 9);
+    // 8 barrels, the lexicon and the field lengths.
+    assert_eq!(rec.outputs.len(), 10);
     for name in ["index/full-001.wm", "index/lexicon.wm"] {
         let path = job.dir().join(name);
         let good = std::fs::read(&path).unwrap();

@@ -25,7 +25,15 @@ fn index(job: &mut Job, barrels: u32) {
         reporter: Arc::new(webmill::progress::Silent),
         ..Settings::new(16 << 20)
     };
-    build_index(job, &IndexOptions { barrels }, &s).unwrap();
+    build_index(
+        job,
+        &IndexOptions {
+            barrels,
+            ..Default::default()
+        },
+        &s,
+    )
+    .unwrap();
 }
 
 /// Pages of three hosts: a.example, b.example and its subdomain
@@ -140,6 +148,7 @@ fn operators_on_hand_made_pages() {
     assert!(r.results[0].complete && r.results[1].complete && !r.results[2].complete);
     // The paper's mode: an unknown word empties the results and says so.
     let mut q = Query::parse("vacuum unheardof");
+    q.matching = Matching::All;
     q.ranking = Ranking::Bm25;
     let r = s.search(&q, 10, 0).unwrap();
     assert_eq!(
@@ -293,7 +302,9 @@ impl Brute<'_> {
                     (w.as_str(), df, l.as_slice())
                 })
                 .collect();
-            let (_, score, _) = scorer.score(&words, None, Some(self.ranks[d as usize]), false);
+            let lens = s.field_lengths(d).unwrap();
+            let (_, score, _) =
+                scorer.score(&words, lens.as_ref(), Some(self.ranks[d as usize]), false);
             out.push((complete, score, u64::from(d)));
         }
         out.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));

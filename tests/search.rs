@@ -18,7 +18,16 @@ use webmill::index::hit::Hit;
 use webmill::index::{build_index, IndexOptions, Lexicon};
 use webmill::job::{Job, JobFile, JobView, Settings};
 use webmill::search::rank::Scorer;
-use webmill::search::{EmptyReason, Pass, Query, RankingWeights, Searcher};
+use webmill::search::{EmptyReason, Matching, Pass, Query, Ranking, RankingWeights, Searcher};
+
+/// A query answered as the paper does (`--match all --ranking paper`): what
+/// this file's brute-force scans compute.
+fn paper(text: &str) -> Query {
+    let mut q = Query::parse(text);
+    q.matching = Matching::All;
+    q.ranking = Ranking::Paper;
+    q
+}
 
 fn indexed_site(root: &std::path::Path, pages: usize, seed: u64, barrels: u32) -> Job {
     let mut job = site_job(root, pages, seed);
@@ -26,7 +35,15 @@ fn indexed_site(root: &std::path::Path, pages: usize, seed: u64, barrels: u32) -
         reporter: Arc::new(webmill::progress::Silent),
         ..Settings::new(16 << 20)
     };
-    build_index(&mut job, &IndexOptions { barrels }, &s).unwrap();
+    build_index(
+        &mut job,
+        &IndexOptions {
+            barrels,
+            ..Default::default()
+        },
+        &s,
+    )
+    .unwrap();
     job
 }
 
@@ -157,7 +174,7 @@ fn results_equal_a_brute_force_scan() {
         } else {
             40_000
         };
-        let mut q = Query::parse(&words.join(" ")).ranking_only();
+        let mut q = paper(&words.join(" ")).ranking_only();
         q.cutoff = cutoff;
         let got = searcher.search(&q, k, offset).unwrap();
         match brute.search(&q.words, k, offset, cutoff, &q.weights) {
@@ -223,7 +240,7 @@ fn evaluation_within_a_docid_range_equals_a_brute_force_scan() {
         let b = rng.below(u64::from(docs) + 1) as u32;
         let range = a.min(b)..a.max(b) + u32::from(round % 3 == 0) * docs;
         let want = [1, 10, 1000][round % 3];
-        let mut q = Query::parse(&words.join(" ")).ranking_only();
+        let mut q = paper(&words.join(" ")).ranking_only();
         q.cutoff = if round % 7 == 0 { 3 } else { 40_000 };
         let got = searcher.evaluate_in(&q, range.clone(), want).unwrap();
         let lists: Option<Vec<&NaiveList>> = q.words.iter().map(|w| brute.naive.get(w)).collect();
@@ -259,7 +276,7 @@ fn evaluation_within_a_docid_range_equals_a_brute_force_scan() {
         let view = JobView::open(big.dir()).unwrap();
         let s = Searcher::open(&view).unwrap();
         let n = s.doc_count() as u32;
-        let q = Query::parse("page").ranking_only();
+        let q = paper("page").ranking_only();
         let all = s.evaluate_in(&q, 0..n, 100_000).unwrap().unwrap();
         let tail = s.evaluate_in(&q, n - 5..n, 100_000).unwrap().unwrap();
         assert!(all.work.postings >= 4 * 128, "{:?}", all.work);
@@ -285,7 +302,7 @@ fn evaluation_within_a_docid_range_equals_a_brute_force_scan() {
         for j in 0..3 {
             let range = cuts[j] as u32..cuts[j + 1] as u32;
             let e = searcher
-                .evaluate_in(&Query::parse(&q.words.join(" ")), range, 10)
+                .evaluate_in(&paper(&q.words.join(" ")), range, 10)
                 .unwrap()
                 .map(|e| e.work.entries())
                 .unwrap_or(0);
@@ -322,13 +339,16 @@ fn never_crawled_pages_are_found_by_their_anchor_text() {
     );
     build_index(
         &mut job,
-        &IndexOptions { barrels: 2 },
+        &IndexOptions {
+            barrels: 2,
+            ..Default::default()
+        },
         &Settings::new(16 << 20),
     )
     .unwrap();
     let view = JobView::open(job.dir()).unwrap();
     let s = Searcher::open(&view).unwrap();
-    let r = s.search(&Query::parse("Quasar telescope"), 10, 0).unwrap();
+    let r = s.search(&paper("Quasar telescope"), 10, 0).unwrap();
     // The linking pages have the words too (anchor text is page text); the
     // page they link to ranks first.
     assert_eq!(r.results.len(), 3, "{r:?}");
@@ -341,7 +361,7 @@ fn never_crawled_pages_are_found_by_their_anchor_text() {
         Some(Pass::Full),
         "fewer than k matches in the short barrels"
     );
-    let one = s.search(&Query::parse("quasar"), 1, 0).unwrap();
+    let one = s.search(&paper("quasar"), 1, 0).unwrap();
     assert_eq!(one.pass, Some(Pass::Short));
     assert_eq!(one.results[0].url, "http://far.example/x");
 }
@@ -355,10 +375,10 @@ fn queries_without_answers_get_one() {
     let view = JobView::open(job.dir()).unwrap();
     let s = Searcher::open(&view).unwrap();
     for text in ["", "   ", "!!! ... — ;;", "\u{200b}"] {
-        let r = s.search(&Query::parse(text), 10, 0).unwrap();
+        let r = s.search(&paper(text), 10, 0).unwrap();
         assert_eq!(r.empty, Some(EmptyReason::NoWords), "{text:?}");
     }
-    let r = s.search(&Query::parse("alpha zzyzx qqq"), 10, 0).unwrap();
+    let r = s.search(&paper("alpha zzyzx qqq"), 10, 0).unwrap();
     assert_eq!(
         r.empty,
         Some(EmptyReason::UnknownWords(vec![
@@ -368,20 +388,18 @@ fn queries_without_answers_get_one() {
     );
     assert!(r.results.is_empty());
     let many: String = (0..1000).map(|i| format!("alpha w{i} ")).collect();
-    let r = s.search(&Query::parse(&many), 10, 0).unwrap();
+    let r = s.search(&paper(&many), 10, 0).unwrap();
     assert_eq!(r.words.len(), 32);
     assert_eq!(r.ignored_words, 1001 - 32);
     assert!(r.empty.is_some());
-    let r = s
-        .search(&Query::parse(&"alpha ".repeat(1000)), 10, 0)
-        .unwrap();
+    let r = s.search(&paper(&"alpha ".repeat(1000)), 10, 0).unwrap();
     assert_eq!(r.words.len(), 1);
     assert!(!r.results.is_empty());
     // k = 0 counts.
-    let r = s.search(&Query::parse("alpha"), 0, 0).unwrap();
+    let r = s.search(&paper("alpha"), 0, 0).unwrap();
     assert!(r.total > 0 && r.results.is_empty());
     // Past the last result: an empty page, the total still known.
-    let r = s.search(&Query::parse("alpha"), 10, 100_000).unwrap();
+    let r = s.search(&paper("alpha"), 10, 100_000).unwrap();
     assert!(r.total > 0 && r.results.is_empty());
 }
 
@@ -422,7 +440,7 @@ fn corrupt_files_make_search_refuse_with_verifys_message() {
         let view = JobView::open(job.dir()).unwrap();
         // All of alpha's doclist: more than the short barrels hold.
         let search = Searcher::open(&view)
-            .and_then(|s| s.search(&Query::parse("alpha").ranking_only(), 100_000, 0))
+            .and_then(|s| s.search(&paper("alpha").ranking_only(), 100_000, 0))
             .expect_err("search refuses")
             .to_string();
         assert_eq!(search, verify, "{file:?}");
@@ -485,13 +503,21 @@ fn hosts_cluster_and_near_duplicates_collapse() {
     ];
     let mut job = common::ingested_job(&dir.path().join("job"), &inputs, 16 << 20);
     let s = Settings::new(16 << 20);
-    build_index(&mut job, &IndexOptions { barrels: 2 }, &s).unwrap();
+    build_index(
+        &mut job,
+        &IndexOptions {
+            barrels: 2,
+            ..Default::default()
+        },
+        &s,
+    )
+    .unwrap();
     let search = |job: &Job, q: &Query| {
         let view = JobView::open(job.dir()).unwrap();
         Searcher::open(&view).unwrap().search(q, 10, 0).unwrap()
     };
     // Two crawled hosts: grouped by host, best first.
-    let r = search(&job, &Query::parse("zebra"));
+    let r = search(&job, &paper("zebra"));
     assert!(r.host_clusters);
     assert_eq!((r.total, r.groups), (6, 2), "{r:?}");
     let more: Vec<usize> = r.results.iter().map(|x| x.host_more.len()).collect();
@@ -499,7 +525,7 @@ fn hosts_cluster_and_near_duplicates_collapse() {
     assert_eq!(hosts.len(), 2, "{r:?}");
     assert_eq!(more.iter().sum::<usize>(), 4);
     assert!(r.results.iter().all(|x| x.similar.is_empty()));
-    let mut off = Query::parse("zebra");
+    let mut off = paper("zebra");
     off.hosts = HostClustering::Off;
     assert_eq!(search(&job, &off).groups, 6);
     // After dedup: the three copies are one result.
@@ -516,6 +542,6 @@ fn hosts_cluster_and_near_duplicates_collapse() {
     off.collapse_similar = false;
     assert_eq!(search(&job, &off).groups, 6);
     // One crawled host only: auto does not group.
-    let r = search(&job, &Query::parse("lorem5"));
+    let r = search(&job, &paper("lorem5"));
     assert!(!r.host_clusters);
 }

@@ -26,9 +26,11 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
+use super::fieldlens::{field_of_hit, FIELDS};
 use super::forward::{encode_record, ForwardWriter, Part};
 use super::hit::{relative_font, Hit};
 use super::lexicon::{FstBytes, VocabRec, WordPlan};
+use super::stem::{Stem, Stemmer};
 use crate::container::pagefile::PageFile;
 use crate::docs::DocTable;
 use crate::error::{Error, Result};
@@ -132,10 +134,12 @@ struct Inputs {
     pagedoc: PageFile,
     docs: DocTable,
     anchors: PageFile,
+    /// The stemmer every word goes through, if any.
+    stemmer: Option<Stemmer>,
 }
 
 impl Inputs {
-    fn open(s: &Sources) -> Result<Inputs> {
+    fn open(s: &Sources, stem: Stem) -> Result<Inputs> {
         let docs = DocTable::open(&s.docs)?;
         if docs.len() > u64::from(u32::MAX) {
             return Err(Error::usage(format!(
@@ -148,6 +152,7 @@ impl Inputs {
             pagedoc: PageFile::open(&s.pagedoc, &records::PAGEDOC)?,
             docs,
             anchors: PageFile::open(&s.anchors, &records::ANCHORS)?,
+            stemmer: stem.stemmer(),
         })
     }
 
@@ -244,6 +249,14 @@ impl Inputs {
         tokens: &mut Tokens,
         mut g: impl FnMut(u64, Part, &str, &[Hit]) -> Result<()>,
     ) -> Result<()> {
+        let mut stemmed = String::new();
+        let mut g = |doc: u64, part: Part, words: &str, hits: &[Hit]| match &self.stemmer {
+            Some(st) => {
+                st.words(words, &mut stemmed);
+                g(doc, part, &stemmed, hits)
+            }
+            None => g(doc, part, words, hits),
+        };
         match unit {
             Work::Text {
                 block,
@@ -435,12 +448,13 @@ fn window_len() -> usize {
 /// bytes, and the units in flight hold a quarter of that of input.
 pub fn count_vocabulary(
     sources: &Sources,
+    stem: Stem,
     vocabulary: &mut ExternalSorter<VocabRec>,
     chunk_budget: u64,
     reporter: &SharedReporter,
 ) -> Result<PassStats> {
     let window_bytes = chunk_budget / 4;
-    let inputs = Inputs::open(sources)?;
+    let inputs = Inputs::open(sources, stem)?;
     let task = reporter.task(
         "index: counting words",
         Some(inputs.total_bytes()),
@@ -534,21 +548,30 @@ struct BarrelBytes {
     records: Vec<(usize, u64)>,
 }
 
+/// What a unit of the forward pass made beside its barrel records: its
+/// figures, its input bytes, its field-length records.
+type UnitOutput = (ForwardStats, u64, Vec<(u64, u64)>);
+
 /// Pass 2: writes every document's hits into the forward barrels
 /// `dir/fwd-BBB.wm` (one per barrel of `plan`), with blocks of about
-/// `block_bytes`; the units in flight hold about a quarter of the blocks'
+/// `block_bytes`, and its hits per field into `lengths` as `(docID · 8 +
+/// field, hits)` ([`fieldlens`](super::fieldlens); the sort's combine adds
+/// equal keys); the units in flight hold about a quarter of the blocks'
 /// bytes of input. Returns what it wrote.
+#[allow(clippy::too_many_arguments)]
 pub fn write_forward(
     sources: &Sources,
+    stem: Stem,
     ids: &WordIds,
     plan: &WordPlan,
     dir: &Path,
     block_bytes: usize,
     reporter: &SharedReporter,
+    lengths: &mut ExternalSorter<(u64, u64)>,
 ) -> Result<ForwardStats> {
     // The work in flight gets as much memory as the barrels' block buffers.
     let window_bytes = (block_bytes * plan.barrels()) as u64 / 4;
-    let inputs = Inputs::open(sources)?;
+    let inputs = Inputs::open(sources, stem)?;
     let barrels = plan.barrels();
     let mut writers = (0..barrels)
         .map(|b| {
@@ -583,22 +606,35 @@ pub fn write_forward(
                 })
             })
             .collect();
-        let outs: Vec<Result<(ForwardStats, u64)>> = units
+        let outs: Vec<Result<UnitOutput>> = units
             .par_iter()
             .zip(bufs.par_iter_mut())
             .map(|(u, out)| {
                 let mut st = ForwardStats::default();
                 let mut tokens = Tokens::default();
                 let mut doc_scratch = DocScratch::default();
+                let mut lens = Vec::new();
                 inputs.visit(u, &mut tokens, |doc, part, words, hits| {
                     st.pass.add(part, hits.len());
+                    let mut fields = [0u64; FIELDS];
+                    for &h in hits {
+                        fields[field_of_hit(h)] += 1;
+                    }
+                    for (f, &n) in fields.iter().enumerate() {
+                        if n > 0 {
+                            lens.push((doc * 8 + f as u64, n));
+                        }
+                    }
                     doc_scratch.emit(doc, part, words, hits, ids, plan, out, &mut st)
                 })?;
-                Ok((st, inputs.unit_bytes(u)))
+                Ok((st, inputs.unit_bytes(u), lens))
             })
             .collect();
         for (out, per_barrel) in outs.into_iter().zip(&mut bufs) {
-            let (st, bytes) = out?;
+            let (st, bytes, lens) = out?;
+            for l in lens {
+                lengths.push(l)?;
+            }
             for (w, b) in writers.iter_mut().zip(per_barrel.iter_mut()) {
                 let mut start = 0;
                 for &(end, hits) in &b.records {

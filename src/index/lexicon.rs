@@ -332,11 +332,20 @@ pub struct LexiconWriter {
 
 impl LexiconWriter {
     /// Starts `path` with the term dictionary in `fst` and the barrel table.
-    pub fn create(path: impl AsRef<Path>, fst: &[u8], plan: &WordPlan) -> Result<LexiconWriter> {
-        let params = json!({
+    pub fn create(
+        path: impl AsRef<Path>,
+        fst: &[u8],
+        plan: &WordPlan,
+        stem: super::Stem,
+    ) -> Result<LexiconWriter> {
+        let mut params = json!({
             "barrels": plan.barrels(), "words": plan.words,
             "entry_bytes": ENTRY_BYTES, "entries_per_block": ENTRIES_PER_BLOCK,
         });
+        // Absent for none: indexes without stemming are as before.
+        if stem != super::Stem::None {
+            params["stem"] = json!(stem.name());
+        }
         let mut w = ContainerWriter::create(path, LEXICON.tag, LEXICON.version, &params)?;
         w.write_block(BlockCodec::Raw, b"fst", 0, fst)?;
         let mut table = Vec::with_capacity(4 * plan.firsts.len());
@@ -502,6 +511,27 @@ impl Lexicon {
     /// Barrels.
     pub fn barrels(&self) -> usize {
         self.firsts.len() - 1
+    }
+
+    /// How the indexed words were stemmed (header parameter `"stem"`;
+    /// absent: none). A stemmer this build does not know is refused.
+    pub fn stem(&self) -> Result<super::Stem> {
+        match self
+            .container()
+            .params()
+            .get("stem")
+            .and_then(|v| v.as_str())
+        {
+            None => Ok(super::Stem::None),
+            Some(name) => super::Stem::parse(name).map_err(|_| {
+                Error::corrupt(
+                    self.container().path(),
+                    "header parameters",
+                    0,
+                    format!("stem is {name:?}, expected none or english"),
+                )
+            }),
+        }
     }
 
     /// The wordIDs of barrel `b`: `first..end`.

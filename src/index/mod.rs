@@ -33,6 +33,7 @@
 
 pub mod bitpack;
 pub mod ciff;
+pub mod fieldlens;
 pub mod forward;
 pub mod hit;
 pub mod indexer;
@@ -40,6 +41,7 @@ pub mod inverted;
 pub mod lexicon;
 pub mod postings;
 pub mod sorter;
+pub mod stem;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -54,6 +56,7 @@ use crate::units::thousands;
 pub use indexer::Sources;
 pub use inverted::{Barrel, BarrelSet, DoclistCursor, Location};
 pub use lexicon::{Lexicon, TermInfo};
+pub use stem::Stem;
 
 /// Default number of barrels (the paper's 64).
 pub const DEFAULT_BARRELS: u32 = 64;
@@ -73,12 +76,15 @@ pub fn barrel_file(set: BarrelSet, b: usize) -> JobFile {
 pub struct IndexOptions {
     /// Barrels the wordID range is cut into.
     pub barrels: u32,
+    /// How words are stemmed.
+    pub stem: Stem,
 }
 
 impl Default for IndexOptions {
     fn default() -> Self {
         IndexOptions {
             barrels: DEFAULT_BARRELS,
+            stem: Stem::default(),
         }
     }
 }
@@ -130,6 +136,9 @@ mod shares {
     pub const WORD_IDS: f64 = 1.0 / 4.0;
     /// The forward pass's barrel block buffers, all together.
     pub const FORWARD_BLOCKS: f64 = 1.0 / 4.0;
+    /// The forward pass's sort of (docID, field) hit counts, beside the
+    /// word → wordID table and the block buffers.
+    pub const FIELD_LENGTHS: f64 = 1.0 / 4.0;
     /// The barrel sorts, all together.
     pub const BARRELS: f64 = 1.0;
 }
@@ -138,7 +147,8 @@ mod shares {
 /// the barrels, named by [`JobFile`]), with its checkpoints and sorts in the
 /// context's temporary directory under its budget. Resumes from what an
 /// interrupted attempt left there.
-pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
+pub fn build(cx: &StageContext, opts: &IndexOptions) -> Result<IndexSummary> {
+    let (barrels, stem) = (opts.barrels, opts.stem);
     if barrels == 0 || barrels > MAX_BARRELS {
         return Err(Error::usage(format!(
             "--barrels must be in 1..={MAX_BARRELS}, got {barrels}"
@@ -177,6 +187,7 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
                 sorter = vocabulary()?;
                 indexer::count_vocabulary(
                     &sources,
+                    stem,
                     &mut sorter,
                     cx.share(shares::VOCABULARY_CHUNKS),
                     reporter,
@@ -223,7 +234,9 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
     }
     summary.forward = match cx.checkpoint::<indexer::ForwardStats>("forward")? {
         Some(stats) => stats,
-        None if todo.is_empty() => indexer::ForwardStats::default(),
+        None if todo.is_empty() && cx.output_done(JobFile::FieldLengths)? => {
+            indexer::ForwardStats::default()
+        }
         None => {
             crate::sort::remove_sort_dir(&fwd_dir)?;
             std::fs::create_dir_all(&fwd_dir).at(&fwd_dir)?;
@@ -233,9 +246,24 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
             );
             let block_bytes = (cx.share(shares::FORWARD_BLOCKS) / u64::from(barrels))
                 .clamp(4 << 10, 256 << 10) as usize;
-            let stats =
-                indexer::write_forward(&sources, &ids, &plan, &fwd_dir, block_bytes, reporter)?;
+            let mut lengths = ExternalSorter::new(
+                cx.sort_config("field-lengths", shares::FIELD_LENGTHS),
+                crate::sort::Combine::sum(),
+            )?;
+            let stats = indexer::write_forward(
+                &sources,
+                stem,
+                &ids,
+                &plan,
+                &fwd_dir,
+                block_bytes,
+                reporter,
+                &mut lengths,
+            )?;
             drop(ids);
+            let docs = crate::docs::DocTable::open(&sources.docs)?.len();
+            fieldlens::write_sorted(lengths.finish()?, docs, &cx.output(JobFile::FieldLengths)?)?;
+            crate::sort::remove_sort_dir(&tmp.join("field-lengths"))?;
             crate::sort::memory::release_freed_heap();
             cx.save_checkpoint("forward", &stats)?;
             stats
@@ -304,7 +332,7 @@ pub fn build(cx: &StageContext, barrels: u32) -> Result<IndexSummary> {
     t = Instant::now();
     let fst = std::fs::read(&fst_path).at(&fst_path)?;
     summary.fst_bytes = fst.len() as u64;
-    let mut w = lexicon::LexiconWriter::create(cx.output(JobFile::Lexicon)?, &fst, &plan)?;
+    let mut w = lexicon::LexiconWriter::create(cx.output(JobFile::Lexicon)?, &fst, &plan, stem)?;
     drop(fst);
     for b in 0..plan.barrels() {
         sorter::for_each_part_block(&part_path(tmp, b), |entries| w.push_encoded(entries))?;
@@ -345,6 +373,13 @@ fn part_path(tmp: &Path, b: usize) -> PathBuf {
 pub struct IndexParams {
     /// Barrels the wordID range is cut into.
     pub barrels: u32,
+    /// How words are stemmed (absent: none, as before the option existed).
+    #[serde(default, skip_serializing_if = "is_no_stem")]
+    pub stem: Stem,
+}
+
+fn is_no_stem(s: &Stem) -> bool {
+    *s == Stem::None
 }
 
 /// The `index` stage: the lexicon and the inverted barrels of an ingested
@@ -369,7 +404,10 @@ impl Stage for Index {
                 "--barrels must be between 1 and {MAX_BARRELS}, got {b}"
             )));
         }
-        Ok(IndexParams { barrels: b })
+        Ok(IndexParams {
+            barrels: b,
+            stem: self.opts.stem,
+        })
     }
 
     fn inputs(&self) -> Vec<JobFile> {
@@ -382,7 +420,7 @@ impl Stage for Index {
     }
 
     fn outputs(&self) -> Vec<JobFile> {
-        let mut v = vec![JobFile::Lexicon];
+        let mut v = vec![JobFile::Lexicon, JobFile::FieldLengths];
         for b in 0..self.opts.barrels as usize {
             v.push(barrel_file(BarrelSet::Full, b));
             v.push(barrel_file(BarrelSet::Short, b));
@@ -426,7 +464,7 @@ impl Stage for Index {
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<IndexSummary> {
-        build(cx, self.opts.barrels)
+        build(cx, &self.opts)
     }
 }
 

@@ -52,7 +52,7 @@ use crate::error::{Error, IoContext, Result};
 use crate::ingest::dir::{list_dir, DirEntry};
 use crate::ingest::html::Extractor;
 use crate::ingest::limits::{RecordGate, RecordLimits};
-use crate::ingest::page::{Fetched, PageOut, TextPage};
+use crate::ingest::page::{Fetched, MetaPage, PageOut, TextPage};
 use crate::ingest::source::html_dir::{is_html_name, HtmlFiles};
 pub use crate::ingest::source::jsonl::DocFields;
 use crate::ingest::source::jsonl::{is_jsonl_name, JsonlFile};
@@ -1118,6 +1118,17 @@ fn process_one(ex: &mut Extractor, item: &Item) -> std::result::Result<PageOut, 
             content_type,
             text,
         })),
+        Content::Meta(m) => page::metadata(&MetaPage {
+            url: &p.url,
+            status: p.status,
+            date: &p.date,
+            content_type: &m.content_type,
+            title: &m.title,
+            base: m.base.as_deref(),
+            location: p.location.as_deref(),
+            links: &m.links,
+            hrefs_dropped: m.hrefs_dropped,
+        }),
     };
     out.map_err(|e| SkipEntry::new(e.kind, p.file.clone(), p.place.clone(), e.reason))
 }
@@ -1145,8 +1156,10 @@ fn process_batch(batch: &mut Vec<Item>, seg: &mut Segment, limits: &RecordLimits
                 if p.location.is_some() {
                     seg.counts.redirects += 1;
                 }
-                if matches!(p.content, Content::Text { .. }) {
-                    seg.counts.text_pages += 1;
+                match p.content {
+                    Content::Text { .. } => seg.counts.text_pages += 1,
+                    Content::Meta(_) => seg.counts.meta_pages += 1,
+                    Content::Html { .. } => {}
                 }
                 let page_cuts = std::mem::take(&mut out.cuts);
                 seg.push(out)?;

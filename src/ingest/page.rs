@@ -62,6 +62,73 @@ pub struct NotHtml {
 /// Caps on what is kept of a page.
 const MAX_ANCHOR_BYTES: usize = 256;
 
+/// Resolves and encodes a page's links into its [`PageOut`], counting what
+/// it drops: links to other schemes, unparsable or too long URLs (the
+/// `link-url-too-long` cut, reported by [`LinkSink::finish`]).
+#[derive(Default)]
+struct LinkSink {
+    too_long: u64,
+    longest: usize,
+}
+
+impl LinkSink {
+    /// Resolves `href` against `base` and keeps the link, its anchor cut at
+    /// [`MAX_ANCHOR_BYTES`] (at a character boundary).
+    fn push(&mut self, out: &mut PageOut, base: &Url, kind: LinkKind, href: &str, anchor: &str) {
+        match wurl::resolve_checked(base, href) {
+            UrlVerdict::Kept(target) => {
+                let mut anchor = anchor;
+                if anchor.len() > MAX_ANCHOR_BYTES {
+                    let mut end = MAX_ANCHOR_BYTES;
+                    while !anchor.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    anchor = &anchor[..end];
+                }
+                let mut p = Vec::with_capacity(target.len() + anchor.len() + 4);
+                records::encode_link(kind, &target, anchor, &mut p);
+                out.links.push(p);
+            }
+            UrlVerdict::TooLong(n) => {
+                out.dropped_links += 1;
+                self.too_long += 1;
+                self.longest = self.longest.max(n);
+            }
+            UrlVerdict::NotWeb => out.dropped_links += 1,
+        }
+    }
+
+    /// Counts `n` hrefs dropped before resolution for being over
+    /// [`MAX_HREF_BYTES`].
+    fn hrefs_dropped(&mut self, out: &mut PageOut, n: u64) {
+        if n > 0 {
+            self.too_long += n;
+            self.longest = self.longest.max(MAX_HREF_BYTES + 1);
+            out.dropped_links += n;
+        }
+    }
+
+    /// Reports the links dropped for their length as a cut of the page.
+    fn finish(self, out: &mut PageOut) {
+        if self.too_long > 0 {
+            out.cuts.push((
+                SkipKind::LinkUrlTooLong,
+                format!(
+                    "{} links dropped: their URLs are longer than {} bytes (the longest {}{})",
+                    self.too_long,
+                    wurl::MAX_URL_BYTES,
+                    self.longest,
+                    if self.longest > MAX_HREF_BYTES {
+                        " or more"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+    }
+}
+
 /// Processes one fetched page with `ex` (reused across pages).
 pub fn process(ex: &mut Extractor, f: &Fetched<'_>) -> Result<PageOut, NotHtml> {
     let page_url = Url::parse(f.url).map_err(|e| NotHtml {
@@ -79,34 +146,9 @@ pub fn process(ex: &mut Extractor, f: &Fetched<'_>) -> Result<PageOut, NotHtml> 
         date: f.date.to_string(),
         title: String::new(),
     };
-    let mut too_long = 0u64;
-    let mut longest = 0usize;
-    let mut push_link =
-        |out: &mut PageOut, base: &Url, kind: LinkKind, href: &str, anchor: &str| {
-            match wurl::resolve_checked(base, href) {
-                UrlVerdict::Kept(target) => {
-                    let mut anchor = anchor;
-                    if anchor.len() > MAX_ANCHOR_BYTES {
-                        let mut end = MAX_ANCHOR_BYTES;
-                        while !anchor.is_char_boundary(end) {
-                            end -= 1;
-                        }
-                        anchor = &anchor[..end];
-                    }
-                    let mut p = Vec::with_capacity(target.len() + anchor.len() + 4);
-                    records::encode_link(kind, &target, anchor, &mut p);
-                    out.links.push(p);
-                }
-                UrlVerdict::TooLong(n) => {
-                    out.dropped_links += 1;
-                    too_long += 1;
-                    longest = longest.max(n);
-                }
-                UrlVerdict::NotWeb => out.dropped_links += 1,
-            }
-        };
+    let mut links = LinkSink::default();
     if let Some(loc) = f.location {
-        push_link(&mut out, &page_url, LinkKind::Redirect, loc, "");
+        links.push(&mut out, &page_url, LinkKind::Redirect, loc, "");
     }
     if !f.body.is_empty() && !(300..400).contains(&f.status) {
         let page = ex.extract(f.body, f.charset).map_err(|e| NotHtml {
@@ -125,7 +167,7 @@ pub fn process(ex: &mut Extractor, f: &Fetched<'_>) -> Result<PageOut, NotHtml> 
                 HtmlLinkKind::Frame | HtmlLinkKind::Iframe => LinkKind::Frame,
                 HtmlLinkKind::MetaRefresh => LinkKind::Refresh,
             };
-            push_link(&mut out, &base, kind, &link.href, &link.anchor);
+            links.push(&mut out, &base, kind, &link.href, &link.anchor);
         }
         if page.links_cut > 0 {
             out.cuts.push((
@@ -137,25 +179,12 @@ pub fn process(ex: &mut Extractor, f: &Fetched<'_>) -> Result<PageOut, NotHtml> 
                 ),
             ));
         }
-        if page.hrefs_dropped > 0 {
-            too_long += u64::from(page.hrefs_dropped);
-            longest = longest.max(MAX_HREF_BYTES + 1);
-            out.dropped_links += u64::from(page.hrefs_dropped);
-        }
+        links.hrefs_dropped(&mut out, u64::from(page.hrefs_dropped));
         let mut text = Vec::with_capacity(page.words.len() + page.flags.len() + 8);
         records::encode_text(&page.words, &page.flags, &mut text);
         out.text = Some(text);
     }
-    if too_long > 0 {
-        out.cuts.push((
-            SkipKind::LinkUrlTooLong,
-            format!(
-                "{too_long} links dropped: their URLs are longer than {} bytes (the longest {longest}{})",
-                wurl::MAX_URL_BYTES,
-                if longest > MAX_HREF_BYTES { " or more" } else { "" }
-            ),
-        ));
-    }
+    links.finish(&mut out);
     rec.encode(&mut out.page);
     records::encode_repo(f.content_type, f.body, &mut out.repo);
     Ok(out)
@@ -201,4 +230,74 @@ pub fn text(f: &TextPage<'_>) -> PageOut {
     .encode(&mut out.page);
     records::encode_repo(f.content_type, f.text, &mut out.repo);
     out
+}
+
+/// A link as a metadata record gives it: not resolved yet.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawLink {
+    /// What kind of element it came from.
+    pub kind: LinkKind,
+    /// The href as written in the page (trimmed).
+    pub href: String,
+    /// The anchor text.
+    pub anchor: String,
+}
+
+/// A page known only by its metadata (a WAT record): title and links, no
+/// body.
+pub struct MetaPage<'a> {
+    /// The normalized URL.
+    pub url: &'a str,
+    /// HTTP status.
+    pub status: u16,
+    /// Capture date, or empty.
+    pub date: &'a str,
+    /// The HTTP Content-Type, kept in the repository.
+    pub content_type: &'a str,
+    /// The title.
+    pub title: &'a str,
+    /// `<base href>`, if any.
+    pub base: Option<&'a str>,
+    /// `Location` of a redirect, if any.
+    pub location: Option<&'a str>,
+    /// The links, in page order, already within the per-page limit.
+    pub links: &'a [RawLink],
+    /// Hrefs dropped for being longer than [`MAX_HREF_BYTES`].
+    pub hrefs_dropped: u64,
+}
+
+/// Processes a page known by its metadata: the page record (its title; 0
+/// bytes, as no body is held), no token stream, an empty body in the
+/// repository under the response's content type, and its links resolved
+/// against `<base href>` (or the page URL) exactly as
+/// [`process`] resolves an HTML page's.
+pub fn metadata(f: &MetaPage<'_>) -> Result<PageOut, NotHtml> {
+    let page_url = Url::parse(f.url).map_err(|e| NotHtml {
+        kind: SkipKind::NotWeb,
+        reason: format!("bad page URL: {e}"),
+    })?;
+    let mut out = PageOut::default();
+    let mut links = LinkSink::default();
+    if let Some(loc) = f.location {
+        links.push(&mut out, &page_url, LinkKind::Redirect, loc, "");
+    }
+    let base = f
+        .base
+        .and_then(|b| page_url.join(b.trim()).ok())
+        .unwrap_or_else(|| page_url.clone());
+    for l in f.links {
+        links.push(&mut out, &base, l.kind, &l.href, &l.anchor);
+    }
+    links.hrefs_dropped(&mut out, f.hrefs_dropped);
+    links.finish(&mut out);
+    PageRec {
+        url: f.url.to_string(),
+        bytes: 0,
+        status: f.status,
+        date: f.date.to_string(),
+        title: f.title.to_string(),
+    }
+    .encode(&mut out.page);
+    records::encode_repo(f.content_type, b"", &mut out.repo);
+    Ok(out)
 }

@@ -34,6 +34,8 @@ pub enum SkipKind {
     LineTooLong,
     /// A `response` record whose HTTP message cannot be parsed.
     BadHttp,
+    /// A WAT `metadata` record whose JSON cannot be read.
+    BadMetadata,
     /// A record without `WARC-Target-URI`.
     NoTarget,
     /// A target URI that is not an `http`, `https` or `file` URL (crawler
@@ -71,12 +73,13 @@ pub enum SkipKind {
 
 impl SkipKind {
     /// Every kind, in order.
-    pub const ALL: [SkipKind; 20] = [
+    pub const ALL: [SkipKind; 21] = [
         SkipKind::Damaged,
         SkipKind::TooLarge,
         SkipKind::BadLine,
         SkipKind::LineTooLong,
         SkipKind::BadHttp,
+        SkipKind::BadMetadata,
         SkipKind::NoTarget,
         SkipKind::NotWeb,
         SkipKind::UrlTooLong,
@@ -102,6 +105,7 @@ impl SkipKind {
             SkipKind::BadLine => "bad-line",
             SkipKind::LineTooLong => "line-too-long",
             SkipKind::BadHttp => "bad-http",
+            SkipKind::BadMetadata => "bad-metadata",
             SkipKind::NoTarget => "no-target",
             SkipKind::NotWeb => "not-web",
             SkipKind::UrlTooLong => "url-too-long",

@@ -36,7 +36,7 @@ impl Amount {
             Amount::Count(n) => thousands(*n),
             Amount::Bytes(n) => format!("{} ({} bytes)", format_bytes(*n), thousands(*n)),
             Amount::Seconds(s) => format!("{s:.1} s"),
-            Amount::Number(x) => x.to_string(),
+            Amount::Number(x) => significant(*x),
             Amount::Flag(b) => if *b { "yes" } else { "no" }.into(),
             Amount::Text(s) => s.clone(),
             Amount::Counts(m) if m.is_empty() => "none".into(),
@@ -54,6 +54,33 @@ impl Amount {
             Amount::Count(n) | Amount::Bytes(n) => Some(*n),
             _ => None,
         }
+    }
+}
+
+/// `x` to four significant digits, as a person reads it: `7.721`, `1`
+/// (for 0.9999999999999972), `0.01234`, `9.87e-9`; very large or very small
+/// magnitudes in scientific notation.
+fn significant(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() || a == 0.0 {
+        return x.to_string();
+    }
+    if !(1e-3..1e6).contains(&a) {
+        let s = format!("{x:.3e}");
+        // 1.500e-9 → 1.5e-9
+        return match s.split_once('e') {
+            Some((m, e)) if m.contains('.') => {
+                format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.'))
+            }
+            _ => s,
+        };
+    }
+    let decimals = (3 - a.log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
     }
 }
 
@@ -111,4 +138,25 @@ pub fn grouped(figures: Vec<Figure>) -> Vec<(&'static str, Vec<Figure>)> {
         .into_iter()
         .map(|g| (g, kept.iter().filter(|f| f.group == g).cloned().collect()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_show_four_significant_digits() {
+        let show = |x: f64| Amount::Number(x).show();
+        assert_eq!(show(7.721086799711469), "7.721");
+        assert_eq!(show(0.9999999999999972), "1");
+        assert_eq!(show(0.012345678), "0.01235");
+        assert_eq!(show(12.5), "12.5");
+        assert_eq!(show(-3.0), "-3");
+        assert_eq!(show(9.87654e-9), "9.877e-9");
+        assert_eq!(show(1.5e-9), "1.5e-9");
+        assert_eq!(show(2.0e7), "2e7");
+        assert_eq!(show(123456.7), "123457");
+        assert_eq!(show(0.0), "0");
+        assert_eq!(show(f64::NAN), "NaN");
+    }
 }

@@ -124,6 +124,9 @@ pub enum JobFile {
     DedupPlot(Alg),
     /// `index/lexicon.wm`: word → wordID, frequencies, doclist locations (index).
     Lexicon,
+    /// `index/fieldlens.wm`: per docID its hits per field, BM25F's lengths
+    /// (index).
+    FieldLengths,
     /// `index/full-BBB.wm`: inverted barrel `BBB` with all hits (index).
     FullBarrel(u16),
     /// `index/short-BBB.wm`: inverted barrel `BBB` with the postings that
@@ -176,6 +179,7 @@ impl JobFile {
             ]);
         }
         v.push(JobFile::Lexicon);
+        v.push(JobFile::FieldLengths);
         for b in 0..MAX_BARRELS {
             v.extend([JobFile::FullBarrel(b), JobFile::ShortBarrel(b)]);
         }
@@ -202,6 +206,7 @@ impl JobFile {
             JobFile::Clusters(a) => format!("clusters-{}.wm", a.name()),
             JobFile::DedupPlot(a) => format!("dedup-{}-per-page.svg", a.name()),
             JobFile::Lexicon => "index/lexicon.wm".into(),
+            JobFile::FieldLengths => "index/fieldlens.wm".into(),
             JobFile::FullBarrel(b) => format!("index/full-{b:03}.wm"),
             JobFile::ShortBarrel(b) => format!("index/short-{b:03}.wm"),
             JobFile::Skips(s) => format!("skips-{}.wm", s.name()),
@@ -250,9 +255,10 @@ impl JobFile {
             }
             JobFile::Urls | JobFile::PageDoc | JobFile::Anchors => vec![StageId::Resolve],
             JobFile::Ranks | JobFile::RankPlot => vec![StageId::PageRank],
-            JobFile::Lexicon | JobFile::FullBarrel(_) | JobFile::ShortBarrel(_) => {
-                vec![StageId::Index]
-            }
+            JobFile::Lexicon
+            | JobFile::FieldLengths
+            | JobFile::FullBarrel(_)
+            | JobFile::ShortBarrel(_) => vec![StageId::Index],
             JobFile::Custom { stage, .. } => vec![StageId::Custom(stage)],
             JobFile::Sketches(a)
             | JobFile::Pairs(a)

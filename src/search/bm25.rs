@@ -32,13 +32,14 @@ use serde::{Deserialize, Serialize};
 
 use super::rank::{HitType, RankingWeights, HIT_TYPES};
 
-/// Fields of BM25F.
-pub const N_FIELDS: usize = 5;
+/// Fields of BM25F: those of the index's field lengths.
+pub const N_FIELDS: usize = crate::index::fieldlens::FIELDS;
 
 /// The field names, in table order.
-pub const FIELD_NAMES: [&str; N_FIELDS] = ["title", "anchor", "url", "large", "body"];
+pub const FIELD_NAMES: [&str; N_FIELDS] = crate::index::fieldlens::FIELD_NAMES;
 
-/// The field of each [`HitType`] (in [`HitType::ALL`] order).
+/// The field of each [`HitType`] (in [`HitType::ALL`] order), as
+/// [`crate::index::fieldlens::field_of_hit`] counts the lengths.
 pub const FIELD_OF_TYPE: [usize; HIT_TYPES] = [0, 1, 2, 3, 4, 4, 4];
 
 /// The field of a hit type.

@@ -69,6 +69,8 @@ use serde::Serialize;
 use crate::docs::Doc;
 use crate::docstore::DocStore;
 use crate::error::{Error, Result};
+use crate::index::fieldlens::FieldLengths;
+use crate::index::stem::Stemmer;
 use crate::index::{Barrel, BarrelSet, Lexicon};
 use crate::job::{JobFile, JobView};
 pub use bm25::{Bm25Explain, Bm25Weights};
@@ -80,6 +82,9 @@ pub use retrieve::Explanation;
 
 /// Results per page.
 pub const DEFAULT_K: usize = 10;
+/// Largest field-lengths table loaded into memory (bytes); larger ones are
+/// read a block per lookup.
+const MAX_LENGTHS_IN_MEMORY: u64 = 256 << 20;
 
 /// A query word and what the lexicon says of it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -199,6 +204,14 @@ pub struct Results {
 /// A searcher over one job's index.
 pub struct Searcher {
     lexicon: Lexicon,
+    /// The index's stemmer, which query words go through too.
+    stemmer: Option<Stemmer>,
+    /// Per docID its field lengths, and the averages (BM25, BM25F).
+    lengths: Option<(
+        FieldLengths,
+        Vec<[u32; bm25::N_FIELDS]>,
+        [f64; bm25::N_FIELDS],
+    )>,
     barrel_paths: Vec<[PathBuf; 2]>,
     barrels: Mutex<HashMap<(usize, bool), Arc<Barrel>>>,
     store: Arc<DocStore>,
@@ -224,8 +237,27 @@ impl Searcher {
                 job.file(JobFile::FullBarrel(b16))?,
             ]);
         }
+        let stemmer = lexicon.stem()?.stemmer();
+        let lengths = if job.has(JobFile::FieldLengths) {
+            let f = FieldLengths::open(job.file(JobFile::FieldLengths)?)?;
+            if f.docs() != store.len() {
+                None
+            } else {
+                let avg = f.averages();
+                let all = if f.docs() * 20 <= MAX_LENGTHS_IN_MEMORY {
+                    f.load()?
+                } else {
+                    Vec::new()
+                };
+                Some((f, all, avg))
+            }
+        } else {
+            None
+        };
         Ok(Searcher {
             lexicon,
+            stemmer,
+            lengths,
             barrel_paths,
             barrels: Mutex::new(HashMap::new()),
             store,
@@ -240,12 +272,30 @@ impl Searcher {
     /// The collection's average field lengths for BM25 (`None` when the
     /// index has no field lengths).
     pub fn average_field_lengths(&self) -> Option<[f64; bm25::N_FIELDS]> {
-        None
+        self.lengths.as_ref().map(|l| l.2)
     }
 
     /// Document `doc`'s field lengths (`None` when the index has none).
-    pub fn field_lengths(&self, _doc: u32) -> Result<Option<[u32; bm25::N_FIELDS]>> {
-        Ok(None)
+    pub fn field_lengths(&self, doc: u32) -> Result<Option<[u32; bm25::N_FIELDS]>> {
+        match &self.lengths {
+            None => Ok(None),
+            Some((_, all, _)) if !all.is_empty() => Ok(all.get(doc as usize).copied()),
+            Some((f, _, _)) => f.get(u64::from(doc)).map(Some),
+        }
+    }
+
+    /// The index's stemmer, if it stems.
+    pub fn stemmer(&self) -> Option<&Stemmer> {
+        self.stemmer.as_ref()
+    }
+
+    /// `query` with its words as the index spells them (stemmed when the
+    /// index is).
+    fn as_indexed<'q>(&self, query: &'q Query) -> std::borrow::Cow<'q, Query> {
+        match &self.stemmer {
+            Some(st) => std::borrow::Cow::Owned(query.map_words(|w| st.word(w).into_owned())),
+            None => std::borrow::Cow::Borrowed(query),
+        }
     }
 
     /// Opens every barrel now rather than when a query first needs it: a
@@ -310,6 +360,7 @@ impl Searcher {
     /// Searches: results `offset..offset + k` of `query` (k = 0 only
     /// counts the matches).
     pub fn search(&self, query: &Query, k: usize, offset: usize) -> Result<Results> {
+        let query = &*self.as_indexed(query);
         let (qwords, terms) = self.terms(&query.words)?;
         let mut out = Results {
             words: qwords,
@@ -410,6 +461,7 @@ impl Searcher {
         docs: std::ops::Range<u32>,
         want: usize,
     ) -> Result<Option<Evaluation>> {
+        let query = &*self.as_indexed(query);
         let (qwords, terms) = self.terms(&query.words)?;
         if terms.is_empty() || qwords.iter().any(|w| w.word_id.is_none()) {
             return Ok(None);

@@ -157,7 +157,7 @@ pub fn result(s: &Searcher, terms: &[Term], q: &Query, g: Group) -> Result<Searc
     let snippet = if q.snippets {
         s.store()
             .extract(docid)?
-            .map(|pg| page_snippet(&pg, &q.words))
+            .map(|pg| page_snippet(&pg, &q.words, s.stemmer()))
     } else {
         None
     };
@@ -199,9 +199,23 @@ pub const QUESTION_STOPWORDS: &[&str] = &[
 /// stopwords counting only when it has nothing else), then the most
 /// occurrences, then the earliest; shown in the page's own text (case,
 /// punctuation) when the extractor kept it, else as the indexed words.
-pub fn page_snippet(page: &crate::ingest::html::Page, words: &[String]) -> Snippet {
+/// With the index's `stemmer`, `words` are stems and a page word matches
+/// when its stem does.
+pub fn page_snippet(
+    page: &crate::ingest::html::Page,
+    words: &[String],
+    stemmer: Option<&crate::index::stem::Stemmer>,
+) -> Snippet {
     let page_words: Vec<&str> = page.words().collect();
-    let (best, len) = best_window(&page_words, words);
+    let stems: Vec<std::borrow::Cow<'_, str>> = match stemmer {
+        Some(st) => page_words.iter().map(|w| st.word(w)).collect(),
+        None => page_words
+            .iter()
+            .map(|&w| std::borrow::Cow::Borrowed(w))
+            .collect(),
+    };
+    let keys: Vec<&str> = stems.iter().map(|c| c.as_ref()).collect();
+    let (best, len) = best_window(&keys, words);
     let marked = marked_words(words);
     if !page.text.is_empty() {
         if let Some(spans) = align(&page.text, &page_words[..best + len]) {
@@ -220,7 +234,7 @@ pub fn page_snippet(page: &crate::ingest::html::Page, words: &[String]) -> Snipp
             text.push_str(&page.text[first.0..last.1]);
             let marks = spans
                 .iter()
-                .zip(&page_words[best..best + len])
+                .zip(&keys[best..best + len])
                 .filter(|(_, w)| marked.iter().any(|m| m == *w))
                 .map(|(sp, _)| (base + sp.0 - first.0, base + sp.1 - first.0))
                 .collect();
@@ -230,7 +244,7 @@ pub fn page_snippet(page: &crate::ingest::html::Page, words: &[String]) -> Snipp
             return Snippet { text, marks };
         }
     }
-    render_words(&page_words, &page.flags, &marked, best, len)
+    render_words(&page_words, &keys, &page.flags, &marked, best, len)
 }
 
 /// The query words that are marked: all but a question's stopwords, or
@@ -349,7 +363,14 @@ fn best_window(page: &[&str], words: &[String]) -> (usize, usize) {
 
 /// A snippet of the indexed words (capitalized as written, joined by
 /// spaces), for a page whose text was not kept.
-fn render_words(page: &[&str], flags: &[u8], marked: &[&str], best: usize, len: usize) -> Snippet {
+fn render_words(
+    page: &[&str],
+    keys: &[&str],
+    flags: &[u8],
+    marked: &[&str],
+    best: usize,
+    len: usize,
+) -> Snippet {
     let n = page.len();
     let mut text = String::new();
     let mut marks = Vec::new();
@@ -370,7 +391,7 @@ fn render_words(page: &[&str], flags: &[u8], marked: &[&str], best: usize, len: 
         } else {
             text.push_str(w);
         }
-        if marked.contains(w) {
+        if keys.get(k).is_some_and(|key| marked.contains(key)) {
             marks.push((at, text.len()));
         }
     }
@@ -384,7 +405,7 @@ fn render_words(page: &[&str], flags: &[u8], marked: &[&str], best: usize, len: 
 /// `words`, in the indexed words (no page text).
 pub fn snippet(page: &[&str], flags: &[u8], words: &[String]) -> Snippet {
     let (best, len) = best_window(page, words);
-    render_words(page, flags, &marked_words(words), best, len)
+    render_words(page, page, flags, &marked_words(words), best, len)
 }
 
 #[cfg(test)]
@@ -429,7 +450,7 @@ mod tests {
         ]
         .map(String::from)
         .to_vec();
-        let s = page_snippet(&page, &words);
+        let s = page_snippet(&page, &words, None);
         assert!(
             s.text
                 .contains("Backup of my database? Use pg_dump; it's that simple & safe"),
@@ -440,13 +461,13 @@ mod tests {
         // The question's stopwords are not marked on their own.
         assert_eq!(marked, ["make", "Backup", "database"]);
         // A query of stopwords only marks them.
-        let s = page_snippet(&page, &["of".to_string()]);
+        let s = page_snippet(&page, &["of".to_string()], None);
         let marked: Vec<&str> = s.marks.iter().map(|&(a, b)| &s.text[a..b]).collect();
         assert_eq!(marked, ["of"]);
         // Without the kept text: the indexed words.
         let mut x = crate::ingest::html::Extractor::new();
         let plain = x.extract(body, None).unwrap().clone();
-        let s = page_snippet(&plain, &words);
+        let s = page_snippet(&plain, &words, None);
         assert!(
             s.text.contains("Backup of my database Use pg dump"),
             "{}",

@@ -4,7 +4,7 @@
 //!
 //! | you write            | it means                                            |
 //! |----------------------|-----------------------------------------------------|
-//! | `vacuum full`        | documents with every word, best first; with `--match any`, documents with only some of them follow, weighted by how rare each word is |
+//! | `vacuum full`        | documents with every word, best first; documents with only some of them follow, weighted by how rare each word is (`--match all`: only documents with every word) |
 //! | `"write ahead log"`  | the words as a phrase: consecutive, in this order, in one field (text, title, URL, one anchor) |
 //! | `-word`, `-"a b"`    | no document with the word, or the phrase            |
 //! | `backup OR restore`  | either; `OR` (capitals) joins the words, phrases or parenthesised groups on its sides: `(point in time) OR pitr` |
@@ -69,10 +69,10 @@ pub enum HostClustering {
 pub enum Matching {
     /// Documents that satisfy the whole query rank first; documents with
     /// only some of its words (and none it excludes) follow.
+    #[default]
     Any,
     /// Only documents that satisfy the whole query (the paper's
     /// conjunctive mode).
-    #[default]
     All,
 }
 
@@ -82,12 +82,12 @@ pub enum Matching {
 pub enum Ranking {
     /// Brin & Page §4.5.1: hit types, count-weights, proximity, PageRank
     /// ([`super::rank`]).
-    #[default]
     Paper,
     /// Okapi BM25 over every hit of a word ([`super::bm25`]).
     Bm25,
     /// BM25F: BM25 over weighted fields (title, anchor, URL, large type,
     /// body), plus proximity and PageRank ([`super::bm25`]).
+    #[default]
     Bm25f,
 }
 
@@ -131,6 +131,18 @@ impl Node {
             Node::Site(_) => {}
             Node::All(ns) | Node::Any(ns) => ns.iter().for_each(|n| n.visit_words(negated, f)),
             Node::Not(n) => n.visit_words(!negated, f),
+        }
+    }
+
+    /// The node with every word `w` replaced by `f(w)`.
+    pub fn map_words(&self, f: &impl Fn(&str) -> String) -> Node {
+        match self {
+            Node::Word(w) => Node::Word(f(w)),
+            Node::Phrase(ws) => Node::Phrase(ws.iter().map(|w| f(w)).collect()),
+            Node::Site(h) => Node::Site(h.clone()),
+            Node::All(ns) => Node::All(ns.iter().map(|n| n.map_words(f)).collect()),
+            Node::Any(ns) => Node::Any(ns.iter().map(|n| n.map_words(f)).collect()),
+            Node::Not(n) => Node::Not(Box::new(n.map_words(f))),
         }
     }
 
@@ -278,6 +290,26 @@ impl Query {
             weights: RankingWeights::default(),
             bm25: Bm25Weights::default(),
             deadline: None,
+        }
+    }
+
+    /// The query with every word `w` replaced by `f(w)` (a stemmer's), its
+    /// settings kept; words that become equal count once.
+    pub fn map_words(&self, f: impl Fn(&str) -> String) -> Query {
+        let expr = self.expr.map_words(&f);
+        let mut words: Vec<String> = Vec::new();
+        expr.visit_words(false, &mut |w, negated| {
+            if !negated && !words.iter().any(|o| o == w) {
+                words.push(w.to_string());
+            }
+        });
+        Query {
+            expr,
+            words,
+            notes: self.notes.clone(),
+            weights: self.weights.clone(),
+            bm25: self.bm25.clone(),
+            ..*self
         }
     }
 

@@ -410,3 +410,55 @@ fn every_error_class_exits_with_its_code() {
     );
     assert_eq!(c, Some(6), "{e}");
 }
+
+/// Issue 24, finding 1 for exports: `export -o FILE` while `pagerank
+/// --force` rewrites the job gives the old job's table or the new one's,
+/// whole, never a mix and never an error.
+#[test]
+fn an_export_during_a_rewrite_is_one_generation_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("g.tsv");
+    write_snap(&input, &random_graph(14, 200_000), false);
+    let job = dir.path().join("job");
+    assert!(import_cmd(&job, &input).status().unwrap().success());
+    let j = job.to_str().unwrap();
+    let pagerank = |damping: &str| {
+        let mut c = webmill(&[
+            "-q",
+            "--mem",
+            "16M",
+            "pagerank",
+            "--force",
+            "--damping",
+            damping,
+            j,
+        ]);
+        c.stdout(Stdio::null()).stderr(Stdio::null());
+        c
+    };
+    assert!(pagerank("0.85").status().unwrap().success());
+    let table = |name: &str| {
+        let file = dir.path().join(name);
+        let out = webmill(&["-q", "export", "ranks", j, "-o"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        std::fs::read(&file).unwrap()
+    };
+    let old = table("old.tsv");
+    let mut rewrite = pagerank("0.5").spawn().unwrap();
+    let mut during = Vec::new();
+    while rewrite.try_wait().unwrap().is_none() {
+        during.push(table(&format!("during{}.tsv", during.len())));
+    }
+    assert!(rewrite.wait().unwrap().success());
+    let new = table("new.tsv");
+    assert!(old != new);
+    for (i, t) in during.iter().enumerate() {
+        assert!(
+            *t == old || *t == new,
+            "export {i} during the rewrite mixed two generations"
+        );
+    }
+}

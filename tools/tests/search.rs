@@ -82,8 +82,25 @@ fn search_prints_results_and_answers() {
         "{text}"
     );
     assert!(
-        text.contains("word \"alpha\"") && text.contains("IR "),
+        text.contains("word \"alpha\": df ") && text.contains("bm25f "),
         "{text}"
+    );
+    let paper = webmill(
+        &[
+            "search",
+            "alpha beta",
+            "--explain",
+            "-k",
+            "2",
+            "--ranking",
+            "paper",
+        ],
+        &job,
+    );
+    let paper = String::from_utf8(paper.stdout).unwrap();
+    assert!(
+        paper.contains("word \"alpha\"") && paper.contains("IR "),
+        "{paper}"
     );
     assert!(
         text.contains("*alpha*") || text.contains("*beta*"),
@@ -95,10 +112,55 @@ fn search_prints_results_and_answers() {
         ("?! --", "No results: the query has no words."),
         ("alpha qqqzzz", "No results: no document contains qqqzzz."),
     ] {
-        let out = webmill(&["search", query], &job);
+        let out = webmill(&["search", query, "--match", "all"], &job);
         assert!(out.status.success());
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), answer);
     }
+    // By default a word no document has leaves the others' results.
+    let out = webmill(&["search", "alpha qqqzzz", "--json"], &job);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        v["total"].as_u64().unwrap() > 0 && v["complete"] == 0,
+        "{v}"
+    );
+
+    // Batch: a TREC run and JSON lines, one query a line.
+    let queries = dir.path().join("queries.tsv");
+    std::fs::write(&queries, "q1\talpha beta\nq2\tqqqzzz\n\nalpha\n").unwrap();
+    let q = queries.to_str().unwrap();
+    let out = webmill(&["search", "--queries", q, "--trec", "-k", "5"], &job);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<Vec<&str>> = run.lines().map(|l| l.split(' ').collect()).collect();
+    assert_eq!(lines.len(), 10, "{run}");
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l.len(), 6, "{run}");
+        assert_eq!(l[0], if i < 5 { "q1" } else { "4" }, "{run}");
+        assert_eq!((l[1], l[5]), ("Q0", "webmill"));
+        assert_eq!(l[3], (i % 5 + 1).to_string());
+        assert!(l[2].starts_with("http://") && l[4].parse::<f64>().is_ok());
+    }
+    let out = webmill(&["search", "--queries", q, "--json", "-k", "2"], &job);
+    let objs: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(objs.len(), 3);
+    assert_eq!(
+        (objs[0]["qid"].as_str(), objs[2]["qid"].as_str()),
+        (Some("q1"), Some("4"))
+    );
+    assert!(objs
+        .iter()
+        .all(|o| o["seconds"].as_f64().is_some_and(|s| s >= 0.0)));
+    assert_eq!(objs[1]["total"], 0);
+    assert_eq!(objs[0]["results"].as_array().map(Vec::len), Some(2));
+
     let long: String = (0..1000).map(|i| format!("alpha{i} ")).collect();
     let out = webmill(&["search", &long], &job);
     assert!(out.status.success());

@@ -267,6 +267,22 @@ fn pages_and_hostile_requests() {
     // distinct per-page count) is left out, not an empty box.
     assert!(!s.text().contains("/plot/dedup-minhash.svg"));
     assert_eq!(get(a, "/plot/dedup-minhash.svg").status, 404);
+    // Issue 24: figures with their units and rounded as a person reads
+    // them: no raw float (`bits per arc 7.721086799711469`), no JSON null.
+    let page = s.text();
+    assert!(
+        page.contains("peak memory") && page.contains(" s</td>"),
+        "{page}"
+    );
+    let long_fraction = page
+        .as_bytes()
+        .windows(8)
+        .any(|w| w[0].is_ascii_digit() && w[1] == b'.' && w[2..].iter().all(u8::is_ascii_digit));
+    assert!(
+        !long_fraction,
+        "a figure shown with six or more decimals: {page}"
+    );
+    assert!(!page.contains("null"), "{page}");
     for plot in ["pagerank.svg", "degrees.svg"] {
         assert!(s.text().contains(&format!("/plot/{plot}")), "{plot}");
         let p = get(a, &format!("/plot/{plot}"));

@@ -8,7 +8,7 @@ use super::words::Collapse;
 use super::{Link, LinkKind, Sink, MAX_ANCHOR_BYTES, MAX_HREF_BYTES};
 
 /// `s` without leading and trailing ASCII whitespace and C0 controls.
-pub(super) fn trim_url(s: &str) -> &str {
+pub fn trim_url(s: &str) -> &str {
     s.trim_matches(|c: char| c <= ' ')
 }
 
@@ -85,7 +85,7 @@ impl Sink {
 
 /// The URL of a `<meta http-equiv=refresh>` content (`5; url=…`), after the
 /// WHATWG "shared declarative refresh steps"; `None` for a plain reload.
-pub(super) fn refresh_url(content: &str) -> Option<&str> {
+pub fn refresh_url(content: &str) -> Option<&str> {
     let s = content.trim_start_matches(|c: char| c.is_ascii_whitespace());
     let t = s.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
     if t.len() == s.len() {

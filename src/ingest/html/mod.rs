@@ -168,6 +168,7 @@ mod tests;
 mod tokenizer;
 mod words;
 
+pub use links::{refresh_url, trim_url};
 use sniff::{binary_signature, check_control_bytes, decode, sniff_charset};
 use tokenizer::{Attr, Tag};
 use words::{Collapse, WordState};
@@ -313,6 +314,15 @@ pub struct Page {
 
 /// Most bytes of visible text kept by [`Extractor::set_keep_text`].
 pub const MAX_KEPT_TEXT: usize = 1 << 20;
+
+/// `text` as the extractor keeps a title or an anchor text: runs of
+/// whitespace and control characters collapsed to one space, trimmed, cut at
+/// `cap` bytes (at a character boundary). Its own output is left unchanged.
+pub fn collapse(text: &str, cap: usize) -> String {
+    let mut out = String::new();
+    Collapse::default().push(&mut out, cap, text);
+    out
+}
 
 impl Default for Page {
     fn default() -> Page {

@@ -14,11 +14,11 @@
 //!
 //! A page's [`Content`] says what it holds: HTML (parsed by
 //! [`crate::ingest::page::process`]), or text already (a WET conversion
-//! record; tokenized by [`crate::ingest::page::text`], no links); a kind
-//! whose pages are only links adds its own variant and its own processing
-//! beside these.
+//! record; tokenized by [`crate::ingest::page::text`], no links), or a
+//! title and links without a body (a WAT metadata record, [`wat`];
+//! resolved by [`crate::ingest::page::metadata`]).
 //!
-//! The kinds, each in its own module: [`warc`] (WARC, ARC and WET files: one
+//! The kinds, each in its own module: [`warc`] (WARC, ARC, WET and WAT files: one
 //! unit per file, resumed at a [`crate::ingest::warc::ResumePoint`]),
 //! [`html_dir`] (directories of HTML files: units of consecutive files,
 //! resumed at a file index) and [`jsonl`] (JSONL document sets, plain, gzip
@@ -27,6 +27,7 @@
 pub mod html_dir;
 pub mod jsonl;
 pub mod warc;
+pub mod wat;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,6 +40,7 @@ use crate::ingest::limits::{Permit, RecordGate, RecordLimits};
 use crate::input::{SkipCounts, SkipEntry, SkipKind};
 use crate::job::Settings;
 use crate::resources::format_bytes;
+use crate::url::{self, UrlVerdict};
 
 pub use crate::ingest::page::Cuts;
 
@@ -124,6 +126,9 @@ pub struct Counts {
     /// Pages kept that were text already (WET conversion records).
     #[serde(default)]
     pub text_pages: u64,
+    /// Pages kept that were known by their metadata only (WAT records).
+    #[serde(default)]
+    pub meta_pages: u64,
     /// Responses that are not HTML by content type (images, scripts…).
     pub not_html: u64,
     /// Records whose target is not an http(s) or file URL (crawler logs).
@@ -158,6 +163,7 @@ impl Counts {
         self.pages += o.pages;
         self.html_bytes += o.html_bytes;
         self.text_pages += o.text_pages;
+        self.meta_pages += o.meta_pages;
         self.not_html += o.not_html;
         self.not_web += o.not_web;
         self.error_status += o.error_status;
@@ -244,6 +250,23 @@ pub enum Content {
         /// The text, UTF-8 (invalid bytes are replaced when tokenized).
         text: Vec<u8>,
     },
+    /// A page known by its metadata only (a WAT `metadata` record): title
+    /// and links, no body; processed by [`crate::ingest::page::metadata`].
+    Meta(Box<MetaContent>),
+}
+
+/// What a WAT record tells of a page (see [`wat`]).
+pub struct MetaContent {
+    /// The HTTP Content-Type of the response.
+    pub content_type: String,
+    /// The title.
+    pub title: String,
+    /// `<base href>`, if any.
+    pub base: Option<String>,
+    /// The links kept, in page order.
+    pub links: Vec<crate::ingest::page::RawLink>,
+    /// Hrefs dropped for their length.
+    pub hrefs_dropped: u64,
 }
 
 impl Content {
@@ -252,6 +275,13 @@ impl Content {
         match self {
             Content::Html { body, .. } => body.len(),
             Content::Text { text, .. } => text.len(),
+            Content::Meta(m) => {
+                m.title.len()
+                    + m.links
+                        .iter()
+                        .map(|l| l.href.len() + l.anchor.len())
+                        .sum::<usize>()
+            }
         }
     }
 
@@ -268,4 +298,51 @@ pub fn cut_detail(what: &str, len: u64, limits: &RecordLimits, s: &Settings) -> 
         limits.record_bytes,
         format_bytes(s.mem)
     )
+}
+
+/// Media types read as HTML.
+pub fn is_html_type(media: &str) -> bool {
+    let m = media.trim().to_ascii_lowercase();
+    m.is_empty() || m == "text/html" || m == "application/xhtml+xml" || m == "text/xhtml"
+}
+
+/// `target` normalized, or the skip saying why there is none to keep (a
+/// `what` record without a target, one that is not a web URL, or too long).
+pub fn checked_url(
+    path: &Path,
+    target: Option<&str>,
+    what: &str,
+    place: &str,
+    counts: &mut Counts,
+) -> std::result::Result<String, Item> {
+    let skip = |kind: SkipKind, detail: String| Item::skip(kind, path, place, detail);
+    let Some(target) = target else {
+        return Err(skip(
+            SkipKind::NoTarget,
+            format!("{what} record without WARC-Target-URI"),
+        ));
+    };
+    match url::normalize_checked(target) {
+        UrlVerdict::Kept(u) => Ok(u),
+        UrlVerdict::TooLong(n) => Err(skip(
+            SkipKind::UrlTooLong,
+            format!(
+                "its URL has {n} bytes, more than {} (starts {:?})",
+                url::MAX_URL_BYTES,
+                crate::input::shown(target.as_bytes())
+            ),
+        )),
+        // wget and wpull store their logs as `resource` records under
+        // `metadata://` or `urn:` URIs: not web pages, not damage.
+        UrlVerdict::NotWeb => {
+            counts.not_web += 1;
+            Err(skip(
+                SkipKind::NotWeb,
+                format!(
+                    "target {:?} is not an http(s) or file URL",
+                    crate::input::shown(target.as_bytes())
+                ),
+            ))
+        }
+    }
 }

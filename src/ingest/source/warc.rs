@@ -2,26 +2,31 @@
 //! or found in a directory by its name, [`is_archive_name`]), read by
 //! [`crate::ingest::warc::WarcReader`] and resumed at its
 //! [`ResumePoint`]. A `response` record becomes an HTML page (or a redirect,
-//! or a skip: error status, not HTML, no target, bad HTTP); every other
-//! record only counts.
+//! or a skip: error status, not HTML, no target, bad HTTP); a `conversion`
+//! record (WET) a page that is text already; a `metadata` record of
+//! `application/json` (WAT) a page known by its title and links
+//! ([`super::wat`]); every other record only counts.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::Result;
 use crate::ingest::source::{
-    cut_detail, Content, Counts, InputKind, Item, Next, PageItem, ReadContext, Reader,
+    checked_url, cut_detail, is_html_type, Content, Counts, InputKind, Item, Next, PageItem,
+    ReadContext, Reader,
 };
 use crate::ingest::warc::{
     self, RecordType, ResumePoint, WarcEvent, WarcOptions, WarcReader, WarcRecord,
 };
 use crate::input::SkipKind;
 use crate::resources::format_bytes;
-use crate::url::{self, UrlVerdict};
 
 /// Name endings of the files a directory input reads as archives (compared
-/// without case): WARC, ARC and WET (Common Crawl's `*.warc.wet.gz`).
-pub const ARCHIVE_SUFFIXES: [&str; 6] = [".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz"];
+/// without case): WARC, ARC, WET and WAT (Common Crawl's `*.warc.wet.gz`
+/// and `*.warc.wat.gz`).
+pub const ARCHIVE_SUFFIXES: [&str; 8] = [
+    ".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz",
+];
 
 /// Is `p` a WET file (extracted text only, no links) by its name?
 pub fn is_wet_name(p: &Path) -> bool {
@@ -117,12 +122,6 @@ impl Reader for WarcItems<'_> {
     }
 }
 
-/// Media types read as HTML.
-fn is_html_type(media: &str) -> bool {
-    let m = media.trim().to_ascii_lowercase();
-    m.is_empty() || m == "text/html" || m == "application/xhtml+xml" || m == "text/xhtml"
-}
-
 /// Where an HTTP body lies: in the record's block, or decoded apart.
 enum BodyAt {
     Block(usize, usize),
@@ -178,36 +177,7 @@ fn target_url(
     place: &str,
     counts: &mut Counts,
 ) -> std::result::Result<String, Item> {
-    let skip = |kind: SkipKind, detail: String| Item::skip(kind, path, place, detail);
-    let Some(target) = rec.target_uri() else {
-        return Err(skip(
-            SkipKind::NoTarget,
-            format!("{} record without WARC-Target-URI", rec.kind.as_str()),
-        ));
-    };
-    match url::normalize_checked(target) {
-        UrlVerdict::Kept(u) => Ok(u),
-        UrlVerdict::TooLong(n) => Err(skip(
-            SkipKind::UrlTooLong,
-            format!(
-                "its URL has {n} bytes, more than {} (starts {:?})",
-                url::MAX_URL_BYTES,
-                crate::input::shown(target.as_bytes())
-            ),
-        )),
-        // wget and wpull store their logs as `resource` records under
-        // `metadata://` or `urn:` URIs: not web pages, not damage.
-        UrlVerdict::NotWeb => {
-            counts.not_web += 1;
-            Err(skip(
-                SkipKind::NotWeb,
-                format!(
-                    "target {:?} is not an http(s) or file URL",
-                    crate::input::shown(target.as_bytes())
-                ),
-            ))
-        }
-    }
+    checked_url(path, rec.target_uri(), rec.kind.as_str(), place, counts)
 }
 
 /// A `conversion` record (Common Crawl's WET: the extracted text of a
@@ -279,6 +249,9 @@ fn warc_item(
         .or_default() += 1;
     if rec.kind == RecordType::Conversion {
         return Some(conversion_item(path, rec, ctx, counts));
+    }
+    if rec.kind == RecordType::Metadata && super::wat::is_wat_record(&rec) {
+        return super::wat::wat_item(path, rec, ctx, counts);
     }
     // A body that decodes beyond the gate's threshold is decoded again
     // holding the gate, up to the per-record limit.

@@ -56,6 +56,37 @@
 //! extractor differs in details (and writes ISO 639-3 language codes from
 //! a language detector); the record layout is theirs. See `formats/wet.md`.
 //!
+//! # WAT (`--wat`)
+//!
+//! With `--wat`, every file is written as a `metadata` record in Common
+//! Crawl's WAT layout: JSON describing the `response` record the same flags
+//! write without `--wat` (after a `metadata` record describing the
+//! `warcinfo` one):
+//!
+//! ```text
+//! WARC/1.0
+//! WARC-Type: metadata
+//! WARC-Target-URI: BASE + relative path
+//! WARC-Date: as above
+//! WARC-Record-ID: <urn:uuid:…>                      of ("metadata", URI, date)
+//! WARC-Refers-To: <urn:uuid:…>                      the response record's ID
+//! WARC-Block-Digest: sha1:BASE32                    of the JSON (unless --no-digests)
+//! Content-Type: application/json
+//! Content-Length: N
+//!
+//! {"Container": {…}, "Envelope": {"Format": "WARC", "WARC-Header-Metadata": {…},
+//!   "Payload-Metadata": {"Actual-Content-Type": …, "HTTP-Response-Metadata": {
+//!     "Response-Message": {…}, "Headers": {…}, "Entity-Length": …,
+//!     "HTML-Metadata": {"Head": {"Title", "Base", "Metas"}, "Links": […]}}}}}
+//! ```
+//!
+//! `HTML-Metadata` (HTML files only) is what webmill's own HTML extractor
+//! finds in the page: its title, `<base href>`, `<meta http-equiv=refresh>`
+//! (in `Metas`), and its links as `A@/href` (with `text`), `AREA@/href`
+//! (with `alt`), `FRAME@/src` and `IFRAME@/src`. Common Crawl's extractor
+//! also lists images, scripts, style sheets and forms; webmill reads none of
+//! those as links. See `formats/wat.md`.
+//!
 //! # Compression
 //!
 //! `--gzip record` (the default for a name ending in `.gz`) writes one gzip
@@ -133,8 +164,13 @@ struct Args {
     no_digests: bool,
     /// Write a WET file instead: a `conversion` record (Common Crawl's
     /// layout) with the visible text of each HTML file, no responses
-    #[arg(long)]
+    #[arg(long, conflicts_with = "wat")]
     wet: bool,
+    /// Write a WAT file instead: a `metadata` record (Common Crawl's
+    /// layout) with the JSON of each file's response, its title and links
+    /// for HTML files
+    #[arg(long)]
+    wat: bool,
     /// Worker threads [default: all cores]
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
@@ -597,6 +633,168 @@ fn conversion(plan: &Plan, rel: &Path) -> anyhow::Result<(Vec<u8>, u64)> {
 }
 
 // ---------------------------------------------------------------------------
+// WAT: metadata records (--wat)
+
+/// A WAT `metadata` record describing the record `refers_to` of `uri`
+/// (Common Crawl's layout, see the module docs): header and JSON block.
+fn wat_record(
+    plan: &Plan,
+    uri: Option<&str>,
+    date: &str,
+    refers_to: &str,
+    json: &serde_json::Value,
+) -> Vec<u8> {
+    let block = json.to_string();
+    let id = record_id(&format!(
+        "metadata\n{}\n{date}\n{refers_to}",
+        uri.unwrap_or("")
+    ));
+    let mut r = Vec::with_capacity(block.len() + 512);
+    let mut line = |name: &str, value: &str| {
+        r.extend_from_slice(name.as_bytes());
+        r.extend_from_slice(b": ");
+        r.extend_from_slice(value.as_bytes());
+        r.extend_from_slice(b"\r\n");
+    };
+    line("WARC/1.0\r\nWARC-Type", "metadata");
+    if let Some(u) = uri {
+        line("WARC-Target-URI", u);
+    }
+    line("WARC-Date", date);
+    line("WARC-Record-ID", &id);
+    line("WARC-Refers-To", refers_to);
+    if plan.digests {
+        line("WARC-Block-Digest", &digest(&[block.as_bytes()]));
+    }
+    line("Content-Type", "application/json");
+    line("Content-Length", &block.len().to_string());
+    r.extend_from_slice(b"\r\n");
+    r.extend_from_slice(block.as_bytes());
+    r.extend_from_slice(b"\r\n\r\n");
+    r
+}
+
+/// `Container`: where the described record lies (the WARC file of the same
+/// files; offsets are not known here and left out).
+fn wat_container(plan: &Plan) -> serde_json::Value {
+    serde_json::json!({
+        "Filename": plan.warc_name,
+        "Compressed": plan.gzip != GzipMode::None,
+    })
+}
+
+/// The WAT record of the `warcinfo` record: only counted by readers.
+fn wat_of_warcinfo(plan: &Plan, info: &RecordHead, len: usize) -> Vec<u8> {
+    let json = serde_json::json!({
+        "Container": wat_container(plan),
+        "Envelope": {
+            "Format": "WARC",
+            "WARC-Header-Metadata": {
+                "WARC-Type": "warcinfo",
+                "WARC-Record-ID": info.id,
+                "WARC-Date": info.date,
+                "Content-Type": info.content_type,
+                "Content-Length": len.to_string(),
+            },
+            "Payload-Metadata": {"Actual-Content-Type": info.content_type},
+        },
+    });
+    wat_record(plan, None, info.date, info.id, &json)
+}
+
+/// The `HTML-Metadata` of an HTML page, by webmill's HTML extractor;
+/// `None` when the extractor refuses the bytes (binary).
+fn html_metadata(body: &[u8]) -> Option<serde_json::Value> {
+    use webmill::ingest::html::{Extractor, LinkKind};
+    let mut ex = Extractor::new();
+    let page = ex.extract(body, None).ok()?;
+    let mut head = serde_json::Map::new();
+    head.insert("Title".into(), page.title.clone().into());
+    if let Some(b) = &page.base_href {
+        head.insert("Base".into(), b.clone().into());
+    }
+    let mut metas = Vec::new();
+    let mut links = Vec::new();
+    for l in &page.links {
+        let (path, text_key) = match l.kind {
+            LinkKind::A => ("A@/href", "text"),
+            LinkKind::Area => ("AREA@/href", "alt"),
+            LinkKind::Frame => ("FRAME@/src", ""),
+            LinkKind::Iframe => ("IFRAME@/src", ""),
+            LinkKind::MetaRefresh => {
+                metas.push(serde_json::json!({
+                    "http-equiv": "refresh",
+                    "content": format!("0; url={}", l.href),
+                }));
+                continue;
+            }
+        };
+        let mut link = serde_json::Map::new();
+        link.insert("path".into(), path.into());
+        link.insert("url".into(), l.href.clone().into());
+        if !text_key.is_empty() && !l.anchor.is_empty() {
+            link.insert(text_key.into(), l.anchor.clone().into());
+        }
+        links.push(serde_json::Value::Object(link));
+    }
+    if !metas.is_empty() {
+        head.insert("Metas".into(), metas.into());
+    }
+    Some(serde_json::json!({"Head": head, "Links": links}))
+}
+
+/// The WAT `metadata` record of one file's `response` record, compressed
+/// as a member of its own in `record` mode. Returns (bytes to write, JSON
+/// bytes).
+fn wat_metadata(plan: &Plan, rel: &Path) -> anyhow::Result<(Vec<u8>, u64)> {
+    let path = plan.dir.join(rel);
+    let body = std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let (date, last_modified) = record_date(plan, &path)?;
+    let uri = target_uri(plan.base, rel);
+    let refers_to = record_id(&format!("response\n{uri}\n{date}"));
+    let mut headers = serde_json::json!({
+        "Content-Type": content_type(rel),
+        "Content-Length": body.len().to_string(),
+    });
+    if let Some(lm) = last_modified {
+        headers["Last-Modified"] = lm.into();
+    }
+    let mut http = serde_json::json!({
+        "Response-Message": {"Version": "HTTP/1.1", "Status": "200", "Reason": "OK"},
+        "Headers": headers,
+        "Entity-Length": body.len().to_string(),
+    });
+    if plan.digests {
+        http["Entity-Digest"] = digest(&[&body]).into();
+    }
+    if is_html(rel) {
+        if let Some(meta) = html_metadata(&body) {
+            http["HTML-Metadata"] = meta;
+        }
+    }
+    let json = serde_json::json!({
+        "Container": wat_container(plan),
+        "Envelope": {
+            "Format": "WARC",
+            "WARC-Header-Metadata": {
+                "WARC-Type": "response",
+                "WARC-Target-URI": uri,
+                "WARC-Date": date,
+                "WARC-Record-ID": refers_to,
+                "Content-Type": "application/http; msgtype=response",
+            },
+            "Payload-Metadata": {
+                "Actual-Content-Type": "application/http; msgtype=response",
+                "HTTP-Response-Metadata": http,
+            },
+        },
+    });
+    let r = wat_record(plan, Some(&uri), &date, &refers_to, &json);
+    let n = r.len() as u64;
+    Ok((compress_member(r, plan)?, n))
+}
+
+// ---------------------------------------------------------------------------
 // Files and URLs
 
 fn extension(rel: &Path) -> String {
@@ -717,6 +915,8 @@ struct Plan<'a> {
     warcinfo_id: &'a str,
     gzip: GzipMode,
     level: u32,
+    /// The name of the WARC file of the same files (for WAT's `Container`).
+    warc_name: &'a str,
 }
 
 /// The `response` record of one file, compressed as a member of its own in
@@ -856,7 +1056,15 @@ fn write_warc(args: &Args, gzip: GzipMode, tmp: &Path) -> anyhow::Result<Summary
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let warcinfo_id = record_id(&format!("warcinfo\n{base}\n{info_date}\n{filename}"));
+    // A WAT file describes the WARC of the same files: its warcinfo (and so
+    // its records' WARC-Warcinfo-ID) is that WARC's, by that file's name
+    // (`X.warc.wat.gz` describes `X.warc.gz`).
+    let warc_name = if args.wat {
+        filename.replacen(".wat", "", 1)
+    } else {
+        filename.clone()
+    };
+    let warcinfo_id = record_id(&format!("warcinfo\n{base}\n{info_date}\n{warc_name}"));
     let plan = Plan {
         dir,
         base: &base,
@@ -865,6 +1073,7 @@ fn write_warc(args: &Args, gzip: GzipMode, tmp: &Path) -> anyhow::Result<Summary
         warcinfo_id: &warcinfo_id,
         gzip,
         level: args.level,
+        warc_name: &warc_name,
     };
 
     let file = File::create(tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
@@ -881,13 +1090,17 @@ fn write_warc(args: &Args, gzip: GzipMode, tmp: &Path) -> anyhow::Result<Summary
         kind: "warcinfo",
         id: &warcinfo_id,
         warcinfo_id: None,
-        filename: Some(filename.as_str()).filter(|f| !f.is_empty()),
+        filename: Some(warc_name.as_str()).filter(|f| !f.is_empty()),
         date: &info_date,
         target_uri: None,
         content_type: "application/warc-fields",
         digests: None,
     };
-    let info = record(&info_head, &[fields.as_bytes()]);
+    let info = if args.wat {
+        wat_of_warcinfo(&plan, &info_head, fields.len())
+    } else {
+        record(&info_head, &[fields.as_bytes()])
+    };
     sink.write_all(&compress_member(info, &plan)?)?;
     let mut summary = Summary {
         records: 1,
@@ -901,6 +1114,8 @@ fn write_warc(args: &Args, gzip: GzipMode, tmp: &Path) -> anyhow::Result<Summary
             .map(|rel| {
                 if args.wet {
                     conversion(&plan, rel)
+                } else if args.wat {
+                    wat_metadata(&plan, rel)
                 } else {
                     response(&plan, rel)
                 }

@@ -156,13 +156,42 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     if (args.removed.is_some() || args.cluster) && args.what != What::Dataset {
         anyhow::bail!("--removed and --cluster apply to `export dataset` only");
     }
-    let job = g.open_view(&args.job)?;
-    if args.what == What::Dataset {
-        return dataset(&args, g, &job);
+    if args.output.is_none()
+        && matches!(args.format, Format::Parquet)
+        && std::io::stdout().is_terminal()
+    {
+        anyhow::bail!("Parquet is binary: give -o FILE or redirect stdout to a file")
     }
     if args.what == What::Bvgraph {
+        let job = g.open_view(&args.job)?;
         return bvgraph(&args, g, &job);
     }
+    // An export to a file that a writer's publication overtook (a file it
+    // read was replaced meanwhile) is done again on the job as it is now,
+    // so the file holds one generation of the job; on stdout, whose rows
+    // are gone, it is an error.
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let job = g.open_view(&args.job)?;
+        let changed = match args.what {
+            What::Dataset => dataset(&args, g, &job)?,
+            _ => export_once(&args, g, &job)?,
+        };
+        match changed {
+            None => return Ok(ExitCode::SUCCESS),
+            Some(_) if args.output.is_some() && attempt < EXPORT_ATTEMPTS => continue,
+            Some(changed) => return Err(changed.into()),
+        }
+    }
+}
+
+/// Times an export to a file is started over because the job changed.
+const EXPORT_ATTEMPTS: usize = 5;
+
+/// Exports once from `job`; `Some(error)` when the job changed under it
+/// (nothing was given the name -o FILE).
+fn export_once(args: &Args, g: &Global, job: &JobView) -> anyhow::Result<Option<webmill::Error>> {
     let cols = columns(args.what, args.urls);
     let out_name = args
         .output
@@ -176,9 +205,6 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             target = Some(out);
             Box::new(std::io::BufWriter::with_capacity(1 << 16, file))
         }
-        None if matches!(args.format, Format::Parquet) && std::io::stdout().is_terminal() => {
-            anyhow::bail!("Parquet is binary: give -o FILE or redirect stdout to a file")
-        }
         None => Box::new(std::io::BufWriter::with_capacity(
             1 << 16,
             std::io::stdout(),
@@ -187,38 +213,46 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     if args.what == What::Ciff {
         let mut writer = writer;
         let scratch = g.scratch_dir()?;
-        let result = webmill::index::ciff::export(&job, &mut writer, &scratch, g.mem());
+        let result = webmill::index::ciff::export(job, &mut writer, &scratch, g.mem());
         let _ = std::fs::remove_dir_all(&scratch);
         let s = result?;
         writer
             .flush()
             .map_err(|e| webmill::Error::io(&out_name, e))?;
         drop(writer);
-        whole(&job)?;
-        finish(target, &args, g)?;
+        if let Some(changed) = job.still_whole()? {
+            return Ok(Some(changed));
+        }
+        finish(target, args, g)?;
         if !g.quiet() {
             eprintln!(
                 "ciff: {} terms, {} postings, {} docs, {} bytes",
                 s.terms, s.postings, s.docs, s.bytes
             );
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(None);
     }
     let mut sink: Box<dyn Sink> = match args.format {
         Format::Tsv => Box::new(Tsv::new(writer, &cols)?),
         Format::Parquet => Box::new(Parquet::new(writer, &cols)?),
     };
-    fill(&args, g, &job, sink.as_mut(), &out_name)?;
+    let filled = fill(args, g, job, sink.as_mut(), &out_name);
+    // A file the export wanted may have been replaced under it: that is
+    // the job changing, not an error of the export.
+    if let Some(changed) = job.still_whole()? {
+        return Ok(Some(changed));
+    }
+    filled?;
     sink.finish()
         .map_err(|e| webmill::Error::io(&out_name, e))?;
-    whole(&job)?;
-    finish(target, &args, g)?;
-    Ok(ExitCode::SUCCESS)
+    finish(target, args, g)?;
+    Ok(None)
 }
 
 /// `export dataset`: the kept records to -o FILE, the removed ones to
-/// --removed FILE.
-fn dataset(args: &Args, g: &Global, job: &JobView) -> anyhow::Result<ExitCode> {
+/// --removed FILE; `Some(error)` when the job changed under it (nothing was given either
+/// name).
+fn dataset(args: &Args, g: &Global, job: &JobView) -> anyhow::Result<Option<webmill::Error>> {
     let Some(path) = &args.output else {
         anyhow::bail!("export dataset needs -o FILE");
     };
@@ -238,11 +272,15 @@ fn dataset(args: &Args, g: &Global, job: &JobView) -> anyhow::Result<ExitCode> {
         args.cluster,
         &mut kept,
         removed.as_mut().map(|(_, w)| w as &mut dyn Write),
-    )?;
+    );
+    // A file replaced under the reader is the job changing, not an error.
+    if let Some(changed) = job.still_whole()? {
+        return Ok(Some(changed));
+    }
+    let counts = counts?;
     kept.flush()
         .map_err(|e| webmill::Error::io(path.display().to_string(), e))?;
     drop(kept);
-    whole(job)?;
     say_written(path, out.commit()?, "the kept records", g.quiet());
     if let (Some((o, mut w)), Some(p)) = (removed, &args.removed) {
         w.flush()
@@ -256,17 +294,7 @@ fn dataset(args: &Args, g: &Global, job: &JobView) -> anyhow::Result<ExitCode> {
             counts.kept, counts.kept_in_clusters, counts.removed
         );
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// Fails when a writer replaced a file the export read while it read it
-/// (the rows could mix two generations of the job): -o FILE then leaves
-/// nothing.
-fn whole(job: &JobView) -> webmill::Result<()> {
-    match job.still_whole()? {
-        None => Ok(()),
-        Some(e) => Err(e),
-    }
+    Ok(None)
 }
 
 /// Gives a complete -o FILE its name and says so.

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use webmill::index::{build_index, IndexOptions, DEFAULT_BARRELS};
+use webmill::index::{build_index, IndexOptions, Stem, DEFAULT_BARRELS};
 use webmill::job::Outcome;
 use webmill::resources::format_bytes;
 
@@ -24,6 +24,11 @@ pub struct Args {
     /// Barrels the wordID range is cut into, at equal shares of the hits
     #[arg(long, default_value_t = DEFAULT_BARRELS)]
     barrels: u32,
+    /// Stem words (pages, titles, URLs, anchors, and queries alike):
+    /// english = Snowball's English stemmer, so `vacuuming` finds `vacuum`
+    #[arg(long, value_name = "HOW", default_value = "none",
+          value_parser = ["none", "english"])]
+    stem: String,
     /// Recompute although finished, or discard checkpoints made with other
     /// parameters
     #[arg(long)]
@@ -36,6 +41,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
     let reporter = settings.reporter.clone();
     let opts = IndexOptions {
         barrels: args.barrels,
+        stem: Stem::parse(&args.stem)?,
     };
     match build_index(&mut job, &opts, &settings)? {
         Outcome::Skipped { .. } => {}

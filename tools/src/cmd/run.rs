@@ -94,6 +94,10 @@ pub struct Args {
     /// Index: barrels the wordID range is cut into
     #[arg(long, value_name = "N", default_value_t = IndexOptions::default().barrels)]
     barrels: u32,
+    /// Index: stem words (and queries): none, or english (Snowball)
+    #[arg(long, value_name = "HOW", default_value = "none",
+          value_parser = ["none", "english"])]
+    stem: String,
     /// No index
     #[arg(long)]
     no_index: bool,
@@ -202,6 +206,7 @@ fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
         },
         index: (web && !args.no_index).then_some(IndexOptions {
             barrels: args.barrels,
+            stem: webmill::index::Stem::parse(&args.stem)?,
         }),
         dedup: (!algs.is_empty()).then_some(DedupOptions {
             algs,

@@ -19,8 +19,9 @@ use webmill::job::JobView;
 /// Search a job's index, in the query language people use.
 ///
 /// QUERY LANGUAGE
-///   vacuum full          documents with every word (with --match any, then
-///                        documents with some of them, rarer words weighing more)
+///   vacuum full          documents with every word, then documents with some
+///                        of them, rarer words weighing more (--match all: only
+///                        documents with every word)
 ///   "write ahead log"    a phrase: the words consecutive, in order, in one field
 ///   -word  -"a phrase"   no document with the word, or the phrase
 ///   backup OR restore    either; OR (in capitals) joins words, phrases or
@@ -68,10 +69,10 @@ pub struct Args {
     offset: usize,
     /// Which documents match: all = those satisfying the whole query; any =
     /// those first, then documents with some of its words
-    #[arg(long = "match", value_enum, default_value = "all", value_name = "HOW")]
+    #[arg(long = "match", value_enum, default_value = "any", value_name = "HOW")]
     matching: MatchArg,
     /// The ranking function
-    #[arg(long, value_enum, default_value = "paper", value_name = "NAME")]
+    #[arg(long, value_enum, default_value = "bm25f", value_name = "NAME")]
     ranking: RankingArg,
     /// The paper's conjunctive evaluation stops after this many matching
     /// documents (its response-time limit; the top results are then the best

@@ -443,7 +443,7 @@ pub fn stats(app: &Served) -> String {
             "<section><h3>{}</h3><p>{}</p><table class=\"fig\">\
              <tr><td>records</td><td class=\"n\">{}</td></tr>\
              <tr><td>output bytes</td><td class=\"n\">{}</td></tr>\
-             <tr><td>seconds</td><td class=\"n\">{:.1}</td></tr>\
+             <tr><td>time</td><td class=\"n\">{:.1} s</td></tr>\
              <tr><td>peak memory</td><td class=\"n\">{}</td></tr>",
             esc(&st.name),
             esc(&st.headline),
