@@ -46,6 +46,14 @@ def find_webmill(given: str | None) -> str:
     return str(path)
 
 
+def _absolute(arg: str) -> str:
+    """INPUT or BASE_URL=INPUT with the path made absolute (not normalized)."""
+    base, sep, path = arg.partition("=") if "=" in arg and "://" in arg.split("=", 1)[0] else ("", "", arg)
+    if not os.path.isabs(path):
+        path = os.path.join(os.getcwd(), path)
+    return f"{base}{sep}{path}"
+
+
 def _task(webmill: str, global_flags: list[str], source: list[str], segments: str, unit: int) -> dict:
     """One unit on an executor (runs in Spark's Python worker)."""
     import subprocess as sp
@@ -99,7 +107,9 @@ def main(argv: list[str]) -> int:
         v = getattr(a, f[2:].replace("-", "_"))
         if v is not None:
             source += [f, v]
-    inputs = [str(Path(i).resolve()) if "=" not in i else i for i in a.inputs]
+    # Executors run elsewhere: a relative input is made absolute (as given
+    # otherwise, so the skip report names it as `webmill run` would).
+    inputs = [_absolute(i) for i in a.inputs]
     source += inputs
     global_flags = ["--mem", a.mem, "--threads", str(a.threads), "--quiet"]
 

@@ -760,7 +760,7 @@ pub fn ingest_unit(
     let (segs, next) = published_segments::<IgnoredAny>(&target, unit)?;
     if !matches!(next, Some(None)) {
         return Err(Error::damaged(
-            Some(target.clone()),
+            Some(&target),
             format!("unit {unit}: its published segments do not end the unit"),
         ));
     }

@@ -64,7 +64,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             segments,
             source,
         } => {
-            let report = ingest_unit(&source.options()?, &g.settings(false, false), unit, &segments)?;
+            let report = ingest_unit(
+                &source.options()?,
+                &g.settings(false, false),
+                unit,
+                &segments,
+            )?;
             println!("{}", serde_json::to_string(&report)?);
         }
     }
