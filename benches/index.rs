@@ -23,17 +23,20 @@
 //!   streams). Indexing at 1 and 2 threads with a 64 MiB arena per thread,
 //!   commit, merges finished: median wall, CPU, peak RSS; index size; then
 //!   a merge into one segment (timed apart) and its size.
-//! * **queries** — `QUERIES` (default 1000) conjunctive queries each of 1,
-//!   2 and 3 words, sampled by document frequency (a random posting's
+//! * **queries** — `QUERIES` (default 1000) queries of each class: 1, 2
+//!   and 3 words, sampled by document frequency (a random posting's
 //!   document, then distinct random tokens of that document, so words come
-//!   about in proportion to their document frequency and every query
-//!   matches). Warm cache, one thread: each query run once to warm, then
-//!   timed. Ours: `Searcher::search` with the bare ranking (no snippets,
-//!   hosts or duplicates), top 10; tantivy: the intersection of `TermQuery`s
-//!   on `body` with BM25, `TopDocs(10)` and `Count`, on the merged index.
-//!   Prints p50/p99 per query length, ours split by the barrels that
-//!   answered (short, or full after falling through), and checks that both
-//!   engines count the same matches.
+//!   about in proportion to their document frequency), run as AND and (2
+//!   and 3 words) OR; and phrases of 2 and 3 consecutive words of a random
+//!   posting's page text. Warm cache, one thread: each query run once per
+//!   engine to warm, then timed. Ours: `Searcher::search` with the bare
+//!   ranking (no snippets, hosts or duplicates) and the default BM25F,
+//!   `--match all` for AND and phrases, `--match any` for OR (the
+//!   documents holding every word first), pruning on, top 10; tantivy: the
+//!   intersection or union of `TermQuery`s, or a `PhraseQuery`, on `body`
+//!   with BM25 and `TopDocs(10)` (no `Count`, which would turn off its
+//!   block-max WAND), on the merged index. Prints p50/p99 per class and
+//!   their ratios.
 //!
 //! `cargo bench --bench index`
 
@@ -52,7 +55,7 @@ use webmill::job::{Job, JobFile, JobView, Settings, Stage, StageContext, StagePa
 use webmill::resources::{
     format_bytes, parse_bytes, peak_rss, release_freed_memory, reset_peak_rss,
 };
-use webmill::search::{HitType, Pass, Query, Searcher};
+use webmill::search::{HitType, Matching, Query, Searcher};
 
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
@@ -123,7 +126,7 @@ impl Rng {
 /// Every docID's tokens as our index holds them, written as TSV lines
 /// `title words \t all words` in docID order (tantivy's input), and the
 /// sampled queries.
-fn write_tokens(job: &Job, out: &Path, queries: usize) -> Vec<Vec<String>> {
+fn write_tokens(job: &Job, out: &Path, queries: usize) -> Vec<Sampled> {
     let docs = webmill::docs::DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
     let mut text: Vec<String> = vec![String::new(); docs.len() as usize];
     webmill::ingest::text::for_each_page_text(
@@ -147,6 +150,9 @@ fn write_tokens(job: &Job, out: &Path, queries: usize) -> Vec<Vec<String>> {
     let mut w = BufWriter::new(std::fs::File::create(out).unwrap());
     let mut t = Tokens::default();
     let mut bodies: Vec<Vec<String>> = Vec::new();
+    // Per document, how many of its tokens are the page's text (phrases
+    // are sampled there, where positions are consecutive in one field).
+    let mut texts: Vec<usize> = Vec::new();
     for d in docs.iter() {
         let (id, d) = d.unwrap();
         let list: Vec<(u64, &str)> = anchors[id as usize]
@@ -170,6 +176,13 @@ fn write_tokens(job: &Job, out: &Path, queries: usize) -> Vec<Vec<String>> {
         }
         writeln!(w, "{}\t{}", title.join(" "), body).unwrap();
         if queries > 0 {
+            let page_words = body.len() - t.words.len();
+            texts.push(
+                body[..page_words]
+                    .split(' ')
+                    .filter(|x| !x.is_empty())
+                    .count(),
+            );
             bodies.push(
                 body.split(' ')
                     .filter(|x| !x.is_empty())
@@ -205,19 +218,57 @@ fn write_tokens(job: &Job, out: &Path, queries: usize) -> Vec<Vec<String>> {
                 }
             }
             if q.len() == n {
-                out.push(q);
+                out.push(Sampled {
+                    words: q,
+                    phrase: false,
+                });
                 made += 1;
             }
+        }
+    }
+    // Phrases: 2 or 3 consecutive words of a random posting's page text
+    // (positions below 4,000: ours stores plain positions up to 4,095).
+    for n in 2..=3 {
+        let mut made = 0;
+        while made < queries {
+            let i = postings[rng.below(postings.len() as u64) as usize];
+            let len = texts[i].min(4000);
+            if len < n {
+                continue;
+            }
+            let at = rng.below((len - n + 1) as u64) as usize;
+            out.push(Sampled {
+                words: bodies[i][at..at + n].to_vec(),
+                phrase: true,
+            });
+            made += 1;
         }
     }
     out
 }
 
+/// A sampled query: words, or a phrase of them.
+struct Sampled {
+    words: Vec<String>,
+    phrase: bool,
+}
+
+/// The query classes timed: (name, words, phrase, conjunctive).
+const CLASSES: [(&str, usize, bool, bool); 7] = [
+    ("1 word", 1, false, true),
+    ("2-word AND", 2, false, true),
+    ("3-word AND", 3, false, true),
+    ("2-word OR", 2, false, false),
+    ("3-word OR", 3, false, false),
+    ("2-word phrase", 2, true, true),
+    ("3-word phrase", 3, true, true),
+];
+
 /// tantivy side by side.
 mod tv {
     use super::*;
-    use tantivy::collector::{Count, TopDocs};
-    use tantivy::query::{BooleanQuery, Query, TermQuery};
+    use tantivy::collector::TopDocs;
+    use tantivy::query::{BooleanQuery, PhraseQuery, Query, TermQuery};
     use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions};
     use tantivy::tokenizer::{TextAnalyzer, WhitespaceTokenizer};
     use tantivy::{doc, Index, IndexWriter, ReloadPolicy, Term};
@@ -276,8 +327,10 @@ mod tv {
         b.index.searchable_segment_ids().unwrap().len()
     }
 
-    /// A function running one conjunctive query: (matches, top-10 length).
-    pub fn searcher(b: &Built) -> impl Fn(&[String]) -> (usize, usize) + '_ {
+    /// A function running one query — the words' intersection (`and`),
+    /// union (`!and`) or phrase — with BM25, top 10 (no count: it would
+    /// turn off tantivy's block-max WAND): the results' length.
+    pub fn searcher(b: &Built) -> impl Fn(&[String], bool, bool) -> usize + '_ {
         let reader = b
             .index
             .reader_builder()
@@ -285,20 +338,28 @@ mod tv {
             .try_into()
             .unwrap();
         let body = b.body;
-        move |words: &[String]| {
+        move |words: &[String], phrase: bool, and: bool| {
             let s = reader.searcher();
-            let subs: Vec<Box<dyn Query>> = words
+            let terms: Vec<Term> = words
                 .iter()
-                .map(|w| {
-                    Box::new(TermQuery::new(
-                        Term::from_field_text(body, w),
-                        IndexRecordOption::WithFreqs,
-                    )) as Box<dyn Query>
-                })
+                .map(|w| Term::from_field_text(body, w))
                 .collect();
-            let q = BooleanQuery::intersection(subs);
-            let (top, n) = s.search(&q, &(TopDocs::with_limit(10), Count)).unwrap();
-            (n, top.len())
+            let q: Box<dyn Query> = if phrase {
+                Box::new(PhraseQuery::new(terms))
+            } else {
+                let subs: Vec<Box<dyn Query>> = terms
+                    .into_iter()
+                    .map(|t| {
+                        Box::new(TermQuery::new(t, IndexRecordOption::WithFreqs)) as Box<dyn Query>
+                    })
+                    .collect();
+                Box::new(if and {
+                    BooleanQuery::intersection(subs)
+                } else {
+                    BooleanQuery::union(subs)
+                })
+            };
+            s.search(&q, &TopDocs::with_limit(10)).unwrap().len()
         }
     }
 }
@@ -456,67 +517,54 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
     let view = JobView::open(&job_dir).unwrap();
     let searcher = Searcher::open(&view).unwrap();
     let tsearch = tv::searcher(&b);
-    let run_ours = |q: &[String]| {
-        let refs: Vec<&str> = q.iter().map(String::as_str).collect();
-        let r = searcher
-            .search(&Query::words(&refs).ranking_only(), 10, 0)
-            .unwrap();
-        (r.total as usize, r.pass)
+    let query_of = |q: &Sampled, and: bool| {
+        let text = if q.phrase {
+            format!("\"{}\"", q.words.join(" "))
+        } else if and {
+            q.words.join(" ")
+        } else {
+            q.words.join(" OR ")
+        };
+        let mut query = Query::parse(&text).ranking_only();
+        query.matching = if and { Matching::All } else { Matching::Any };
+        query
     };
+    let run_ours = |q: &Sampled, and: bool| {
+        let r = searcher.search(&query_of(q, and), 10, 0).unwrap();
+        (r.results.len(), r.total_estimated)
+    };
+    // Warm: every query once, both engines.
     for q in &qs {
-        run_ours(q);
-        tsearch(q);
-    }
-    let (mut mismatches, mut compared) = (0, 0);
-    for n in 1..=3 {
-        let (mut ours, mut theirs, mut short, mut full, mut theirs_full) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut df = Vec::new();
-        for q in qs.iter().filter(|q| q.len() == n) {
-            let t = Instant::now();
-            let (total, pass) = run_ours(q);
-            let ours_ms = t.elapsed().as_secs_f64() * 1e3;
-            let t = Instant::now();
-            let (count, _) = tsearch(q);
-            let theirs_ms = t.elapsed().as_secs_f64() * 1e3;
-            // Our total counts the matches of the barrels that answered: all
-            // of them only when the search fell through to the full ones.
-            if pass == Some(Pass::Full) {
-                compared += 1;
-                mismatches += usize::from(count != total);
-            }
-            ours.push(ours_ms);
-            theirs.push(theirs_ms);
-            if pass == Some(Pass::Full) {
-                full.push(ours_ms);
-                theirs_full.push(theirs_ms);
-            } else {
-                short.push(ours_ms);
-            }
-            df.push(total as f64);
+        for and in [true, false] {
+            run_ours(q, and);
+            tsearch(&q.words, q.phrase, and);
         }
+    }
+    for (name, n, phrase, and) in CLASSES {
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        let (mut shorter, mut estimated) = (0, 0);
+        for q in qs
+            .iter()
+            .filter(|q| q.words.len() == n && q.phrase == phrase)
+        {
+            let t = Instant::now();
+            let (len, est) = run_ours(q, and);
+            ours.push(t.elapsed().as_secs_f64() * 1e3);
+            let t = Instant::now();
+            let tlen = tsearch(&q.words, phrase, and);
+            theirs.push(t.elapsed().as_secs_f64() * 1e3);
+            shorter += usize::from(len != tlen);
+            estimated += usize::from(est);
+        }
+        let (o50, t50) = (percentile(&mut ours, 0.5), percentile(&mut theirs, 0.5));
+        let (o99, t99) = (percentile(&mut ours, 0.99), percentile(&mut theirs, 0.99));
         println!(
-            "{n}-word queries ({} , median matches {:.0}): webmill p50 {:.3} ms p99 {:.3} ms; tantivy p50 {:.3} ms p99 {:.3} ms; p50 ratio {:.2}",
+            "{name:<14} ({} queries): webmill p50 {o50:.3} ms p99 {o99:.3} ms; tantivy p50 {t50:.3} ms p99 {t99:.3} ms; ratios p50 {:.2} p99 {:.2}; top-10 lengths differing {shorter}; totals estimated {estimated}",
             ours.len(),
-            percentile(&mut df, 0.5),
-            percentile(&mut ours, 0.5),
-            percentile(&mut ours, 0.99),
-            percentile(&mut theirs, 0.5),
-            percentile(&mut theirs, 0.99),
-            percentile(&mut ours, 0.5) / percentile(&mut theirs, 0.5)
-        );
-        println!(
-            "    answered by the short barrels: {} (p50 {:.3} ms, p99 {:.3}); fell through to the full barrels: {} (p50 {:.3} ms, p99 {:.3}; tantivy on these p50 {:.3} ms)",
-            short.len(),
-            percentile(&mut short, 0.5),
-            percentile(&mut short, 0.99),
-            full.len(),
-            percentile(&mut full, 0.5),
-            percentile(&mut full, 0.99),
-            percentile(&mut theirs_full, 0.5)
+            o50 / t50,
+            o99 / t99,
         );
     }
-    println!("match counts differing between the engines (queries answered by the full barrels): {mismatches} of {compared}");
 }
 
 fn main() {

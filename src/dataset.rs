@@ -84,6 +84,7 @@ pub fn export_dataset(
                 }
             }
             InputParam::Warc { warc, .. } => return Err(not_a_set(warc)),
+            InputParam::Parquet { parquet, .. } => return Err(not_a_set(parquet)),
         }
     }
     // The removed docs, and each clustered doc's cluster, by docID.

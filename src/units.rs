@@ -32,9 +32,30 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// An estimated count as it is shown: two significant digits, with
+/// thousands separators (`12,345` → `12,000`).
+pub fn about(n: u64) -> String {
+    let mut scale = 1u64;
+    while n / scale >= 100 {
+        scale *= 10;
+    }
+    let rounded = (n + scale / 2) / scale * scale;
+    thousands(rounded)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn about_keeps_two_digits() {
+        assert_eq!(about(0), "0");
+        assert_eq!(about(7), "7");
+        assert_eq!(about(99), "99");
+        assert_eq!(about(12_345), "12,000");
+        assert_eq!(about(12_500), "13,000");
+        assert_eq!(about(995), "1,000");
+    }
 
     #[test]
     fn counts_and_sizes() {

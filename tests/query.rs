@@ -17,7 +17,7 @@ use webmill::docs::DocTable;
 use webmill::index::hit::{Hit, HitFields, MAX_ANCHOR_POSITION, MAX_PLAIN_POSITION};
 use webmill::index::{build_index, IndexOptions};
 use webmill::job::{Job, JobFile, JobView, Settings};
-use webmill::search::retrieve::DocScorer;
+use webmill::search::retrieve::{self, DocScorer};
 use webmill::search::{EmptyReason, Matching, Node, Query, Ranking, Searcher};
 
 fn index(job: &mut Job, barrels: u32) {
@@ -371,6 +371,7 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
         .collect();
     let mut rng = Rng(7);
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    let (mut pruned, mut estimated) = (0, 0);
     for round in 0..240 {
         let text = random_query(&mut rng, &vocab);
         let mut q = Query::parse(&text).ranking_only();
@@ -382,20 +383,45 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
             continue;
         }
         let want = brute.search(&s, &q);
-        let got = s.search(&q, k, 0).unwrap();
-        let got_list: Vec<(bool, f64, u64)> = got
-            .results
-            .iter()
-            .map(|r| (r.complete, r.score, r.docid))
-            .collect();
         let want_top: Vec<(bool, f64, u64)> = want.iter().take(k).copied().collect();
-        assert_eq!(got_list, want_top, "{text:?} {:?} k {k}", q.matching);
-        assert_eq!(got.total as usize, want.len(), "{text:?}");
-        assert_eq!(
-            got.complete as usize,
-            want.iter().filter(|x| x.0).count(),
-            "{text:?}"
-        );
+        // Pruning on and off: the brute force's top k; exact totals unless
+        // marked estimated (never without pruning).
+        for prune in [true, false] {
+            q.prune = prune;
+            let got = s.search(&q, k, 0).unwrap();
+            let got_list: Vec<(bool, f64, u64)> = got
+                .results
+                .iter()
+                .map(|r| (r.complete, r.score, r.docid))
+                .collect();
+            assert_eq!(
+                got_list, want_top,
+                "{text:?} {:?} {:?} k {k} prune {prune}",
+                q.matching, q.ranking
+            );
+            assert!(prune || !got.total_estimated, "{text:?}");
+            if got.total_estimated {
+                estimated += 1;
+                continue;
+            }
+            assert_eq!(got.total as usize, want.len(), "{text:?} prune {prune}");
+            assert_eq!(
+                got.complete as usize,
+                want.iter().filter(|x| x.0).count(),
+                "{text:?} prune {prune}"
+            );
+        }
+        // Pruning reads no more hits than the exhaustive evaluation.
+        let read = |prune: bool| {
+            let mut q = q.clone();
+            q.prune = prune;
+            retrieve::retrieve(&s, &q, k).unwrap().work
+        };
+        let (on, off) = (read(true), read(false));
+        assert!(on.hits <= off.hits, "{text:?}: {on:?} {off:?}");
+        if on.hits < off.hits {
+            pruned += 1;
+        }
         *counts
             .entry(if want.is_empty() {
                 "empty"
@@ -406,6 +432,10 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
             })
             .or_default() += 1;
     }
-    // The queries exercised every case.
+    // The queries exercised every case, and pruning.
     assert!(counts.values().all(|&n| n > 20), "{counts:?}");
+    assert!(
+        pruned > 20 && estimated > 0,
+        "pruned {pruned}, estimated {estimated}"
+    );
 }

@@ -56,6 +56,7 @@ use crate::ingest::page::{Fetched, MetaPage, PageOut, TextPage};
 use crate::ingest::source::html_dir::{is_html_name, HtmlFiles};
 pub use crate::ingest::source::jsonl::DocFields;
 use crate::ingest::source::jsonl::{is_jsonl_name, JsonlFile};
+use crate::ingest::source::parquet::{is_parquet_name, ParquetFile};
 use crate::ingest::source::warc::{is_archive_name, is_wet_name, WarcFile};
 pub use crate::ingest::source::Counts;
 use crate::ingest::source::{Content, InputKind, Item, Next, ReadContext, Reader};
@@ -76,6 +77,8 @@ pub enum InputSpec {
     /// A JSONL document set (plain, gzip or zstd), by its name
     /// ([`is_jsonl_name`]).
     Jsonl(PathBuf),
+    /// A Parquet document set, by its name ([`is_parquet_name`]).
+    Parquet(PathBuf),
     /// A directory of HTML files, with the base URL its files are served at.
     Dir {
         /// The directory.
@@ -96,7 +99,7 @@ impl InputSpec {
         let meta = std::fs::metadata(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => Error::usage_at(
                 &path,
-                "input not found (an INPUT is a WARC, ARC or WET file, a JSONL document set, a directory of HTML, WARC and JSONL files, or BASE_URL=DIR)",
+                "input not found (an INPUT is a WARC, ARC, WET or WAT file, a JSONL or Parquet document set, a directory of HTML, WARC, JSONL and Parquet files, or BASE_URL=DIR)",
             ),
             _ => Error::io(&path, e),
         })?;
@@ -108,6 +111,9 @@ impl InputSpec {
             }
             if is_jsonl_name(&path) {
                 return Ok(InputSpec::Jsonl(path));
+            }
+            if is_parquet_name(&path) {
+                return Ok(InputSpec::Parquet(path));
             }
             return Ok(InputSpec::Warc(path));
         }
@@ -133,7 +139,7 @@ impl InputSpec {
     pub fn may_hold_links(&self) -> Result<bool> {
         Ok(match self {
             InputSpec::Warc(p) => !is_wet_name(p),
-            InputSpec::Jsonl(_) => false,
+            InputSpec::Jsonl(_) | InputSpec::Parquet(_) => false,
             InputSpec::Dir { dir, .. } => list_dir(dir)?.iter().any(|e| {
                 e.skip.is_none()
                     && (is_html_name(&e.rel) || (is_archive_name(&e.rel) && !is_wet_name(&e.rel)))
@@ -162,6 +168,10 @@ impl InputSpec {
                 units.push(Box::new(JsonlFile::new(p, fields)));
                 Ok((1, 0))
             }
+            InputSpec::Parquet(p) => {
+                units.push(Box::new(ParquetFile::new(p, fields)?));
+                Ok((1, 0))
+            }
             InputSpec::Dir { dir, base } => {
                 let base =
                     ::url::Url::parse(base).map_err(|e| Error::usage(format!("{base}: {e}")))?;
@@ -181,6 +191,10 @@ impl InputSpec {
                     } else if entry.skip.is_none() && is_jsonl_name(&entry.rel) {
                         flush(&mut run, units);
                         units.push(Box::new(JsonlFile::new(&dir.join(&entry.rel), fields)));
+                        archives += 1;
+                    } else if entry.skip.is_none() && is_parquet_name(&entry.rel) {
+                        flush(&mut run, units);
+                        units.push(Box::new(ParquetFile::new(&dir.join(&entry.rel), fields)?));
                         archives += 1;
                     } else {
                         others += 1;
@@ -219,11 +233,11 @@ impl IngestOptions {
     pub fn has_document_sets(&self) -> Result<bool> {
         for i in &self.inputs {
             let has = match i {
-                InputSpec::Jsonl(_) => true,
+                InputSpec::Jsonl(_) | InputSpec::Parquet(_) => true,
                 InputSpec::Warc(_) => false,
-                InputSpec::Dir { dir, .. } => list_dir(dir)?
-                    .iter()
-                    .any(|e| e.skip.is_none() && is_jsonl_name(&e.rel)),
+                InputSpec::Dir { dir, .. } => list_dir(dir)?.iter().any(|e| {
+                    e.skip.is_none() && (is_jsonl_name(&e.rel) || is_parquet_name(&e.rel))
+                }),
             };
             if has {
                 return Ok(true);
@@ -283,6 +297,13 @@ pub enum InputParam {
     Jsonl {
         /// Absolute path.
         jsonl: String,
+        /// Size in bytes.
+        bytes: u64,
+    },
+    /// A Parquet document set: its absolute path and size.
+    Parquet {
+        /// Absolute path.
+        parquet: String,
         /// Size in bytes.
         bytes: u64,
     },
@@ -370,6 +391,14 @@ impl Stage for Ingest {
                     let abs = std::fs::canonicalize(p).at(p)?;
                     InputParam::Jsonl {
                         jsonl: abs.to_string_lossy().into_owned(),
+                        bytes: meta.len(),
+                    }
+                }
+                InputSpec::Parquet(p) => {
+                    let meta = std::fs::metadata(p).at(p)?;
+                    let abs = std::fs::canonicalize(p).at(p)?;
+                    InputParam::Parquet {
+                        parquet: abs.to_string_lossy().into_owned(),
                         bytes: meta.len(),
                     }
                 }
@@ -495,12 +524,15 @@ fn nothing_ingested(opts: &IngestOptions, c: &Counts, skips: &[String]) -> Error
         .inputs
         .iter()
         .map(|i| match i {
-            InputSpec::Warc(p) | InputSpec::Jsonl(p) | InputSpec::Dir { dir: p, .. } => p.clone(),
+            InputSpec::Warc(p)
+            | InputSpec::Jsonl(p)
+            | InputSpec::Parquet(p)
+            | InputSpec::Dir { dir: p, .. } => p.clone(),
         })
         .collect();
     crate::input::nothing_usable(
         &inputs,
-        "WARC or ARC files holding HTTP responses with HTML pages, WET files, JSONL document sets, or directories of .html/.htm files",
+        "WARC or ARC files holding HTTP responses with HTML pages, WET and WAT files, JSONL and Parquet document sets, or directories of .html/.htm files",
         &format!(
             "{} WARC records, {} HTML files, {} other files, {} responses not HTML, {} skipped",
             c.records.values().sum::<u64>(),
@@ -649,7 +681,7 @@ fn list_units(opts: &IngestOptions, note: &mut dyn FnMut(&str)) -> Result<Vec<Bo
         let (archives, others) = input.units(opts.segment_records, &opts.fields, &mut units)?;
         if let (InputSpec::Dir { dir, .. }, true) = (input, archives > 0 && others > 0) {
             note(&format!(
-                "{}: {archives} archives (WARC/ARC/WET) or document sets (JSONL) and {others} other entries (HTML pages, other files); both are read, each archive as if it were given on its own",
+                "{}: {archives} archives (WARC/ARC/WET/WAT) or document sets (JSONL, Parquet) and {others} other entries (HTML pages, other files); both are read, each archive as if it were given on its own",
                 dir.display()
             ));
         }

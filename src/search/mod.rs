@@ -172,6 +172,9 @@ pub struct Results {
     pub total: u64,
     /// Of them, the documents satisfying the whole query.
     pub complete: u64,
+    /// The totals are estimates: pruning skipped documents that could not
+    /// enter the results, uncounted (shown as "about N").
+    pub total_estimated: bool,
     /// How documents matched.
     pub matching: Matching,
     /// The ranking.
@@ -215,6 +218,8 @@ pub struct Searcher {
     barrel_paths: Vec<[PathBuf; 2]>,
     barrels: Mutex<HashMap<(usize, bool), Arc<Barrel>>>,
     store: Arc<DocStore>,
+    /// The largest PageRank (pruning's bound), found on first use.
+    pagerank_max: std::sync::OnceLock<Option<f64>>,
 }
 
 impl Searcher {
@@ -261,6 +266,7 @@ impl Searcher {
             barrel_paths,
             barrels: Mutex::new(HashMap::new()),
             store,
+            pagerank_max: std::sync::OnceLock::new(),
         })
     }
 
@@ -282,6 +288,25 @@ impl Searcher {
             Some((_, all, _)) if !all.is_empty() => Ok(all.get(doc as usize).copied()),
             Some((f, _, _)) => f.get(u64::from(doc)).map(Some),
         }
+    }
+
+    /// The largest PageRank of the collection (`None`: no ranks); read
+    /// once, on first use.
+    pub fn pagerank_max(&self) -> Result<Option<f64>> {
+        if let Some(m) = self.pagerank_max.get() {
+            return Ok(*m);
+        }
+        let m = match self.store.pagerank_lookup()? {
+            None => None,
+            Some(mut f) => {
+                let mut m = 0.0f64;
+                for d in 0..u32::try_from(self.store.len()).unwrap_or(u32::MAX) {
+                    m = m.max(f(d)?);
+                }
+                Some(m)
+            }
+        };
+        Ok(*self.pagerank_max.get_or_init(|| m))
     }
 
     /// The index's stemmer, if it stems.
@@ -367,6 +392,7 @@ impl Searcher {
             ignored_words: query.ignored_words,
             total: 0,
             complete: 0,
+            total_estimated: false,
             matching: query.matching,
             ranking: query.ranking,
             notes: query.notes.clone(),
@@ -423,6 +449,7 @@ impl Searcher {
             let r = retrieve::retrieve(self, query, want.max(query.group_window))?;
             out.total = r.total;
             out.complete = r.complete;
+            out.total_estimated = r.estimated;
             out.timed_out = r.timed_out;
             out.pass = Some(Pass::Full);
             if r.matches.is_empty() {

@@ -214,6 +214,9 @@ pub struct Query {
     /// Matching stops at this instant, the answer marked partial
     /// ([`super::Results::timed_out`]); `None`: no time limit.
     pub deadline: Option<std::time::Instant>,
+    /// Dynamic pruning of BM25 and BM25F ([`super::retrieve`]): the same
+    /// results, fewer documents read. Off: every candidate is scored.
+    pub prune: bool,
 }
 
 impl Query {
@@ -290,6 +293,7 @@ impl Query {
             weights: RankingWeights::default(),
             bm25: Bm25Weights::default(),
             deadline: None,
+            prune: true,
         }
     }
 
@@ -323,11 +327,13 @@ impl Query {
 
     /// The bare ranking: no host clusters, no near-duplicate groups, no
     /// snippets (what the correctness tests and the quality measurements
-    /// compare).
+    /// compare), and so no window of matches to group beyond the results
+    /// asked for (pruning keeps only those).
     pub fn ranking_only(mut self) -> Query {
         self.hosts = HostClustering::Off;
         self.collapse_similar = false;
         self.snippets = false;
+        self.group_window = 0;
         self
     }
 }

@@ -20,11 +20,41 @@
 //!    under `--match any` when it breaks none of the query's hard constraints:
 //!    the top-level exclusions and `site:`s.
 //! 4. Each kept document is scored from its hits, and a bounded heap keeps
-//!    the best `keep` by (complete, score, docID) — every match is counted,
-//!    so the totals are exact.
+//!    the best `keep` by (complete, score, docID).
 //!
 //! No cut-off in docID order applies: the top k are those of the whole
 //! collection.
+//!
+//! # Dynamic pruning (BM25 and BM25F)
+//!
+//! Once the heap is full, its worst match is the bar a document must pass.
+//! Two upper bounds keep the work to the documents that can still pass it
+//! ([`Query::prune`]; the paper's ranking, whose score is not a sum of the
+//! words' parts, is evaluated exhaustively):
+//!
+//! * **MaxScore** (Turtle & Flood 1995) over the words: each word's score
+//!   is at most `idf · (k1 + 1)`; the proximity bonus at most
+//!   `proximity_weight ·` the largest idf; PageRank's factor at most the
+//!   collection's largest. The words are split into *essential* ones and
+//!   the rest: a document holding only non-essential words can neither
+//!   reach the bar's score nor satisfy what the bar demands (once the heap
+//!   holds only complete matches, or under `--match all`, a document must
+//!   satisfy the query: a query needing word `w` is then driven by `w`'s
+//!   doclist alone — the conjunctive case). Candidates come from the
+//!   essential words' doclists only; the others are moved by `seek`, which
+//!   skips postings blocks by their last docID without decoding them.
+//! * **Per document**, before any hit list is decoded: the word's hit
+//!   counts (kept in the postings block's header columns) and the
+//!   document's field lengths bound its BM25F part (for BM25: give it
+//!   exactly), PageRank is looked up; a document whose bound, even if it
+//!   satisfied the query, cannot pass the bar is not decoded further.
+//!
+//! The results are those of the exhaustive evaluation, ties included
+//! (`tests/query.rs` checks both against a brute-force scan). Totals stay
+//! exact as long as every candidate was looked at and no phrase had to be
+//! left unchecked; otherwise [`Retrieved::estimated`] is set and the totals
+//! are an estimate (the matches found, scaled to the union of the words'
+//! doclists).
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -34,7 +64,7 @@ use std::sync::Arc;
 use super::bm25::{self, Bm25Explain, CollectionStats, WordInDoc, N_FIELDS};
 use super::eval::{Match, Sources, Term, Work};
 use super::query::{Matching, Node, Query, Ranking};
-use super::rank::{field_position, Explain, Scorer};
+use super::rank::{field_position, Explain, RankingWeights, Scorer};
 use super::Searcher;
 use crate::docstore::DocStore;
 use crate::error::Result;
@@ -47,10 +77,12 @@ pub struct Retrieved {
     /// The best matches, best first: complete ones before the others, then
     /// by score, then docID.
     pub matches: Vec<Match>,
-    /// Matching documents (exact).
+    /// Matching documents (exact unless [`Self::estimated`]).
     pub total: u64,
     /// Of them, those satisfying the whole query.
     pub complete: u64,
+    /// Pruning skipped documents, so the totals are estimates.
+    pub estimated: bool,
     /// The query's deadline passed: the matches are those of the
     /// documents evaluated until then (totals too).
     pub timed_out: bool,
@@ -419,6 +451,187 @@ impl<'a> DocScorer<'a> {
     }
 }
 
+/// Whether a node can hold, or must hold, for a document of which only the
+/// words `can(i)` (slot indices) may be present: phrases as their words,
+/// `site:` unknown.
+fn possible(n: &Node, slot: &impl Fn(&str) -> usize, can: &impl Fn(usize) -> bool) -> bool {
+    match n {
+        Node::Word(w) => can(slot(w)),
+        Node::Phrase(ws) => ws.iter().all(|w| can(slot(w))),
+        Node::Site(_) => true,
+        Node::All(ns) => ns.iter().all(|n| possible(n, slot, can)),
+        Node::Any(ns) => ns.iter().any(|n| possible(n, slot, can)),
+        Node::Not(n) => !necessary(n, slot, can),
+    }
+}
+
+/// See [`possible`]: whether the node holds whichever of the words are
+/// present.
+fn necessary(n: &Node, slot: &impl Fn(&str) -> usize, can: &impl Fn(usize) -> bool) -> bool {
+    match n {
+        Node::Word(_) | Node::Phrase(_) | Node::Site(_) => false,
+        Node::All(ns) => ns.iter().all(|n| necessary(n, slot, can)),
+        Node::Any(ns) => ns.iter().any(|n| necessary(n, slot, can)),
+        Node::Not(n) => !possible(n, slot, can),
+    }
+}
+
+/// Whether the query has a phrase (its test needs hit lists).
+fn has_phrase(n: &Node) -> bool {
+    match n {
+        Node::Phrase(_) => true,
+        Node::Word(_) | Node::Site(_) => false,
+        Node::All(ns) | Node::Any(ns) => ns.iter().any(has_phrase),
+        Node::Not(n) => has_phrase(n),
+    }
+}
+
+/// The upper bounds of BM25 and BM25F scores that pruning works with.
+struct Bounds {
+    /// Per slot: its idf (0 for a slot not scored).
+    idf: Vec<f64>,
+    /// Per slot: the most its word can add, `idf · (k1 + 1)`.
+    word: Vec<f64>,
+    /// The largest PageRank factor of the collection (1 without ranks).
+    factor: f64,
+    weights: super::bm25::Bm25Weights,
+    fielded: bool,
+    stats: CollectionStats,
+    docs: u64,
+}
+
+/// Rounding slack: a bound is compared as `bound · (1 + SLACK) + SLACK`,
+/// so a sum added in another order cannot make it too small.
+const SLACK: f64 = 1e-9;
+
+impl Bounds {
+    /// Bounds for `query`, or `None` when its ranking cannot be bounded
+    /// (the paper's, or negative weights).
+    fn new(
+        s: &Searcher,
+        query: &Query,
+        slots: &[Slot],
+        scored: &[usize],
+    ) -> Result<Option<Bounds>> {
+        let w = &query.bm25;
+        let fielded = match query.ranking {
+            Ranking::Paper => return Ok(None),
+            Ranking::Bm25 => false,
+            Ranking::Bm25f => true,
+        };
+        let nonneg = w.k1 >= 0.0
+            && w.proximity_weight >= 0.0
+            && w.proximity_k >= 0.0
+            && w.pagerank_weight >= 0.0
+            && w.field_weight.iter().all(|&x| x >= 0.0)
+            && (0.0..=1.0).contains(&w.b)
+            && w.field_b.iter().all(|b| (0.0..=1.0).contains(b));
+        // A query without a scored word ranks its sites by PageRank alone.
+        if !query.prune || !nonneg || scored.is_empty() {
+            return Ok(None);
+        }
+        let stats = CollectionStats {
+            docs: s.doc_count(),
+            avg_len: s.average_field_lengths(),
+        };
+        let mut idf = vec![0.0; slots.len()];
+        let mut word = vec![0.0; slots.len()];
+        for &i in scored {
+            if let Some(t) = &slots[i].term {
+                idf[i] = stats.idf(t.info.docs);
+                word[i] = idf[i] * (w.k1 + 1.0);
+            }
+        }
+        let factor = match s.pagerank_max()? {
+            Some(pr) => RankingWeights {
+                pagerank_weight: w.pagerank_weight,
+                ..RankingWeights::default()
+            }
+            .pagerank_factor(pr, stats.docs),
+            None => 1.0,
+        };
+        Ok(Some(Bounds {
+            idf,
+            word,
+            factor,
+            weights: w.clone(),
+            fielded,
+            docs: stats.docs,
+            stats,
+        }))
+    }
+
+    /// The most a document holding only the words `set` can score.
+    fn of_set(&self, set: impl Iterator<Item = usize>) -> f64 {
+        let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
+        for i in set {
+            sum += self.word[i];
+            max_idf = max_idf.max(self.idf[i]);
+            n += 1;
+        }
+        let prox = if n > 1 {
+            self.weights.proximity_weight * max_idf
+        } else {
+            0.0
+        };
+        (sum + prox) * self.factor
+    }
+
+    /// The most word `i` can add to a document where it has `plain` and
+    /// `fancy` hits, with field lengths `lens`.
+    fn of_word(&self, i: usize, plain: u32, fancy: u32, lens: Option<&[u32; N_FIELDS]>) -> f64 {
+        let w = &self.weights;
+        let ratio = |f: usize| match (self.stats.avg_len, lens) {
+            (Some(avg), Some(l)) if avg[f] > 0.0 => f64::from(l[f]) / avg[f],
+            _ => 1.0,
+        };
+        if self.fielded {
+            let per = |f: usize| {
+                let norm = 1.0 - w.field_b[f] + w.field_b[f] * ratio(f);
+                w.field_weight[f] / norm.max(1e-9)
+            };
+            // Plain hits are large type or body; fancy ones title, anchor
+            // or URL: each counted in its best field.
+            let p = f64::from(plain) * per(3).max(per(4))
+                + f64::from(fancy) * per(0).max(per(1)).max(per(2));
+            self.idf[i] * p * (w.k1 + 1.0) / (p + w.k1).max(1e-9)
+        } else {
+            let c = f64::from(plain);
+            let ratio = match (self.stats.avg_len, lens) {
+                (Some(avg), Some(l)) if avg[3] + avg[4] > 0.0 => {
+                    f64::from(l[3] + l[4]) / (avg[3] + avg[4])
+                }
+                _ => 1.0,
+            };
+            let norm = w.k1 * (1.0 - w.b + w.b * ratio);
+            self.idf[i] * c * (w.k1 + 1.0) / (c + norm).max(1e-9)
+        }
+    }
+
+    /// The PageRank factor of a document.
+    fn factor_of(&self, pr: Option<f64>) -> f64 {
+        pr.map_or(1.0, |pr| {
+            RankingWeights {
+                pagerank_weight: self.weights.pagerank_weight,
+                ..RankingWeights::default()
+            }
+            .pagerank_factor(pr, self.docs)
+        })
+    }
+}
+
+/// Whether a document with this key could still enter a full heap whose
+/// worst match is `worst`: complete or not (as best it can be), its score
+/// bound, its docID.
+fn may_pass(worst: &Match, complete: bool, bound: f64) -> bool {
+    match complete.cmp(&worst.complete) {
+        Ordering::Greater => true,
+        Ordering::Less => false,
+        // Ties by docID are left to the exact comparison.
+        Ordering::Equal => bound * (1.0 + SLACK) + SLACK >= worst.score,
+    }
+}
+
 /// Retrieves the best `keep` matches of `query` (see the module docs).
 pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let slots = slots(s, &query.expr)?;
@@ -463,6 +676,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut pagerank = s.pagerank()?;
     let mut scorer = DocScorer::new(s, query);
     let keep = keep.max(1);
+    let bounds = Bounds::new(s, query, &slots, &scored)?;
+    let phrases = has_phrase(&query.expr);
+    let slot_of = |w: &str| ev.slot(w);
 
     // Candidates: the union of the scored words' doclists, or the sites'
     // docs when no scored word has one.
@@ -477,6 +693,13 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             heads[i] = c.next()?;
         }
     }
+    // The essential words (MaxScore): candidates come from their doclists.
+    let mut essential: Vec<bool> = vec![false; slots.len()];
+    for &i in &candidate_cursors {
+        essential[i] = true;
+    }
+    // Whether the essential words may change: after the heap's worst does.
+    let mut bar_moved = bounds.is_some();
     // Ranges of several sites may overlap (a domain and its subdomain):
     // merged, so each doc comes once, in increasing order.
     let mut top_sites: Vec<Range<u32>> = if candidate_cursors.is_empty() && scored.is_empty() {
@@ -501,14 +724,38 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let by_site = !merged.is_empty();
     let mut site_docs = merged.into_iter().flatten();
     let mut evaluated = 0u64;
+    let must_complete_always = query.matching == Matching::All;
     loop {
+        if let (Some(b), true) = (&bounds, bar_moved) {
+            bar_moved = false;
+            let worst = if heap.len() >= keep {
+                heap.peek().map(|r| &r.0)
+            } else {
+                None
+            };
+            choose_essential(
+                b,
+                &query.expr,
+                &slot_of,
+                &candidate_cursors,
+                &slots,
+                worst,
+                must_complete_always,
+                &mut essential,
+            );
+        }
         let doc = if by_site {
             match site_docs.next() {
                 Some(d) => d,
                 None => break,
             }
         } else {
-            match candidate_cursors.iter().filter_map(|&i| heads[i]).min() {
+            match candidate_cursors
+                .iter()
+                .filter(|&&i| essential[i])
+                .filter_map(|&i| heads[i])
+                .min()
+            {
                 Some(d) => d,
                 None => break,
             }
@@ -528,11 +775,58 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         for (i, c) in cursors.iter_mut().enumerate() {
             let Some(c) = c else { continue };
             let at = if candidate_cursors.contains(&i) {
+                if heads[i].is_some_and(|h| h < doc) {
+                    // A non-essential word's documents before `doc` were
+                    // skipped unseen.
+                    out.estimated = true;
+                    heads[i] = c.seek(doc)?;
+                }
                 heads[i]
             } else {
                 c.seek(doc)?
             };
             present[i] = at == Some(doc);
+        }
+        // Before any hit list is read: can this document still enter?
+        let mut pr = None;
+        let mut lens = None;
+        let mut hopeless = false;
+        if let Some(b) = &bounds {
+            let worst = if heap.len() >= keep {
+                heap.peek().map(|r| &r.0)
+            } else {
+                None
+            };
+            let may_complete = possible(&query.expr, &slot_of, &|i| {
+                present.get(i).copied().unwrap_or(false)
+            });
+            if must_complete_always && !may_complete {
+                hopeless = true;
+            } else if let Some(worst) = worst {
+                if may_pass(worst, may_complete, f64::INFINITY) {
+                    lens = s.field_lengths(doc)?;
+                    pr = match &mut pagerank {
+                        Some(f) => Some(f(doc)?),
+                        None => None,
+                    };
+                    let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
+                    for &i in &scored {
+                        if !present[i] {
+                            continue;
+                        }
+                        let (np, nf) = cursors[i].as_ref().map_or((0, 0), |c| c.hit_counts());
+                        sum += b.of_word(i, np, nf, lens.as_ref());
+                        max_idf = max_idf.max(b.idf[i]);
+                        n += 1;
+                    }
+                    if n > 1 {
+                        sum += b.weights.proximity_weight * max_idf;
+                    }
+                    hopeless = !may_pass(worst, may_complete, sum * b.factor_of(pr));
+                } else {
+                    hopeless = true;
+                }
+            }
         }
         let mut d = DocWords {
             doc,
@@ -541,55 +835,68 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             hits: vec![None; slots.len()],
             hits_read: 0,
         };
-        let complete = ev.holds(&query.expr, &mut d)?;
-        let keep_it = complete
-            || (query.matching == Matching::Any && {
-                let mut ok = true;
-                for n in &hard {
-                    if !ev.holds(n, &mut d)? {
-                        ok = false;
-                        break;
+        if hopeless && phrases {
+            // Whether it matches at all would take its hit lists.
+            out.estimated = true;
+        } else {
+            let complete = ev.holds(&query.expr, &mut d)?;
+            let keep_it = complete
+                || (query.matching == Matching::Any && {
+                    let mut ok = true;
+                    for n in &hard {
+                        if !ev.holds(n, &mut d)? {
+                            ok = false;
+                            break;
+                        }
                     }
-                }
-                ok
-            });
-        if keep_it {
-            for &i in &scored {
-                d.hits(i)?;
+                    ok
+                });
+            if keep_it {
+                out.total += 1;
+                out.complete += u64::from(complete);
             }
-            let words: Vec<(&str, u32, &[Hit])> = scored
-                .iter()
-                .map(|&i| {
-                    (
-                        slots[i].word.as_str(),
-                        slots[i].term.as_ref().map_or(0, |t| t.info.docs),
-                        d.hits[i].as_deref().unwrap_or_default(),
-                    )
-                })
-                .collect();
-            let lens = s.field_lengths(doc)?;
-            let pr = match &mut pagerank {
-                Some(f) => Some(f(doc)?),
-                None => None,
-            };
-            let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
-            out.total += 1;
-            out.complete += u64::from(complete);
-            let m = Match {
-                doc,
-                ir,
-                pagerank: pr,
-                score,
-                complete,
-            };
-            if heap.len() < keep {
-                heap.push(Ranked(m));
-            } else if heap
-                .peek()
-                .is_some_and(|worst| Ranked(m).cmp(worst) == Ordering::Less)
-            {
-                heap.pop();
-                heap.push(Ranked(m));
+            if keep_it && !hopeless {
+                for &i in &scored {
+                    d.hits(i)?;
+                }
+                let words: Vec<(&str, u32, &[Hit])> = scored
+                    .iter()
+                    .map(|&i| {
+                        (
+                            slots[i].word.as_str(),
+                            slots[i].term.as_ref().map_or(0, |t| t.info.docs),
+                            d.hits[i].as_deref().unwrap_or_default(),
+                        )
+                    })
+                    .collect();
+                if bounds.is_none() || lens.is_none() {
+                    lens = s.field_lengths(doc)?;
+                }
+                if pr.is_none() {
+                    pr = match &mut pagerank {
+                        Some(f) => Some(f(doc)?),
+                        None => None,
+                    };
+                }
+                let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
+                let m = Match {
+                    doc,
+                    ir,
+                    pagerank: pr,
+                    score,
+                    complete,
+                };
+                if heap.len() < keep {
+                    heap.push(Ranked(m));
+                    bar_moved = heap.len() >= keep;
+                } else if heap
+                    .peek()
+                    .is_some_and(|worst| Ranked(m).cmp(worst) == Ordering::Less)
+                {
+                    heap.pop();
+                    heap.push(Ranked(m));
+                    bar_moved = true;
+                }
             }
         }
         out.work.hits += d.hits_read;
@@ -601,11 +908,87 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             }
         }
     }
+    if !out.timed_out && candidate_cursors.iter().any(|&i| heads[i].is_some()) {
+        // Non-essential words' documents after the last candidate.
+        out.estimated = true;
+    }
+    if out.estimated && evaluated > 0 {
+        // The union of the scored words' doclists, words taken as
+        // independent, times the share of the candidates looked at that
+        // matched.
+        let n = s.doc_count().max(1) as f64;
+        let mut none = 1.0;
+        for &i in &candidate_cursors {
+            let df = slots[i].term.as_ref().map_or(0, |t| t.info.docs);
+            none *= 1.0 - (f64::from(df) / n).min(1.0);
+        }
+        let union = n * (1.0 - none);
+        let scale = |x: u64| ((x as f64 / evaluated as f64) * union).round() as u64;
+        out.total = out.total.max(scale(out.total));
+        out.complete = out.complete.max(scale(out.complete)).min(out.total);
+    }
     out.work.postings = cursors.iter().flatten().map(|c| c.postings_decoded()).sum();
     out.work.matches = out.total;
     out.matches = heap.into_iter().map(|r| r.0).collect();
     out.matches.sort_by(best_first);
     Ok(out)
+}
+
+/// Chooses the essential words (MaxScore): the smallest total document
+/// count among the sets outside which no document can pass the bar — the
+/// words in increasing order of bound with the largest prefix that cannot
+/// reach it left out, or (when a match must be complete) one word the query
+/// cannot hold without.
+#[allow(clippy::too_many_arguments)]
+fn choose_essential(
+    b: &Bounds,
+    expr: &Node,
+    slot_of: &impl Fn(&str) -> usize,
+    candidates: &[usize],
+    slots: &[Slot],
+    worst: Option<&Match>,
+    must_complete_always: bool,
+    essential: &mut [bool],
+) {
+    let must_complete = must_complete_always || worst.is_some_and(|w| w.complete);
+    // Whether a document holding only the words `set` cannot enter.
+    let shut_out = |set: &[usize]| -> bool {
+        let can = |i: usize| set.contains(&i);
+        let may_complete = possible(expr, slot_of, &can);
+        if must_complete && !may_complete {
+            return true;
+        }
+        match worst {
+            Some(w) => !may_pass(w, may_complete, b.of_set(set.iter().copied())),
+            None => false,
+        }
+    };
+    let df = |i: usize| {
+        slots[i]
+            .term
+            .as_ref()
+            .map_or(0u64, |t| u64::from(t.info.docs))
+    };
+    let mut by_bound: Vec<usize> = candidates.to_vec();
+    by_bound.sort_by(|&x, &y| b.word[x].total_cmp(&b.word[y]).then(x.cmp(&y)));
+    let mut cut = 0;
+    while cut < by_bound.len() && shut_out(&by_bound[..=cut]) {
+        cut += 1;
+    }
+    let mut best: Vec<usize> = by_bound[cut..].to_vec();
+    let mut best_cost: u64 = best.iter().map(|&i| df(i)).sum();
+    if must_complete {
+        for &r in candidates {
+            let rest: Vec<usize> = candidates.iter().copied().filter(|&i| i != r).collect();
+            if df(r) < best_cost && shut_out(&rest) {
+                best = vec![r];
+                best_cost = df(r);
+            }
+        }
+    }
+    for &i in candidates {
+        essential[i] = best.contains(&i);
+    }
 }
 
 /// The explanation of match `m`'s score under `query`'s ranking (`terms`:

@@ -8,135 +8,18 @@
 //! lines and truncated streams reported with the rest kept, resumed mid-file
 //! to the same bytes, fields by flag.
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use common::*;
-use webmill::container::pagefile::PageFile;
-use webmill::ingest::records::{self, PageRec};
 use webmill::job::{JobFile, JobView};
-
-const BASE: &str = "https://www.postgresql.org/docs/15/";
-
-fn webmill() -> Command {
-    Command::cargo_bin("webmill").unwrap()
-}
-
-/// The PostgreSQL pages as a WET file (one gzip member per record) in `dir`.
-fn pg_wet(dir: &Path) -> Option<(PathBuf, PathBuf)> {
-    let pkg = corpus_dir("postgresql-doc-15")?;
-    let html = pkg.join("usr/share/doc/postgresql-doc-15/html");
-    let wet = dir.join("pg.warc.wet.gz");
-    Command::cargo_bin("webmill-warc")
-        .unwrap()
-        .args([
-            "-q",
-            "--wet",
-            "--date",
-            "2024-02-29T12:00:00Z",
-            "--base",
-            BASE,
-            "-o",
-        ])
-        .arg(&wet)
-        .arg(&html)
-        .assert()
-        .success();
-    Some((wet, html))
-}
-
-/// A document: its URL and its text.
-type Doc = (String, Vec<u8>);
-
-/// An independent reader of a WET file: its conversion records as
-/// (target URI, text), from the gzip stream and the records' own
-/// Content-Length.
-fn read_wet(path: &Path) -> Vec<Doc> {
-    let mut raw = Vec::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_end(&mut raw)
-        .unwrap();
-    let mut out = Vec::new();
-    let mut rest = &raw[..];
-    while !rest.is_empty() {
-        let head_end = rest.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-        let head = std::str::from_utf8(&rest[..head_end]).unwrap();
-        let field = |name: &str| {
-            head.lines()
-                .find_map(|l| l.strip_prefix(&format!("{name}: ")))
-                .map(str::to_string)
-        };
-        let len: usize = field("Content-Length").unwrap().parse().unwrap();
-        let block = &rest[head_end + 4..head_end + 4 + len];
-        if field("WARC-Type").as_deref() == Some("conversion") {
-            assert_eq!(field("Content-Type").as_deref(), Some("text/plain"));
-            assert!(field("WARC-Refers-To").is_some() && field("WARC-Date").is_some());
-            out.push((field("WARC-Target-URI").unwrap(), block.to_vec()));
-        }
-        rest = &rest[head_end + 4 + len + 4..];
-    }
-    out
-}
-
-fn ingest(job: &Path, input: &Path, extra: &[&str]) -> std::process::Output {
-    webmill()
-        .args(["ingest", "--mem", "16M"])
-        .args(extra)
-        .arg("--out")
-        .arg(job)
-        .arg(input)
-        .output()
-        .unwrap()
-}
-
-/// Every page of a job: URL → (words of its token stream, repository body).
-fn pages(job: &Path) -> BTreeMap<String, (String, Vec<u8>)> {
-    let view = JobView::open(job).unwrap();
-    let mut urls = Vec::new();
-    PageFile::open(view.file(JobFile::Pages).unwrap(), &records::PAGES)
-        .unwrap()
-        .for_each(|_, input| {
-            let p = PageRec::decode(input)?;
-            assert_eq!((p.status, p.title.as_str()), (0, ""));
-            urls.push(p.url);
-            Ok(())
-        })
-        .unwrap();
-    let mut words = vec![String::new(); urls.len()];
-    PageFile::open(view.file(JobFile::Text).unwrap(), &records::TEXT)
-        .unwrap()
-        .for_each(|page, input| {
-            let (w, _) = records::decode_text(input)?;
-            words[page as usize] = w.to_string();
-            Ok(())
-        })
-        .unwrap();
-    let mut bodies = vec![Vec::new(); urls.len()];
-    PageFile::open(view.file(JobFile::Repository).unwrap(), &records::REPO)
-        .unwrap()
-        .for_each(|page, input| {
-            let (ct, body) = records::decode_repo(input)?;
-            assert_eq!(ct, "text/plain");
-            bodies[page as usize] = body.to_vec();
-            Ok(())
-        })
-        .unwrap();
-    let links = PageFile::open(view.file(JobFile::Links).unwrap(), &records::LINKS).unwrap();
-    assert_eq!(links.records(), 0, "WET pages have no links");
-    urls.into_iter()
-        .zip(words.into_iter().zip(bodies))
-        .collect()
-}
 
 #[test]
 fn wet_of_the_postgresql_pages_is_their_text_without_links() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((wet, html)) = pg_wet(dir.path()) else {
+    let Some((wet, html)) = pg_archive(dir.path(), &["--wet"], "pg.warc.wet.gz") else {
         return;
     };
     let want = read_wet(&wet);
@@ -154,7 +37,7 @@ fn wet_of_the_postgresql_pages_is_their_text_without_links() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let got = pages(&job);
+    let got = text_pages(&job);
     assert_eq!(got.len(), want.len());
     for (uri, text) in &want {
         let url = webmill::url::normalize(uri).unwrap();
@@ -174,7 +57,7 @@ fn wet_of_the_postgresql_pages_is_their_text_without_links() {
 #[test]
 fn run_on_wet_leaves_pagerank_out_and_dedup_keeps_the_first_doc() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((wet, _)) = pg_wet(dir.path()) else {
+    let Some((wet, _)) = pg_archive(dir.path(), &["--wet"], "pg.warc.wet.gz") else {
         return;
     };
     let job = dir.path().join("job");
@@ -208,7 +91,7 @@ fn run_on_wet_leaves_pagerank_out_and_dedup_keeps_the_first_doc() {
 #[test]
 fn a_damaged_wet_file_keeps_its_valid_records_and_names_the_damage() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((wet, _)) = pg_wet(dir.path()) else {
+    let Some((wet, _)) = pg_archive(dir.path(), &["--wet"], "pg.warc.wet.gz") else {
         return;
     };
     let all = read_wet(&wet).len();
@@ -227,68 +110,25 @@ fn a_damaged_wet_file_keeps_its_valid_records_and_names_the_damage() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("bad.warc.wet.gz: offset"), "{err}");
-    let got = pages(&job).len();
+    let got = text_pages(&job).len();
     assert!(got < all && got + 4 >= all, "{got} of {all} records kept");
     let strict = ingest(&dir.path().join("strict"), &bad, &["--strict"]);
     assert!(!strict.status.success());
 }
 
-/// Ingests `input` (under `dir`) killed with SIGKILL at random moments
-/// until a run ends by itself: the outputs equal an uninterrupted run's.
-fn assert_resumes_to_the_same_bytes(dir: &Path, input: &Path, seed: u64) {
-    let reference = dir.join("reference");
-    assert!(ingest(&reference, input, &["--segment-records", "40"])
-        .status
-        .success());
-    let job = dir.join("killed");
-    let mut rng = Rng(seed);
-    let kills = kill_until_done(
-        || {
-            let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("webmill"));
-            c.args([
-                "ingest",
-                "-q",
-                "--mem",
-                "16M",
-                "--segment-records",
-                "40",
-                "--out",
-            ])
-            .arg(&job)
-            .arg(input);
-            c
-        },
-        &mut rng,
-        150,
-        600,
-    );
-    for f in [
-        "pages.wm",
-        "text.wm",
-        "repository.wm",
-        "links.wm",
-        "docs.wm",
-    ] {
-        assert!(
-            std::fs::read(reference.join(f)).unwrap() == std::fs::read(job.join(f)).unwrap(),
-            "{f} differs after {kills} kills"
-        );
-    }
-}
-
 #[test]
 fn ingest_killed_mid_file_resumes_to_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((wet, _)) = pg_wet(dir.path()) else {
+    let Some((wet, _)) = pg_archive(dir.path(), &["--wet"], "pg.warc.wet.gz") else {
         return;
     };
-    assert_resumes_to_the_same_bytes(dir.path(), &wet, 7);
+    assert_resumes_to_the_same_bytes(dir.path(), &wet, 7, TEXT_JOB_FILES);
 }
 
 /// The PostgreSQL texts as JSONL records `{"id", "url", "text"}`, one per
 /// line (the WET file's records, in order), as bytes.
 fn pg_jsonl(dir: &Path) -> Option<(Vec<Doc>, Vec<u8>)> {
-    let (wet, _) = pg_wet(dir)?;
+    let (wet, _) = pg_archive(dir, &["--wet"], "pg.warc.wet.gz")?;
     let docs = read_wet(&wet);
     let mut out = Vec::new();
     for (i, (uri, text)) in docs.iter().enumerate() {
@@ -345,7 +185,7 @@ fn jsonl_sets_plain_gzip_and_zstd_give_the_same_pages() {
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let got = pages(&job);
+        let got = text_pages(&job);
         assert_eq!(got.len(), docs.len(), "{name}");
         for (uri, text) in &docs {
             let url = webmill::url::normalize(uri).unwrap();
@@ -392,7 +232,7 @@ fn jsonl_bad_lines_and_a_truncated_stream_keep_the_rest() {
         err.contains(r#"line 4 (offset 103): no string field "text""#),
         "{err}"
     );
-    let got = pages(&job);
+    let got = text_pages(&job);
     let abs = std::fs::canonicalize(&path).unwrap();
     let url = |id: &str| format!("file://{}/{id}", abs.display());
     assert_eq!(got.len(), 3, "{:?}", got.keys());
@@ -402,7 +242,7 @@ fn jsonl_bad_lines_and_a_truncated_stream_keep_the_rest() {
     let nested = dir.path().join("nested");
     let out = ingest(&nested, &path, &["--text-field", "meta.text"]);
     assert!(out.status.success());
-    let got = pages(&nested);
+    let got = text_pages(&nested);
     assert_eq!(got.len(), 1);
     assert_eq!(got[&url("d")].0, "nested");
     // A truncated gzip stream: the lines before the break are kept.
@@ -423,7 +263,7 @@ fn jsonl_bad_lines_and_a_truncated_stream_keep_the_rest() {
         err.contains("cut.jsonl.gz: line") && err.contains("the rest of the file is lost"),
         "{err}"
     );
-    let n = pages(&job).len();
+    let n = text_pages(&job).len();
     assert!(n > 500 && n < 2000, "{n} lines kept before the break");
     assert!(!ingest(&dir.path().join("strict"), &cut, &["--strict"])
         .status
@@ -438,7 +278,7 @@ fn jsonl_ingest_killed_mid_file_resumes_to_the_same_bytes() {
     };
     let set = dir.path().join("pg.jsonl.gz");
     std::fs::write(&set, gzip(&jsonl)).unwrap();
-    assert_resumes_to_the_same_bytes(dir.path(), &set, 11);
+    assert_resumes_to_the_same_bytes(dir.path(), &set, 11, TEXT_JOB_FILES);
 }
 
 #[test]

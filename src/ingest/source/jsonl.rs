@@ -252,62 +252,26 @@ impl Reader for JsonlItems<'_> {
                 format!("no string field {:?} (--text-field)", fields.text),
             ));
         };
-        let url = match field(&doc, &fields.url).and_then(|u| u.as_str()) {
-            Some(u) => match url::normalize_checked(u) {
-                UrlVerdict::Kept(u) => u,
-                UrlVerdict::TooLong(n) => {
-                    return Ok(skip(
-                        SkipKind::UrlTooLong,
-                        format!("its URL has {n} bytes, more than {}", url::MAX_URL_BYTES),
-                    ))
-                }
-                UrlVerdict::NotWeb => {
-                    return Ok(skip(
-                        SkipKind::NotWeb,
-                        format!(
-                            "URL {:?} is not an http(s) or file URL",
-                            crate::input::shown(u.as_bytes())
-                        ),
-                    ))
-                }
-            },
-            None => {
-                let id = match field(&doc, &fields.id) {
-                    Some(serde_json::Value::String(s)) => s.clone(),
-                    Some(v @ serde_json::Value::Number(_)) => v.to_string(),
-                    _ => format!("line-{}", at.line),
-                };
-                match document_url(self.unit.base.as_ref(), &id) {
-                    Some(u) => u,
-                    None => {
-                        return Ok(skip(
-                            SkipKind::NotWeb,
-                            format!("no URL can be made for id {id:?}"),
-                        ))
-                    }
-                }
-            }
+        let id = match field(&doc, &fields.id) {
+            Some(serde_json::Value::String(s)) => Some(s.clone()),
+            Some(v @ serde_json::Value::Number(_)) => Some(v.to_string()),
+            _ => None,
         };
         let date = ["date", "timestamp", "added"]
             .iter()
             .find_map(|k| doc.get(*k).and_then(|d| d.as_str()))
-            .unwrap_or("")
-            .to_string();
-        Ok(Next::Item(Item::Page(Box::new(PageItem {
-            url,
-            status: 0,
-            date,
-            location: None,
-            content: Content::Text {
-                content_type: "text/plain".into(),
-                title: String::new(),
+            .unwrap_or("");
+        Ok(document_page(
+            &self.unit.base,
+            DocRecord {
+                path,
+                place,
+                url: field(&doc, &fields.url).and_then(|u| u.as_str()),
+                id: id.unwrap_or_else(|| format!("line-{}", at.line)),
+                date,
                 text: text.as_bytes().to_vec(),
             },
-            file: path.clone(),
-            place,
-            cuts: Vec::new(),
-            permit: None,
-        }))))
+        ))
     }
 
     fn resume_point(&self) -> LinePosition {
@@ -329,6 +293,75 @@ impl JsonlItems<'_> {
     pub fn last_line(&self) -> &[u8] {
         &self.line
     }
+}
+
+/// One record of a document set, as read.
+pub(super) struct DocRecord<'r> {
+    /// The set's file.
+    pub path: &'r Path,
+    /// Where in it.
+    pub place: String,
+    /// The URL field, if the record has one.
+    pub url: Option<&'r str>,
+    /// The id (or `line-N`, `row-N` without one): the URL's last segment
+    /// when there is no URL.
+    pub id: String,
+    /// The date, or empty.
+    pub date: &'r str,
+    /// The text.
+    pub text: Vec<u8>,
+}
+
+/// A document set's record as a page that is text already: its URL
+/// normalized (a skip when it is too long or not a web URL), or made of
+/// `base` and its id.
+pub(super) fn document_page(base: &Option<::url::Url>, r: DocRecord<'_>) -> Next {
+    let skip =
+        |kind: SkipKind, detail: String| Next::Item(Item::skip(kind, r.path, &r.place, detail));
+    let url = match r.url {
+        Some(u) => match url::normalize_checked(u) {
+            UrlVerdict::Kept(u) => u,
+            UrlVerdict::TooLong(n) => {
+                return skip(
+                    SkipKind::UrlTooLong,
+                    format!("its URL has {n} bytes, more than {}", url::MAX_URL_BYTES),
+                )
+            }
+            UrlVerdict::NotWeb => {
+                return skip(
+                    SkipKind::NotWeb,
+                    format!(
+                        "URL {:?} is not an http(s) or file URL",
+                        crate::input::shown(u.as_bytes())
+                    ),
+                )
+            }
+        },
+        None => match document_url(base.as_ref(), &r.id) {
+            Some(u) => u,
+            None => {
+                return skip(
+                    SkipKind::NotWeb,
+                    format!("no URL can be made for id {:?}", r.id),
+                )
+            }
+        },
+    };
+    Next::Item(Item::Page(Box::new(PageItem {
+        url,
+        status: 0,
+        date: r.date.to_string(),
+        location: None,
+        content: Content::Text {
+            content_type: "text/plain".into(),
+            title: String::new(),
+            text: r.text,
+        },
+        file: r.path.to_path_buf(),
+        place: r.place,
+        cuts: Vec::new(),
+        permit: None,
+    })))
 }
 
 /// The URL of a document without one: `file://` + the set's absolute path

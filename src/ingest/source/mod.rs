@@ -22,10 +22,13 @@
 //! unit per file, resumed at a [`crate::ingest::warc::ResumePoint`]),
 //! [`html_dir`] (directories of HTML files: units of consecutive files,
 //! resumed at a file index) and [`jsonl`] (JSONL document sets, plain, gzip
-//! or zstd: one unit per file, resumed at a line's uncompressed offset).
+//! or zstd: one unit per file, resumed at a line's uncompressed offset) and
+//! [`parquet`] (Parquet document sets: one unit per file, read a row group
+//! at a time, resumed at a row).
 
 pub mod html_dir;
 pub mod jsonl;
+pub mod parquet;
 pub mod warc;
 pub mod wat;
 

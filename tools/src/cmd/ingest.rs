@@ -92,15 +92,15 @@ impl SourceArgs {
 /// The fields of JSONL records (shared by `ingest` and `run`).
 #[derive(clap::Args, Debug)]
 pub struct FieldArgs {
-    /// JSONL document sets: the field holding a record's text (a dotted
+    /// JSONL and Parquet document sets: the field (column) holding a record's text (a dotted
     /// path such as `metadata.text` reaches into nested objects)
     #[arg(long, value_name = "NAME", default_value = "text")]
     text_field: String,
-    /// JSONL document sets: the field holding a record's id (its URL is made
+    /// JSONL and Parquet document sets: the field (column) holding a record's id (its URL is made
     /// from it when it has none)
     #[arg(long, value_name = "NAME", default_value = "id")]
     id_field: String,
-    /// JSONL document sets: the field holding a record's URL
+    /// JSONL and Parquet document sets: the field (column) holding a record's URL
     #[arg(long, value_name = "NAME", default_value = "url")]
     url_field: String,
 }

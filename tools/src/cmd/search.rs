@@ -39,7 +39,10 @@ use webmill::job::JobView;
 /// type, body) add the paper's proximity and PageRank. With --match all and
 /// --ranking paper, a query of plain words is the paper's evaluation: short
 /// barrels (title and anchor hits) first, the full barrels when they hold fewer
-/// than --offset + -k matches, stopping at --cutoff. Results show the URL, the
+/// than --offset + -k matches, stopping at --cutoff. BM25 and BM25F skip the
+/// documents that cannot enter the top results (dynamic pruning; the results
+/// are the same as without it): the count is then an estimate, shown as
+/// "about N". Results show the URL, the
 /// title (for pages never crawled, the anchor text of links to them), the
 /// score, a snippet with the query words marked, `+N more from this host` and,
 /// when a dedup stage ran, `+N similar`. Reads the job without a lock.
@@ -107,6 +110,10 @@ pub struct Args {
     /// Do not collapse near-duplicates (dedup clusters) into one result
     #[arg(long)]
     no_collapse: bool,
+    /// Score every candidate (bm25, bm25f): the same results, slower; the
+    /// totals are then always exact rather than "about N"
+    #[arg(long)]
+    no_prune: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -136,6 +143,7 @@ struct Settings {
     cutoff: usize,
     explain: bool,
     collapse: bool,
+    prune: bool,
     hosts: HostClustering,
     weights: Option<RankingWeights>,
     bm25: Option<Bm25Weights>,
@@ -176,6 +184,7 @@ impl Settings {
             cutoff: usize::try_from(args.cutoff).unwrap_or(usize::MAX),
             explain: args.explain,
             collapse: !args.no_collapse,
+            prune: !args.no_prune,
             hosts: match args.host_clusters {
                 When::Auto => HostClustering::Auto,
                 When::Always => HostClustering::On,
@@ -193,6 +202,7 @@ impl Settings {
         q.cutoff = self.cutoff;
         q.explain = self.explain;
         q.collapse_similar = self.collapse;
+        q.prune = self.prune;
         q.hosts = self.hosts;
         if let Some(w) = &self.weights {
             q.weights = w.clone();
@@ -324,6 +334,7 @@ fn to_json(r: &Results) -> serde_json::Value {
     json!({
         "total": r.total,
         "complete": r.complete,
+        "total_estimated": r.total_estimated,
         "matching": r.matching,
         "ranking": r.ranking,
         "notes": r.notes,
@@ -384,8 +395,13 @@ fn print_text(
     };
     writeln!(
         out,
-        "{} matching documents{} ({pass}), {} results; showing {}–{} ({:.1} ms)",
-        r.total,
+        "{}{} matching documents{} ({pass}), {} results; showing {}–{} ({:.1} ms)",
+        if r.total_estimated { "about " } else { "" },
+        if r.total_estimated {
+            crate::cmd::about(r.total)
+        } else {
+            r.total.to_string()
+        },
         if r.cut_off { " (cut off)" } else { "" },
         r.groups,
         (offset + 1).min(r.groups as usize),

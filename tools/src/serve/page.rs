@@ -144,7 +144,11 @@ pub fn results(app: &Served, query: &str, page: usize, per_page: usize, r: &Resu
         let _ = write!(
             body,
             "<p class=\"note\" id=\"count\">{} matching documents{}; results {}–{}{}</p>",
-            thousands(r.total),
+            if r.total_estimated {
+                format!("about {}", crate::cmd::about(r.total))
+            } else {
+                thousands(r.total)
+            },
             if r.timed_out {
                 " (a partial answer: matching stopped at the query time limit)"
             } else if r.cut_off {

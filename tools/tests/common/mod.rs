@@ -5,12 +5,16 @@
 #[path = "../../../tests/common/mod.rs"]
 mod shared;
 
+use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use assert_cmd::Command;
 pub use shared::*;
+use webmill::container::pagefile::PageFile;
+use webmill::ingest::records::{self, PageRec};
+use webmill::job::{JobFile, JobView};
 
 /// The `webmill` command.
 pub fn webmill() -> Command {
@@ -104,3 +108,92 @@ pub fn assert_resumes_to_the_same_bytes(dir: &Path, input: &Path, seed: u64, fil
         );
     }
 }
+
+/// A document: its URL and its text.
+pub type Doc = (String, Vec<u8>);
+
+/// An independent reader of a WET file: its conversion records as
+/// (target URI, text), from the gzip stream and the records' own
+/// Content-Length.
+pub fn read_wet(path: &Path) -> Vec<Doc> {
+    use std::io::Read;
+    let mut raw = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
+        .read_to_end(&mut raw)
+        .unwrap();
+    let mut out = Vec::new();
+    let mut rest = &raw[..];
+    while !rest.is_empty() {
+        let head_end = rest.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = std::str::from_utf8(&rest[..head_end]).unwrap();
+        let field = |name: &str| {
+            head.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}: ")))
+                .map(str::to_string)
+        };
+        let len: usize = field("Content-Length").unwrap().parse().unwrap();
+        let block = &rest[head_end + 4..head_end + 4 + len];
+        if field("WARC-Type").as_deref() == Some("conversion") {
+            assert_eq!(field("Content-Type").as_deref(), Some("text/plain"));
+            assert!(field("WARC-Refers-To").is_some() && field("WARC-Date").is_some());
+            out.push((field("WARC-Target-URI").unwrap(), block.to_vec()));
+        }
+        rest = &rest[head_end + 4 + len + 4..];
+    }
+    out
+}
+
+/// The PostgreSQL pages' texts, as `webmill-warc --wet` writes them (in
+/// `dir`), in order.
+pub fn pg_texts(dir: &Path) -> Option<Vec<Doc>> {
+    let (wet, _) = pg_archive(dir, &["--wet"], "pg-texts.warc.wet.gz")?;
+    Some(read_wet(&wet))
+}
+
+/// Every page of a job of text pages (no title, no links): URL → (words of its token stream, repository body).
+pub fn text_pages(job: &Path) -> BTreeMap<String, (String, Vec<u8>)> {
+    let view = JobView::open(job).unwrap();
+    let mut urls = Vec::new();
+    PageFile::open(view.file(JobFile::Pages).unwrap(), &records::PAGES)
+        .unwrap()
+        .for_each(|_, input| {
+            let p = PageRec::decode(input)?;
+            assert_eq!((p.status, p.title.as_str()), (0, ""));
+            urls.push(p.url);
+            Ok(())
+        })
+        .unwrap();
+    let mut words = vec![String::new(); urls.len()];
+    PageFile::open(view.file(JobFile::Text).unwrap(), &records::TEXT)
+        .unwrap()
+        .for_each(|page, input| {
+            let (w, _) = records::decode_text(input)?;
+            words[page as usize] = w.to_string();
+            Ok(())
+        })
+        .unwrap();
+    let mut bodies = vec![Vec::new(); urls.len()];
+    PageFile::open(view.file(JobFile::Repository).unwrap(), &records::REPO)
+        .unwrap()
+        .for_each(|page, input| {
+            let (ct, body) = records::decode_repo(input)?;
+            assert_eq!(ct, "text/plain");
+            bodies[page as usize] = body.to_vec();
+            Ok(())
+        })
+        .unwrap();
+    let links = PageFile::open(view.file(JobFile::Links).unwrap(), &records::LINKS).unwrap();
+    assert_eq!(links.records(), 0, "WET pages have no links");
+    urls.into_iter()
+        .zip(words.into_iter().zip(bodies))
+        .collect()
+}
+
+/// The files a job of text pages is compared by after a resumed ingest.
+pub const TEXT_JOB_FILES: &[&str] = &[
+    "pages.wm",
+    "text.wm",
+    "repository.wm",
+    "links.wm",
+    "docs.wm",
+];
