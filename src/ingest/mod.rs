@@ -316,6 +316,13 @@ pub enum InputParam {
     },
 }
 
+/// An input file as [`InputParam`] records it: its absolute path and size.
+fn file_param(p: &Path) -> Result<(String, u64)> {
+    let meta = std::fs::metadata(p).at(p)?;
+    let abs = std::fs::canonicalize(p).at(p)?;
+    Ok((abs.to_string_lossy().into_owned(), meta.len()))
+}
+
 /// The parameters `ingest` records.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IngestParams {
@@ -379,28 +386,16 @@ impl Stage for Ingest {
         for i in &opts.inputs {
             inputs.push(match i {
                 InputSpec::Warc(p) => {
-                    let meta = std::fs::metadata(p).at(p)?;
-                    let abs = std::fs::canonicalize(p).at(p)?;
-                    InputParam::Warc {
-                        warc: abs.to_string_lossy().into_owned(),
-                        bytes: meta.len(),
-                    }
+                    let (warc, bytes) = file_param(p)?;
+                    InputParam::Warc { warc, bytes }
                 }
                 InputSpec::Jsonl(p) => {
-                    let meta = std::fs::metadata(p).at(p)?;
-                    let abs = std::fs::canonicalize(p).at(p)?;
-                    InputParam::Jsonl {
-                        jsonl: abs.to_string_lossy().into_owned(),
-                        bytes: meta.len(),
-                    }
+                    let (jsonl, bytes) = file_param(p)?;
+                    InputParam::Jsonl { jsonl, bytes }
                 }
                 InputSpec::Parquet(p) => {
-                    let meta = std::fs::metadata(p).at(p)?;
-                    let abs = std::fs::canonicalize(p).at(p)?;
-                    InputParam::Parquet {
-                        parquet: abs.to_string_lossy().into_owned(),
-                        bytes: meta.len(),
-                    }
+                    let (parquet, bytes) = file_param(p)?;
+                    InputParam::Parquet { parquet, bytes }
                 }
                 InputSpec::Dir { dir, base } => InputParam::Dir {
                     dir: dir.to_string_lossy().into_owned(),
