@@ -13,14 +13,28 @@
 //! with `cluster`, a record in a cluster gets `"cluster": ID` (the cluster's
 //! smallest docID) as its last field. Removed records go to a second writer
 //! when one is given. Lines that never became pages (bad JSON, no text) are
-//! in neither. Today the inputs must be JSONL document sets.
+//! in neither. Parquet sets are written as Parquet: the rows with every
+//! column as read (the first set's schema; each set must have it), zstd, and
+//! with `cluster` a last nullable `UInt64` column `cluster`. The inputs must
+//! be JSONL sets or Parquet sets, not both; WARC records are not written
+//! yet.
 //!
 //! Memory: the removed docs and, with `cluster`, each clustered doc's
 //! cluster, 8 and 16 bytes a doc in a cluster (the docs dedup held in memory
 //! to cluster them).
 
+use std::fs::File;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::{BooleanArray, RecordBatch, UInt64Array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_select::filter::filter_record_batch;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
 
 use crate::container::pagefile::PageFile;
 use crate::dedup::files::for_each_cluster_member;
@@ -30,6 +44,7 @@ use crate::ingest::dir::list_dir;
 use crate::ingest::limits::{RecordGate, RecordLimits};
 use crate::ingest::records::{decode_pagedoc, PAGEDOC};
 use crate::ingest::source::jsonl::{is_jsonl_name, JsonlFile};
+use crate::ingest::source::parquet::{is_parquet_name, ParquetFile, BATCH_ROWS};
 use crate::ingest::source::{Counts, InputKind, Item, Next, ReadContext, Reader};
 use crate::ingest::{IngestParams, InputParam};
 use crate::job::{JobFile, JobView, Settings, StageId};
@@ -51,8 +66,8 @@ pub fn export_dataset(
     job: &JobView,
     alg: Alg,
     cluster: bool,
-    kept: &mut dyn Write,
-    mut removed: Option<&mut dyn Write>,
+    kept: &mut (dyn Write + Send),
+    mut removed: Option<&mut (dyn Write + Send)>,
 ) -> Result<DatasetCounts> {
     let ingest = job.published(StageId::Ingest).ok_or_else(|| {
         Error::job(
@@ -72,11 +87,13 @@ pub fn export_dataset(
     let mut sets: Vec<PathBuf> = Vec::new();
     for input in &params.inputs {
         match input {
-            InputParam::Jsonl { jsonl, .. } => sets.push(PathBuf::from(jsonl)),
+            InputParam::Jsonl { jsonl: p, .. } | InputParam::Parquet { parquet: p, .. } => {
+                sets.push(PathBuf::from(p))
+            }
             InputParam::Dir { dir, .. } => {
                 let dir = PathBuf::from(dir);
                 for e in list_dir(&dir)? {
-                    if e.skip.is_none() && is_jsonl_name(&e.rel) {
+                    if e.skip.is_none() && (is_jsonl_name(&e.rel) || is_parquet_name(&e.rel)) {
                         sets.push(dir.join(&e.rel));
                     } else if e.skip.is_none() {
                         return Err(not_a_set(&dir.join(&e.rel).to_string_lossy()));
@@ -84,8 +101,13 @@ pub fn export_dataset(
                 }
             }
             InputParam::Warc { warc, .. } => return Err(not_a_set(warc)),
-            InputParam::Parquet { parquet, .. } => return Err(not_a_set(parquet)),
         }
+    }
+    let parquet = sets.iter().filter(|p| is_parquet_name(p)).count();
+    if parquet > 0 && parquet < sets.len() {
+        return Err(Error::usage(
+            "export dataset writes JSONL sets as JSONL and Parquet sets as Parquet: this job's inputs mix both",
+        ));
     }
     // The removed docs, and each clustered doc's cluster, by docID.
     let mut gone: Vec<u64> = Vec::new();
@@ -121,8 +143,18 @@ pub fn export_dataset(
         // Documents are read one at a time here, never batched.
         batch_bytes: 0,
     };
-    let mut counts = DatasetCounts::default();
-    let mut page = 0usize;
+    let mut d = Decider {
+        job,
+        pages,
+        gone,
+        clusters,
+        page: 0,
+        counts: DatasetCounts::default(),
+    };
+    if parquet > 0 {
+        export_parquet(&sets, &fields, &cx, &mut d, cluster, kept, removed)?;
+        return d.finish();
+    }
     let mut scratch = Counts::default();
     let mut line = Vec::new();
     for set in &sets {
@@ -134,34 +166,16 @@ pub fn export_dataset(
                 Next::Counted | Next::Item(Item::Skip(_)) => continue,
                 Next::Item(Item::Page(_)) => {}
             }
-            let &(doc, canonical) = pages.get(page).ok_or_else(|| {
-                Error::job(
-                    job.dir(),
-                    format!(
-                        "{} holds more records than the job has pages ({}): the input changed since it was ingested",
-                        set.display(),
-                        pages.len()
-                    ),
-                )
-            })?;
-            page += 1;
-            let keep = canonical && gone.binary_search(&doc).is_err();
+            let (keep, in_cluster) = d.next(set)?;
             line.clear();
             line.extend_from_slice(reader.last_line());
-            if cluster {
-                if let Ok(i) = clusters.binary_search_by_key(&doc, |&(d, _)| d) {
-                    add_field(&mut line, "cluster", clusters[i].1);
-                    if keep {
-                        counts.kept_in_clusters += 1;
-                    }
-                }
+            if let (true, Some(c)) = (cluster, in_cluster) {
+                add_field(&mut line, "cluster", c);
             }
             line.push(b'\n');
             let out: &mut dyn Write = if keep {
-                counts.kept += 1;
                 kept
             } else {
-                counts.removed += 1;
                 match removed.as_deref_mut() {
                     Some(w) => w,
                     None => continue,
@@ -170,21 +184,233 @@ pub fn export_dataset(
             out.write_all(&line).at("the dataset")?;
         }
     }
-    if page != pages.len() {
-        return Err(Error::job(
-            job.dir(),
-            format!(
-                "the inputs hold {page} records that became pages, the job {}: the input changed since it was ingested",
-                pages.len()
-            ),
-        ));
+    d.finish()
+}
+
+/// Decides, record by record in input order, what becomes of the records
+/// that became pages, and counts it.
+struct Decider<'j> {
+    job: &'j JobView,
+    /// Page → (docID, canonical), in page order.
+    pages: Vec<(u64, bool)>,
+    /// The removed docs, sorted.
+    gone: Vec<u64>,
+    /// (doc, cluster) of the clustered docs, sorted.
+    clusters: Vec<(u64, u64)>,
+    /// The next page.
+    page: usize,
+    counts: DatasetCounts,
+}
+
+impl Decider<'_> {
+    /// The next page's record (read from `set`): kept or not, and its
+    /// cluster, if it is in one.
+    fn next(&mut self, set: &Path) -> Result<(bool, Option<u64>)> {
+        let &(doc, canonical) = self.pages.get(self.page).ok_or_else(|| {
+            Error::job(
+                self.job.dir(),
+                format!(
+                    "{} holds more records than the job has pages ({}): the input changed since it was ingested",
+                    set.display(),
+                    self.pages.len()
+                ),
+            )
+        })?;
+        self.page += 1;
+        let keep = canonical && self.gone.binary_search(&doc).is_err();
+        let cluster = self
+            .clusters
+            .binary_search_by_key(&doc, |&(d, _)| d)
+            .ok()
+            .map(|i| self.clusters[i].1);
+        if keep {
+            self.counts.kept += 1;
+            self.counts.kept_in_clusters += u64::from(cluster.is_some());
+        } else {
+            self.counts.removed += 1;
+        }
+        Ok((keep, cluster))
     }
-    Ok(counts)
+
+    /// The counts, once every page's record was met.
+    fn finish(self) -> Result<DatasetCounts> {
+        if self.page != self.pages.len() {
+            return Err(Error::job(
+                self.job.dir(),
+                format!(
+                    "the inputs hold {} records that became pages, the job {}: the input changed since it was ingested",
+                    self.page,
+                    self.pages.len()
+                ),
+            ));
+        }
+        Ok(self.counts)
+    }
+}
+
+/// The column `export dataset --cluster` adds.
+const CLUSTER: &str = "cluster";
+
+/// Parquet sets: each file read again by the ingest's reader (which rows
+/// became pages) beside a reader of every column (the rows themselves); the
+/// kept rows, with every column as read, to a Parquet file of the sets'
+/// schema (plus a nullable `cluster` column with `cluster`), the removed
+/// ones to another. Every set must have the first one's schema.
+fn export_parquet(
+    sets: &[PathBuf],
+    fields: &crate::ingest::DocFields,
+    cx: &ReadContext,
+    d: &mut Decider,
+    cluster: bool,
+    kept: &mut (dyn Write + Send),
+    removed: Option<&mut (dyn Write + Send)>,
+) -> Result<()> {
+    let mut writers: Option<(SchemaRef, SchemaRef, ParquetOut, Option<ParquetOut>)> = None;
+    let mut outs = Some((kept, removed));
+    let mut scratch = Counts::default();
+    for set in sets {
+        let pq = |e: &dyn std::fmt::Display| Error::corrupt(set, "Parquet data", 0, e.to_string());
+        let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(set).at(set)?)
+            .map_err(|e| pq(&e))?;
+        let schema = Arc::clone(builder.schema());
+        if schema.field_with_name(CLUSTER).is_ok() && cluster {
+            return Err(Error::usage_at(
+                set,
+                "the set has a column named \"cluster\" already: --cluster would add a second",
+            ));
+        }
+        let mut all = builder
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| pq(&e))?;
+        if writers.is_none() {
+            let mut out_fields: Vec<Field> =
+                schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+            if cluster {
+                out_fields.push(Field::new(CLUSTER, DataType::UInt64, true));
+            }
+            let out_schema = Arc::new(Schema::new_with_metadata(
+                out_fields,
+                schema.metadata().clone(),
+            ));
+            let props = WriterProperties::builder()
+                .set_compression(Compression::ZSTD(ZstdLevel::default()))
+                .build();
+            let (k, r) = outs.take().expect("the writers are made once");
+            let kw = ArrowWriter::try_new(k, Arc::clone(&out_schema), Some(props.clone()))
+                .map_err(|e| Error::internal(e.to_string()))?;
+            let rw = match r {
+                Some(r) => Some(
+                    ArrowWriter::try_new(r, Arc::clone(&out_schema), Some(props))
+                        .map_err(|e| Error::internal(e.to_string()))?,
+                ),
+                None => None,
+            };
+            writers = Some((schema.clone(), out_schema, kw, rw));
+        }
+        let (first, out_schema, kw, rw) = writers.as_mut().expect("made above");
+        if first.fields() != schema.fields() {
+            return Err(Error::usage_at(
+                set,
+                "its columns differ from the first Parquet set's: one dataset holds one schema",
+            ));
+        }
+        let unit = ParquetFile::new(set, fields)?;
+        let mut reader = unit.open(None, cx)?;
+        // The current batch of every column, its first row, and what
+        // becomes of each of its rows.
+        let mut batch: Option<RecordBatch> = None;
+        let mut start = 0u64;
+        let mut fate: Vec<Option<(bool, Option<u64>)>> = Vec::new();
+        loop {
+            let row = match reader.next(&mut scratch)? {
+                Next::End => None,
+                Next::Counted | Next::Item(Item::Skip(_)) => continue,
+                Next::Item(Item::Page(_)) => Some(reader.last_row().index),
+            };
+            // Write out the batches before this row (all of them at the end).
+            while let Some(b) = &batch {
+                if row.is_some_and(|r| r < start + b.num_rows() as u64) {
+                    break;
+                }
+                write_rows(b, &fate, cluster.then_some(&*out_schema), kw, rw.as_mut())?;
+                start += b.num_rows() as u64;
+                batch = None;
+            }
+            let Some(row) = row else { break };
+            let decided = d.next(set)?;
+            while batch.is_none() {
+                let b = all
+                    .next()
+                    .ok_or_else(|| pq(&format!("row {row} cannot be read again")))?
+                    .map_err(|e| pq(&e))?;
+                if row < start + b.num_rows() as u64 {
+                    fate = vec![None; b.num_rows()];
+                    batch = Some(b);
+                } else {
+                    start += b.num_rows() as u64;
+                }
+            }
+            fate[(row - start) as usize] = Some(decided);
+        }
+    }
+    if let Some((_, _, kw, rw)) = writers {
+        kw.close().map_err(|e| Error::internal(e.to_string()))?;
+        if let Some(rw) = rw {
+            rw.close().map_err(|e| Error::internal(e.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
+/// A Parquet file of the dataset being written.
+type ParquetOut<'w> = ArrowWriter<&'w mut (dyn Write + Send)>;
+
+/// Writes the rows of `b` whose fate is known: the kept ones to `kw`, the
+/// removed ones to `rw` (when given), with their cluster in a last column
+/// when `with_cluster` gives the output schema.
+fn write_rows(
+    b: &RecordBatch,
+    fate: &[Option<(bool, Option<u64>)>],
+    with_cluster: Option<&SchemaRef>,
+    kw: &mut ParquetOut,
+    rw: Option<&mut ParquetOut>,
+) -> Result<()> {
+    let side = |w: &mut ParquetOut, keep: bool| -> Result<()> {
+        let mask: BooleanArray = fate
+            .iter()
+            .map(|f| Some(f.is_some_and(|(k, _)| k == keep)))
+            .collect();
+        let rows = filter_record_batch(b, &mask).map_err(|e| Error::internal(e.to_string()))?;
+        if rows.num_rows() == 0 {
+            return Ok(());
+        }
+        let rows = if let Some(schema) = with_cluster {
+            let ids: UInt64Array = fate
+                .iter()
+                .filter_map(|f| f.filter(|(k, _)| *k == keep))
+                .map(|(_, c)| c)
+                .collect();
+            let mut cols = rows.columns().to_vec();
+            cols.push(Arc::new(ids));
+            RecordBatch::try_new(Arc::clone(schema), cols)
+                .map_err(|e| Error::internal(e.to_string()))?
+        } else {
+            rows
+        };
+        w.write(&rows)
+            .map_err(|e| Error::io("the dataset", std::io::Error::other(e.to_string())))
+    };
+    side(kw, true)?;
+    if let Some(rw) = rw {
+        side(rw, false)?;
+    }
+    Ok(())
 }
 
 fn not_a_set(path: &str) -> Error {
     Error::usage(format!(
-        "{path}: export dataset writes the records of JSONL document sets; this input is not one"
+        "{path}: export dataset writes the records of JSONL and Parquet document sets; this input is not one"
     ))
 }
 

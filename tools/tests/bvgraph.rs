@@ -45,6 +45,17 @@ fn webgraph_tool(name: &str) -> Option<PathBuf> {
     found
 }
 
+/// `webmill export bvgraph JOB -o BASENAME`, which must succeed.
+fn export_bvgraph(job: &Path, basename: &Path) {
+    webmill()
+        .args(["export", "bvgraph", "-q"])
+        .arg(job)
+        .arg("-o")
+        .arg(basename)
+        .assert()
+        .success();
+}
+
 #[test]
 fn export_and_import_round_trip_through_the_command_line() {
     let Some(data) = data_dir() else { return };
@@ -58,13 +69,7 @@ fn export_and_import_round_trip_through_the_command_line() {
         .assert()
         .success();
     let out = dir.path().join("uk");
-    webmill()
-        .args(["export", "bvgraph", "-q"])
-        .arg(&job)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
+    export_bvgraph(&job, &out);
     for ext in ["graph", "properties", "offsets"] {
         assert!(out.with_extension(ext).is_file(), "{ext} missing");
     }
@@ -129,13 +134,7 @@ fn webgraph_cli_reads_our_export() {
         .assert()
         .success();
     let out = dir.path().join("cnr");
-    webmill()
-        .args(["export", "bvgraph", "-q"])
-        .arg(&job)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
+    export_bvgraph(&job, &out);
     let run = |args: &[&std::ffi::OsStr]| {
         let status = Std::new(&webgraph).args(args).status().unwrap();
         assert!(status.success(), "webgraph {args:?} failed");

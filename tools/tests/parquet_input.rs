@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Float64Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use common::*;
 use parquet::arrow::ArrowWriter;
@@ -81,12 +81,6 @@ fn write_jsonl(path: &Path, docs: &[Doc]) {
     std::fs::write(path, out).unwrap();
 }
 
-fn ok(out: &std::process::Output) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{err}");
-    err
-}
-
 #[test]
 fn parquet_rows_are_the_pages_the_same_jsonl_records_give() {
     let dir = tempfile::tempdir().unwrap();
@@ -100,8 +94,8 @@ fn parquet_rows_are_the_pages_the_same_jsonl_records_give() {
         dir.path().join("from-parquet"),
         dir.path().join("from-jsonl"),
     );
-    ok(&ingest(&a, &pq, &[]));
-    ok(&ingest(&b, &jl, &[]));
+    succeeded(&ingest(&a, &pq, &[]));
+    succeeded(&ingest(&b, &jl, &[]));
     let got = text_pages(&a);
     assert_eq!(got.len(), docs.len());
     assert!(
@@ -140,7 +134,7 @@ fn a_parquet_file_without_the_text_column_is_an_error_naming_it() {
     );
     // Named by the flag, it is read.
     let job = dir.path().join("named");
-    ok(&ingest(&job, &pq, &["--text-field", "content"]));
+    succeeded(&ingest(&job, &pq, &["--text-field", "content"]));
     assert_eq!(text_pages(&job).len(), 10);
 }
 
@@ -158,7 +152,7 @@ fn null_texts_unreadable_files_and_damaged_row_groups_keep_the_rest() {
     let b = std::fs::read(set.join("b.parquet")).unwrap();
     std::fs::write(set.join("b.parquet"), &b[..b.len() - 20]).unwrap();
     let job = dir.path().join("job");
-    let err = ok(&ingest(&job, &set, &[]));
+    let err = succeeded(&ingest(&job, &set, &[]));
     assert!(
         err.contains(r#"a.parquet: row 5 (row group 0, row 5): no text: "text" is null"#),
         "{err}"
@@ -183,7 +177,7 @@ fn null_texts_unreadable_files_and_damaged_row_groups_keep_the_rest() {
     let bad = dir.path().join("bad.parquet");
     std::fs::write(&bad, &bytes).unwrap();
     let job = dir.path().join("damaged");
-    let err = ok(&ingest(&job, &bad, &[]));
+    let err = succeeded(&ingest(&job, &bad, &[]));
     assert!(
         err.contains("bad.parquet: row ") && err.contains("rows left in this row group are lost"),
         "{err}"
@@ -201,4 +195,109 @@ fn parquet_ingest_killed_mid_file_resumes_to_the_same_bytes() {
     let pq = dir.path().join("pg.parquet");
     write_parquet(&pq, &docs, "text", 100, &[]);
     assert_resumes_to_the_same_bytes(dir.path(), &pq, 17, TEXT_JOB_FILES);
+}
+
+/// Every row of a Parquet file.
+fn read_rows(path: &Path) -> Vec<RecordBatch> {
+    let r = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(path).unwrap(),
+    )
+    .unwrap()
+    .with_batch_size(1)
+    .build()
+    .unwrap();
+    r.map(Result::unwrap).collect()
+}
+
+#[test]
+fn dataset_round_trip_kept_plus_removed_is_the_input_row_for_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut docs) = pg_texts(dir.path()) else {
+        return;
+    };
+    // Exact copies (under other URLs) of every tenth text: later in input
+    // order, so they are the ones removed.
+    let copies: Vec<usize> = (0..docs.len()).step_by(10).collect();
+    let n = docs.len();
+    for &i in &copies {
+        let (url, text) = docs[i].clone();
+        docs.push((format!("{url}?copy"), text));
+    }
+    let set = dir.path().join("set.parquet");
+    write_parquet(&set, &docs, "text", 100, &[7]);
+    let job = dir.path().join("job");
+    webmill_ok([
+        "run".as_ref(),
+        "-q".as_ref(),
+        "--mem".as_ref(),
+        "32M".as_ref(),
+        "--dedup".as_ref(),
+        "exact".as_ref(),
+        "--no-index".as_ref(),
+        "--out".as_ref(),
+        job.as_os_str(),
+        set.as_os_str(),
+    ]);
+    let (kept, removed) = (
+        dir.path().join("kept.parquet"),
+        dir.path().join("removed.parquet"),
+    );
+    webmill_ok([
+        "export".as_ref(),
+        "dataset".as_ref(),
+        "--alg".as_ref(),
+        "exact".as_ref(),
+        "-o".as_ref(),
+        kept.as_os_str(),
+        "--removed".as_ref(),
+        removed.as_os_str(),
+        job.as_os_str(),
+    ]);
+    // Kept + removed = the input, row for row, each row with every column
+    // as it was, each side in input order; row 7 (null text) never became
+    // a page and is in neither.
+    let input = read_rows(&set);
+    let (k, r) = (read_rows(&kept), read_rows(&removed));
+    assert_eq!(k.len() + r.len(), input.len() - 1);
+    assert_eq!(k[0].schema(), input[0].schema());
+    let (mut k, mut r) = (k.iter().peekable(), r.iter().peekable());
+    let mut removed_ids = Vec::new();
+    for (i, row) in input.iter().enumerate() {
+        if i == 7 {
+            continue;
+        }
+        if k.peek() == Some(&row) {
+            k.next();
+        } else {
+            assert_eq!(
+                r.next(),
+                Some(row),
+                "row {i} neither kept nor removed in order"
+            );
+            removed_ids.push(i);
+        }
+    }
+    assert!(k.next().is_none() && r.next().is_none());
+    for (c, &i) in copies.iter().enumerate() {
+        assert!(removed_ids.contains(&(n + c)), "the copy of {i}");
+    }
+    // With --cluster, a last column: the cluster of rows in one.
+    let with = dir.path().join("with.parquet");
+    webmill_ok([
+        "export".as_ref(),
+        "dataset".as_ref(),
+        "--cluster".as_ref(),
+        "--alg".as_ref(),
+        "exact".as_ref(),
+        "-o".as_ref(),
+        with.as_os_str(),
+        job.as_os_str(),
+    ]);
+    let with = read_rows(&with);
+    assert_eq!(with.len(), input.len() - 1 - removed_ids.len());
+    let clustered = with
+        .iter()
+        .filter(|b| b.schema().field(5).name() == "cluster" && !b.column(5).is_null(0))
+        .count();
+    assert!(clustered >= copies.len(), "{clustered}");
 }

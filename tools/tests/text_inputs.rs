@@ -31,12 +31,7 @@ fn wet_of_the_postgresql_pages_is_their_text_without_links() {
     assert_eq!(want.len(), html_files, "a conversion record per HTML page");
     assert!(want.len() > 1000);
     let job = dir.path().join("job");
-    let out = ingest(&job, &wet, &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&ingest(&job, &wet, &[]));
     let got = text_pages(&job);
     assert_eq!(got.len(), want.len());
     for (uri, text) in &want {
@@ -106,9 +101,7 @@ fn a_damaged_wet_file_keeps_its_valid_records_and_names_the_damage() {
     let bad = dir.path().join("bad.warc.wet.gz");
     std::fs::write(&bad, &bytes).unwrap();
     let job = dir.path().join("job");
-    let out = ingest(&job, &bad, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = succeeded(&ingest(&job, &bad, &[]));
     assert!(err.contains("bad.warc.wet.gz: offset"), "{err}");
     let got = text_pages(&job).len();
     assert!(got < all && got + 4 >= all, "{got} of {all} records kept");
@@ -179,12 +172,7 @@ fn jsonl_sets_plain_gzip_and_zstd_give_the_same_pages() {
         let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
         let job = dir.path().join(format!("job-{name}"));
-        let out = ingest(&job, &path, &[]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(&ingest(&job, &path, &[]));
         let got = text_pages(&job);
         assert_eq!(got.len(), docs.len(), "{name}");
         for (uri, text) in &docs {
@@ -217,9 +205,7 @@ fn jsonl_bad_lines_and_a_truncated_stream_keep_the_rest() {
     let path = dir.path().join("set.jsonl");
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let job = dir.path().join("job");
-    let out = ingest(&job, &path, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = succeeded(&ingest(&job, &path, &[]));
     assert!(
         err.contains("set.jsonl: line 2 (offset 45): bad JSON"),
         "{err}"
@@ -256,9 +242,7 @@ fn jsonl_bad_lines_and_a_truncated_stream_keep_the_rest() {
     let cut = dir.path().join("cut.jsonl.gz");
     std::fs::write(&cut, &gz[..gz.len() * 2 / 3]).unwrap();
     let job = dir.path().join("cut");
-    let out = ingest(&job, &cut, &[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = succeeded(&ingest(&job, &cut, &[]));
     assert!(
         err.contains("cut.jsonl.gz: line") && err.contains("the rest of the file is lost"),
         "{err}"
@@ -328,18 +312,15 @@ fn dataset_round_trip_kept_plus_removed_is_the_input() {
         dir.path().join("kept.jsonl"),
         dir.path().join("removed.jsonl"),
     );
-    let out = webmill()
-        .args(["export", "dataset", "--alg", "exact", "-o"])
-        .arg(&kept)
-        .arg("--removed")
-        .arg(&removed)
-        .arg(&job)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        &webmill()
+            .args(["export", "dataset", "--alg", "exact", "-o"])
+            .arg(&kept)
+            .arg("--removed")
+            .arg(&removed)
+            .arg(&job)
+            .output()
+            .unwrap(),
     );
     let kept = std::fs::read_to_string(&kept).unwrap();
     let removed = std::fs::read_to_string(&removed).unwrap();

@@ -10,7 +10,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
 
 use common::*;
@@ -26,55 +25,37 @@ fn pg_warc_and_wat(dir: &Path, wat_name: &str) -> Option<(std::path::PathBuf, st
 /// metadata, (target URI, title, links of the kinds webmill keeps), from the
 /// records' own Content-Length and `serde_json`.
 fn read_wat(path: &Path) -> Vec<(String, String, usize)> {
-    let mut raw = Vec::new();
-    let f = std::fs::File::open(path).unwrap();
-    if path.extension().is_some_and(|e| e == "gz") {
-        flate2::read::MultiGzDecoder::new(f)
-            .read_to_end(&mut raw)
-            .unwrap();
-    } else {
-        std::io::BufReader::new(f).read_to_end(&mut raw).unwrap();
-    }
     let mut out = Vec::new();
-    let mut rest = &raw[..];
-    while !rest.is_empty() {
-        let head_end = rest.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-        let head = std::str::from_utf8(&rest[..head_end]).unwrap();
-        let field = |name: &str| {
-            head.lines()
-                .find_map(|l| l.strip_prefix(&format!("{name}: ")))
-                .map(str::to_string)
-        };
-        let len: usize = field("Content-Length").unwrap().parse().unwrap();
-        assert_eq!(field("WARC-Type").as_deref(), Some("metadata"));
-        assert_eq!(field("Content-Type").as_deref(), Some("application/json"));
-        let v: serde_json::Value =
-            serde_json::from_slice(&rest[head_end + 4..head_end + 4 + len]).unwrap();
+    for (head, block) in warc_records(path) {
+        assert_eq!(head["WARC-Type"], "metadata");
+        assert_eq!(head["Content-Type"], "application/json");
+        let v: serde_json::Value = serde_json::from_slice(&block).unwrap();
         let env = &v["Envelope"];
-        if env["WARC-Header-Metadata"]["WARC-Type"] == "response" {
-            let html = &env["Payload-Metadata"]["HTTP-Response-Metadata"]["HTML-Metadata"];
-            if !html.is_null() {
-                let links = html["Links"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|l| {
-                        ["A@/href", "AREA@/href", "FRAME@/src", "IFRAME@/src"]
-                            .contains(&l["path"].as_str().unwrap())
-                    })
-                    .count();
-                let refreshes = html["Head"]["Metas"].as_array().map_or(0, Vec::len);
-                out.push((
-                    env["WARC-Header-Metadata"]["WARC-Target-URI"]
-                        .as_str()
-                        .unwrap()
-                        .to_string(),
-                    html["Head"]["Title"].as_str().unwrap_or("").to_string(),
-                    links + refreshes,
-                ));
-            }
+        if env["WARC-Header-Metadata"]["WARC-Type"] != "response" {
+            continue;
         }
-        rest = &rest[head_end + 4 + len + 4..];
+        let html = &env["Payload-Metadata"]["HTTP-Response-Metadata"]["HTML-Metadata"];
+        if html.is_null() {
+            continue;
+        }
+        let links = html["Links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| {
+                ["A@/href", "AREA@/href", "FRAME@/src", "IFRAME@/src"]
+                    .contains(&l["path"].as_str().unwrap())
+            })
+            .count();
+        let refreshes = html["Head"]["Metas"].as_array().map_or(0, Vec::len);
+        out.push((
+            env["WARC-Header-Metadata"]["WARC-Target-URI"]
+                .as_str()
+                .unwrap()
+                .to_string(),
+            html["Head"]["Title"].as_str().unwrap_or("").to_string(),
+            links + refreshes,
+        ));
     }
     out
 }

@@ -178,6 +178,7 @@ impl InputKind for ParquetFile {
             batch: None,
             batch_row: 0,
             done: false,
+            last: RowPosition::default(),
         };
         items.skip_empty_groups();
         Ok(items)
@@ -193,6 +194,8 @@ pub struct ParquetItems<'a> {
     batch: Option<RecordBatch>,
     batch_row: usize,
     done: bool,
+    /// The row of the item handed out last.
+    last: RowPosition,
 }
 
 /// The column at a dotted path of a batch (into struct columns).
@@ -320,6 +323,7 @@ impl Reader for ParquetItems<'_> {
             if let Some(batch) = &self.batch {
                 if self.batch_row < batch.num_rows() {
                     let at = self.pos;
+                    self.last = at;
                     let next = self.row_item(batch, self.batch_row, at);
                     self.batch_row += 1;
                     self.pos.row += 1;
@@ -363,6 +367,11 @@ impl Reader for ParquetItems<'_> {
 }
 
 impl ParquetItems<'_> {
+    /// The row of the page handed out last.
+    pub fn last_row(&self) -> RowPosition {
+        self.last
+    }
+
     /// Skips the rest of the current row group (it cannot be read on):
     /// the next row group is read next.
     fn lose_group(&mut self, why: &str) -> Next {

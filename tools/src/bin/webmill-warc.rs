@@ -606,30 +606,61 @@ fn conversion(plan: &Plan, rel: &Path) -> anyhow::Result<(Vec<u8>, u64)> {
     let (text, lang) = visible_text(&body);
     let refers_to = record_id(&format!("response\n{uri}\n{date}"));
     let id = record_id(&format!("conversion\n{uri}\n{date}"));
-    let mut r = Vec::with_capacity(text.len() + 512);
+    let r = derived_record(
+        plan,
+        "conversion",
+        &[
+            ("WARC-Target-URI", Some(&uri)),
+            ("WARC-Date", Some(&date)),
+            ("WARC-Record-ID", Some(&id)),
+            ("WARC-Refers-To", Some(&refers_to)),
+        ],
+        &[("WARC-Identified-Content-Language", lang.as_deref())],
+        "text/plain",
+        text.as_bytes(),
+    );
+    Ok((compress_member(r, plan)?, text.len() as u64))
+}
+
+/// A record derived from another (WET `conversion`, WAT `metadata`):
+/// `WARC/1.0`, its type, the `fields` given, the block digest (unless
+/// `--no-digests`), the `extra` fields given, its Content-Type and
+/// Content-Length, the block, `CRLF CRLF`.
+fn derived_record(
+    plan: &Plan,
+    kind: &str,
+    fields: &[(&str, Option<&str>)],
+    extra: &[(&str, Option<&str>)],
+    content_type: &str,
+    block: &[u8],
+) -> Vec<u8> {
+    let mut r = Vec::with_capacity(block.len() + 512);
     let mut line = |name: &str, value: &str| {
         r.extend_from_slice(name.as_bytes());
         r.extend_from_slice(b": ");
         r.extend_from_slice(value.as_bytes());
         r.extend_from_slice(b"\r\n");
     };
-    line("WARC/1.0\r\nWARC-Type", "conversion");
-    line("WARC-Target-URI", &uri);
-    line("WARC-Date", &date);
-    line("WARC-Record-ID", &id);
-    line("WARC-Refers-To", &refers_to);
+    line("WARC/1.0\r\nWARC-Type", kind);
+    for (name, value) in fields {
+        if let Some(v) = value {
+            line(name, v);
+        }
+    }
     if plan.digests {
-        line("WARC-Block-Digest", &digest(&[text.as_bytes()]));
+        line("WARC-Block-Digest", &digest(&[block]));
     }
-    if let Some(l) = &lang {
-        line("WARC-Identified-Content-Language", l);
+    for (name, value) in extra {
+        if let Some(v) = value {
+            line(name, v);
+        }
     }
-    line("Content-Type", "text/plain");
-    line("Content-Length", &text.len().to_string());
+    line("Content-Type", content_type);
+    line("Content-Length", &block.len().to_string());
     r.extend_from_slice(b"\r\n");
-    r.extend_from_slice(text.as_bytes());
+    r.extend_from_slice(block);
     r.extend_from_slice(b"\r\n\r\n");
-    Ok((compress_member(r, plan)?, text.len() as u64))
+    r
 }
 
 // ---------------------------------------------------------------------------
@@ -649,29 +680,19 @@ fn wat_record(
         "metadata\n{}\n{date}\n{refers_to}",
         uri.unwrap_or("")
     ));
-    let mut r = Vec::with_capacity(block.len() + 512);
-    let mut line = |name: &str, value: &str| {
-        r.extend_from_slice(name.as_bytes());
-        r.extend_from_slice(b": ");
-        r.extend_from_slice(value.as_bytes());
-        r.extend_from_slice(b"\r\n");
-    };
-    line("WARC/1.0\r\nWARC-Type", "metadata");
-    if let Some(u) = uri {
-        line("WARC-Target-URI", u);
-    }
-    line("WARC-Date", date);
-    line("WARC-Record-ID", &id);
-    line("WARC-Refers-To", refers_to);
-    if plan.digests {
-        line("WARC-Block-Digest", &digest(&[block.as_bytes()]));
-    }
-    line("Content-Type", "application/json");
-    line("Content-Length", &block.len().to_string());
-    r.extend_from_slice(b"\r\n");
-    r.extend_from_slice(block.as_bytes());
-    r.extend_from_slice(b"\r\n\r\n");
-    r
+    derived_record(
+        plan,
+        "metadata",
+        &[
+            ("WARC-Target-URI", uri),
+            ("WARC-Date", Some(date)),
+            ("WARC-Record-ID", Some(&id)),
+            ("WARC-Refers-To", Some(refers_to)),
+        ],
+        &[],
+        "application/json",
+        block.as_bytes(),
+    )
 }
 
 /// `Container`: where the described record lies (the WARC file of the same

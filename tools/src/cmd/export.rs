@@ -46,8 +46,9 @@ pub struct Args {
     /// self-loops only if imported with --keep-self-loops), for webgraph-cli,
     /// the Java WebGraph and `import-graph --format bvgraph`;
     /// dataset = the input records near-duplicate detection (--alg) kept,
-    /// byte for byte, in input order (JSONL document sets; --removed FILE
-    /// for the others, --cluster for a `cluster` field); -o FILE required
+    /// in input order: JSONL lines byte for byte, Parquet rows with every
+    /// column (as Parquet); --removed FILE for the others, --cluster for a
+    /// `cluster` field or column; -o FILE required
     #[arg(value_enum)]
     what: What,
     /// Job directory
@@ -68,7 +69,7 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     removed: Option<PathBuf>,
     /// For dataset: add `"cluster": ID` to each record in a cluster (ID: the
-    /// cluster's smallest docID)
+    /// cluster's smallest docID; for Parquet, a last `cluster` column)
     #[arg(long)]
     cluster: bool,
 }
@@ -271,7 +272,7 @@ fn dataset(args: &Args, g: &Global, job: &JobView) -> anyhow::Result<Option<webm
         alg,
         args.cluster,
         &mut kept,
-        removed.as_mut().map(|(_, w)| w as &mut dyn Write),
+        removed.as_mut().map(|(_, w)| w as &mut (dyn Write + Send)),
     );
     // A file replaced under the reader is the job changing, not an error.
     if let Some(changed) = job.still_whole()? {

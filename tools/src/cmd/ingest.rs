@@ -31,7 +31,12 @@ pub struct Args {
     #[arg(long, value_name = "JOB")]
     out: PathBuf,
     #[command(flatten)]
-    flags: IngestArgs,
+    source: SourceArgs,
+    /// Segments already made by `webmill shard ingest` tasks (a distributed
+    /// ingest, see spark/): a unit whose segments are in DIR is not read
+    /// again. The outputs are the same as without it
+    #[arg(long, value_name = "DIR")]
+    segments_from: Vec<PathBuf>,
     /// Fail on the first bad record instead of skipping it (skips are always
     /// counted and reported)
     #[arg(long)]
@@ -40,23 +45,17 @@ pub struct Args {
     /// discard an interrupted run's checkpoints when parameters changed
     #[arg(long)]
     force: bool,
-    /// Inputs, read in this order: a WARC file (.warc or .warc.gz, per-record
-    /// or whole-file gzip), a directory of .html files and WARC/ARC files (read
-    /// recursively in byte order of the paths, each archive as if given on its
-    /// own), or BASE_URL=DIR
-    #[arg(required = true, value_name = "INPUT")]
-    inputs: Vec<String>,
 }
 
-/// The `ingest` stage's flags (also those of `webmill run`).
+/// What to read and how to cut it (shared by `ingest` and `shard`).
 #[derive(clap::Args, Debug)]
-pub struct IngestArgs {
+pub struct SourceArgs {
     /// Base URL for directory inputs given without one (`BASE_URL=DIR` sets it
     /// per directory) [default: file:// + the directory's absolute path]
     #[arg(long, value_name = "URL")]
     base_url: Option<String>,
-    /// Ingest's checkpoint interval: WARC records (or directory files) per segment
-    #[arg(long, value_name = "N", default_value_t = IngestOptions::default().segment_records)]
+    /// Checkpoint interval: WARC records (or directory files) per segment
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
     segment_records: u64,
     /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
     /// and reported. Of a record up to this size, at most --mem / 16 is kept in
@@ -65,29 +64,32 @@ pub struct IngestArgs {
     max_record_bytes: u64,
     #[command(flatten)]
     fields: FieldArgs,
+    /// Inputs, read in this order: a WARC file (.warc or .warc.gz, per-record
+    /// or whole-file gzip), a directory of .html files and WARC/ARC files (read
+    /// recursively in byte order of the paths, each archive as if given on its
+    /// own), or BASE_URL=DIR
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<String>,
 }
 
-impl IngestArgs {
-    /// As the library takes them, for the command line's `inputs`.
-    pub fn options(&self, inputs: &[String]) -> webmill::Result<IngestOptions> {
+impl SourceArgs {
+    /// As the library takes them.
+    pub fn options(&self) -> webmill::Result<IngestOptions> {
         Ok(IngestOptions {
-            inputs: inputs
+            inputs: self
+                .inputs
                 .iter()
                 .map(|a| InputSpec::parse(a, self.base_url.as_deref()))
                 .collect::<webmill::Result<Vec<_>>>()?,
             segment_records: self.segment_records,
             max_record_bytes: self.max_record_bytes,
             fields: self.fields.doc_fields(),
+            segments_from: Vec::new(),
         })
-    }
-
-    /// `true` when --base-url was given.
-    pub fn has_base_url(&self) -> bool {
-        self.base_url.is_some()
     }
 }
 
-/// The fields of JSONL records (part of [`IngestArgs`]).
+/// The fields of JSONL records (shared by `ingest` and `run`).
 #[derive(clap::Args, Debug)]
 pub struct FieldArgs {
     /// JSONL and Parquet document sets: the field (column) holding a record's text (a dotted
@@ -119,7 +121,10 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let opts = args.flags.options(&args.inputs)?;
+    let opts = IngestOptions {
+        segments_from: args.segments_from.clone(),
+        ..args.source.options()?
+    };
     let mut job = g.open_job(&args.out, true)?;
     let settings = g.settings(args.force, args.strict);
     let reporter = settings.reporter.clone();

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use webmill::dedup::Alg;
+use webmill::ingest::{IngestOptions, InputSpec};
 use webmill::job::{JobView, StageId};
 use webmill::pipeline::{How, JobSummary, Pipeline, PipelineOptions, Source};
 use webmill::progress::Reporter;
@@ -13,7 +14,7 @@ use webmill::resources::format_bytes;
 use super::dedup::{parse_alg, DedupArgs};
 use super::import_graph::{Format, GraphArgs};
 use super::index::IndexArgs;
-use super::ingest::IngestArgs;
+use super::ingest::FieldArgs;
 use super::pagerank::PageRankArgs;
 use super::thousands;
 use crate::job_display::{JobDisplay, Running};
@@ -53,8 +54,18 @@ pub struct Args {
     #[command(flatten)]
     graph_flags: GraphArgs,
 
+    /// Base URL for directory inputs given without one (`BASE_URL=DIR` sets
+    /// it per directory) [default: file:// + the directory's absolute path]
+    #[arg(long, value_name = "URL", conflicts_with = "graph")]
+    base_url: Option<String>,
+    /// Ingest's checkpoint interval: WARC records (or files) per segment
+    #[arg(long, value_name = "N", default_value_t = IngestOptions::default().segment_records)]
+    segment_records: u64,
+    /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
+    max_record_bytes: u64,
     #[command(flatten)]
-    ingest: IngestArgs,
+    fields: FieldArgs,
     #[command(flatten)]
     pagerank: PageRankArgs,
     #[command(flatten)]
@@ -86,11 +97,12 @@ pub struct Args {
     top: usize,
 }
 
+fn parse_size(s: &str) -> Result<u64, String> {
+    webmill::resources::parse_bytes(s).map_err(|e| e.to_string())
+}
+
 /// The pipeline the flags ask for.
 fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
-    if args.graph.is_some() && args.ingest.has_base_url() {
-        anyhow::bail!("--base-url applies to web dumps, not to --graph edge lists");
-    }
     if args.graph.is_none() && args.graph_flags.given() {
         anyhow::bail!("--order and --keep-self-loops apply to --graph edge lists only");
     }
@@ -100,7 +112,17 @@ fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
             "--graph",
             args.inputs.iter().map(PathBuf::from).collect(),
         )?),
-        None => Source::Web(args.ingest.options(&args.inputs)?),
+        None => Source::Web(IngestOptions {
+            inputs: args
+                .inputs
+                .iter()
+                .map(|a| InputSpec::parse(a, args.base_url.as_deref()))
+                .collect::<webmill::Result<Vec<_>>>()?,
+            segment_records: args.segment_records,
+            max_record_bytes: args.max_record_bytes,
+            fields: args.fields.doc_fields(),
+            segments_from: Vec::new(),
+        }),
     };
     let web = matches!(source, Source::Web(_));
     let algs = if args.dedup.is_empty() {

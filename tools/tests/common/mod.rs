@@ -29,12 +29,16 @@ where
     S: AsRef<OsStr>,
 {
     let out = webmill().args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     out
+}
+
+/// Asserts that a run succeeded (showing its standard error otherwise) and
+/// returns its standard error.
+pub fn succeeded(out: &Output) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
 }
 
 /// `webmill ingest --mem 16M EXTRA… --out JOB INPUT`, whatever its outcome.
@@ -112,35 +116,49 @@ pub fn assert_resumes_to_the_same_bytes(dir: &Path, input: &Path, seed: u64, fil
 /// A document: its URL and its text.
 pub type Doc = (String, Vec<u8>);
 
-/// An independent reader of a WET file: its conversion records as
-/// (target URI, text), from the gzip stream and the records' own
-/// Content-Length.
-pub fn read_wet(path: &Path) -> Vec<Doc> {
+/// An independent reader of a WARC file (gzip by its name, else plain):
+/// each record's header fields (first line `WARC/1.0` left out) and block,
+/// by the records' own Content-Length.
+pub fn warc_records(path: &Path) -> Vec<(BTreeMap<String, String>, Vec<u8>)> {
     use std::io::Read;
     let mut raw = Vec::new();
-    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
-        .read_to_end(&mut raw)
-        .unwrap();
+    let f = std::fs::File::open(path).unwrap();
+    if path.extension().is_some_and(|e| e == "gz") {
+        flate2::read::MultiGzDecoder::new(f)
+            .read_to_end(&mut raw)
+            .unwrap();
+    } else {
+        std::io::BufReader::new(f).read_to_end(&mut raw).unwrap();
+    }
     let mut out = Vec::new();
     let mut rest = &raw[..];
     while !rest.is_empty() {
         let head_end = rest.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-        let head = std::str::from_utf8(&rest[..head_end]).unwrap();
-        let field = |name: &str| {
-            head.lines()
-                .find_map(|l| l.strip_prefix(&format!("{name}: ")))
-                .map(str::to_string)
-        };
-        let len: usize = field("Content-Length").unwrap().parse().unwrap();
-        let block = &rest[head_end + 4..head_end + 4 + len];
-        if field("WARC-Type").as_deref() == Some("conversion") {
-            assert_eq!(field("Content-Type").as_deref(), Some("text/plain"));
-            assert!(field("WARC-Refers-To").is_some() && field("WARC-Date").is_some());
-            out.push((field("WARC-Target-URI").unwrap(), block.to_vec()));
-        }
+        let head: BTreeMap<String, String> = std::str::from_utf8(&rest[..head_end])
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once(": "))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let len: usize = head["Content-Length"].parse().unwrap();
+        out.push((head, rest[head_end + 4..head_end + 4 + len].to_vec()));
         rest = &rest[head_end + 4 + len + 4..];
     }
     out
+}
+
+/// An independent reader of a WET file: its conversion records as
+/// (target URI, text).
+pub fn read_wet(path: &Path) -> Vec<Doc> {
+    warc_records(path)
+        .into_iter()
+        .filter(|(head, _)| head["WARC-Type"] == "conversion")
+        .map(|(head, text)| {
+            assert_eq!(head["Content-Type"], "text/plain");
+            assert!(head.contains_key("WARC-Refers-To") && head.contains_key("WARC-Date"));
+            (head["WARC-Target-URI"].clone(), text)
+        })
+        .collect()
 }
 
 /// The PostgreSQL pages' texts, as `webmill-warc --wet` writes them (in
