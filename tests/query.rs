@@ -432,6 +432,24 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
             })
             .or_default() += 1;
     }
+    // The safety valve: scoring stops after --cutoff documents, and says
+    // so; the results are the best of those, the total an estimate.
+    let mut q = Query::parse("page").ranking_only();
+    q.prune = false;
+    let whole = s.search(&q, 10, 0).unwrap();
+    assert!(!whole.cut_off && whole.total > 20, "{}", whole.total);
+    q.cutoff = 5;
+    let cut = s.search(&q, 10, 0).unwrap();
+    assert!(cut.cut_off && cut.total_estimated);
+    // The five scored are the first five documents with the word.
+    let mut got: Vec<u64> = cut.results.iter().map(|r| r.docid).collect();
+    got.sort_unstable();
+    let first: Vec<u64> = naive["page"]
+        .keys()
+        .take(5)
+        .map(|&d| u64::from(d))
+        .collect();
+    assert_eq!(got, first);
     // The queries exercised every case, and pruning.
     assert!(counts.values().all(|&n| n > 20), "{counts:?}");
     assert!(

@@ -220,6 +220,12 @@ pub struct IngestOptions {
     pub max_record_bytes: u64,
     /// The fields of JSONL records.
     pub fields: DocFields,
+    /// Segments made elsewhere, by [`ingest_unit`] (the tasks of a
+    /// distributed ingest): directories holding `unit-NNNNNN/` directories. A
+    /// unit whose segments are found there is not read again (what is left of
+    /// it, if its last segment is not its end, is read here). Not a
+    /// parameter: the outputs are the same either way.
+    pub segments_from: Vec<PathBuf>,
 }
 
 impl IngestOptions {
@@ -258,6 +264,7 @@ impl Default for IngestOptions {
             segment_records: 10_000,
             max_record_bytes: 64 << 20,
             fields: DocFields::default(),
+            segments_from: Vec::new(),
         }
     }
 }
@@ -567,16 +574,9 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
         gate: RecordGate::new(),
     };
 
-    // The units, in input order.
-    let mut units: Vec<Box<dyn AnyUnit>> = Vec::new();
-    for input in &opts.inputs {
-        let (archives, others) = input.units(opts.segment_records, &opts.fields, &mut units)?;
-        if let (InputSpec::Dir { dir, .. }, true) = (input, archives > 0 && others > 0) {
-            cx.note(&format!(
-                "{}: {archives} archives (WARC/ARC/WET/WAT) or document sets (JSONL, Parquet) and {others} other entries (HTML pages, other files); both are read, each archive as if it were given on its own",
-                dir.display()
-            ));
-        }
+    let units = list_units(opts, &mut |note| cx.note(note))?;
+    for from in &opts.segments_from {
+        import_segments(from, &seg_dir, units.len())?;
     }
     let total_bytes: u64 = units.iter().map(|u| u.bytes()).sum();
     let task = cx.task("reading", Some(total_bytes), ProgressUnit::Bytes);
@@ -666,6 +666,184 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
         input_bytes: total_bytes,
         first_skips: skips,
     })
+}
+
+/// The units `opts.inputs` are cut into, in input order; `note` hears of a
+/// directory holding both archives and other entries.
+fn list_units(opts: &IngestOptions, note: &mut dyn FnMut(&str)) -> Result<Vec<Box<dyn AnyUnit>>> {
+    let mut units: Vec<Box<dyn AnyUnit>> = Vec::new();
+    for input in &opts.inputs {
+        let (archives, others) = input.units(opts.segment_records, &opts.fields, &mut units)?;
+        if let (InputSpec::Dir { dir, .. }, true) = (input, archives > 0 && others > 0) {
+            note(&format!(
+                "{}: {archives} archives (WARC/ARC/WET/WAT) or document sets (JSONL, Parquet) and {others} other entries (HTML pages, other files); both are read, each archive as if it were given on its own",
+                dir.display()
+            ));
+        }
+    }
+    Ok(units)
+}
+
+/// One unit of an ingest, as a distributed ingest hands it out.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnitPlan {
+    /// Its number: units are numbered in input order from 0.
+    pub unit: usize,
+    /// Bytes of input it reads.
+    pub bytes: u64,
+}
+
+/// The units `opts.inputs` are cut into, in input order: the tasks of a
+/// distributed ingest ([`ingest_unit`] runs one).
+pub fn plan_units(opts: &IngestOptions) -> Result<Vec<UnitPlan>> {
+    Ok(list_units(opts, &mut |_| {})?
+        .iter()
+        .enumerate()
+        .map(|(unit, u)| UnitPlan {
+            unit,
+            bytes: u.bytes(),
+        })
+        .collect())
+}
+
+/// What one [`ingest_unit`] task did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnitReport {
+    /// The unit.
+    pub unit: usize,
+    /// Its segments.
+    pub segments: u64,
+    /// What they count (skips among them).
+    pub counts: Counts,
+    /// The first skips, with file and offset.
+    pub first_skips: Vec<String>,
+    /// Whether this attempt published the unit (`false`: another attempt
+    /// had, and this one's files were discarded).
+    pub published: bool,
+}
+
+/// The directory [`ingest_unit`] publishes unit `unit`'s segments in.
+fn unit_dir(out: &Path, unit: usize) -> PathBuf {
+    out.join(format!("unit-{unit:06}"))
+}
+
+/// Ingests unit `unit` of `opts` alone into `out/unit-NNNNNN/`: the same
+/// segments the `ingest` stage writes for it (they depend only on the inputs,
+/// `segment_records` and the budget's per-record limit, so `mem` must be the
+/// job's). One task of a distributed ingest: it writes under an attempt
+/// directory of its own and publishes it by one rename, the first attempt to
+/// finish winning, so a retried or duplicated task is harmless. The `ingest`
+/// stage then takes the segments with [`IngestOptions::segments_from`].
+pub fn ingest_unit(
+    opts: &IngestOptions,
+    s: &Settings,
+    unit: usize,
+    out: &Path,
+) -> Result<UnitReport> {
+    let units = list_units(opts, &mut |_| {})?;
+    let Some(u) = units.get(unit) else {
+        return Err(Error::usage(format!(
+            "unit {unit} does not exist: the inputs make {} units",
+            units.len()
+        )));
+    };
+    std::fs::create_dir_all(out).at(out)?;
+    let target = unit_dir(out, unit);
+    let attempt = out.join(format!(
+        ".attempt-{unit:06}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    ));
+    if !target.exists() {
+        std::fs::create_dir_all(&attempt).at(&attempt)?;
+        let ctx = ReadContext {
+            max_record_bytes: opts.max_record_bytes,
+            settings: s,
+            limits: RecordLimits::from_budget(s.mem, rayon::current_num_threads()),
+            gate: RecordGate::new(),
+        };
+        let progress = Progress {
+            task: s
+                .reporter
+                .task("reading", Some(u.bytes()), ProgressUnit::Bytes),
+            done: AtomicU64::new(0),
+        };
+        let run = u.run(unit, &attempt, opts.segment_records, &ctx, &progress);
+        progress.task.set_position(u.bytes());
+        if let Err(e) = run {
+            let _ = std::fs::remove_dir_all(&attempt);
+            return Err(e);
+        }
+        crate::publish::sync_dir(&attempt)?;
+    }
+    // First rename wins: a directory is renamed over only an empty one.
+    let published = !target.exists() && std::fs::rename(&attempt, &target).is_ok();
+    if attempt.exists() {
+        std::fs::remove_dir_all(&attempt).at(&attempt)?;
+    }
+    crate::publish::sync_dir(out)?;
+    let (segs, next) = published_segments::<IgnoredAny>(&target, unit)?;
+    if !matches!(next, Some(None)) {
+        return Err(Error::damaged(
+            Some(&target),
+            format!("unit {unit}: its published segments do not end the unit"),
+        ));
+    }
+    let mut report = UnitReport {
+        unit,
+        segments: segs.len() as u64,
+        published,
+        ..UnitReport::default()
+    };
+    for seg in &segs {
+        let meta: AnySegmentMeta = segment_meta(seg)?;
+        report.counts.add(&meta.counts);
+        for sk in meta.skips {
+            if report.first_skips.len() < KEEP_SKIPS {
+                report.first_skips.push(sk);
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Takes the segments [`ingest_unit`] published under `from` into the
+/// stage's `seg_dir`, for each of the `units` that has none there yet; each
+/// segment's `pages` file (its checkpoint) comes last, so a kill halfway
+/// leaves a unit that resumes after its last whole segment.
+fn import_segments(from: &Path, seg_dir: &Path, units: usize) -> Result<()> {
+    for unit in 0..units {
+        let dir = unit_dir(from, unit);
+        if !dir.is_dir() || segment_path(seg_dir, unit, 0).exists() {
+            continue;
+        }
+        for seg in 0.. {
+            let pages = segment_path(&dir, unit, seg);
+            if !pages.exists() {
+                break;
+            }
+            for tag in [
+                records::LINKS.tag,
+                records::TEXT.tag,
+                records::REPO.tag,
+                SKIPS_TAG,
+                records::PAGES.tag,
+            ] {
+                let src = segment_file(&pages, tag);
+                let dst = seg_dir.join(src.file_name().unwrap_or_default());
+                let tmp = crate::publish::partial_path(&dst);
+                // A hard link when both are on one file system, else a copy.
+                let _ = std::fs::remove_file(&tmp);
+                if std::fs::hard_link(&src, &tmp).is_err() {
+                    std::fs::copy(&src, &tmp).at(&src)?;
+                }
+                std::fs::rename(&tmp, &dst).at(&dst)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 struct Progress {

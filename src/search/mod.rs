@@ -450,6 +450,7 @@ impl Searcher {
             out.total = r.total;
             out.complete = r.complete;
             out.total_estimated = r.estimated;
+            out.cut_off = r.cut_off;
             out.timed_out = r.timed_out;
             out.pass = Some(Pass::Full);
             if r.matches.is_empty() {

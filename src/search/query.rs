@@ -194,7 +194,9 @@ pub struct Query {
     pub matching: Matching,
     /// The ranking function.
     pub ranking: Ranking,
-    /// Matching stops after this many matching documents (at least 1).
+    /// The paper's conjunctive evaluation stops after this many matching
+    /// documents, ranked retrieval after scoring this many (a safety valve:
+    /// with pruning real queries stay far below it); at least 1.
     pub cutoff: usize,
     /// Ranked matches grouped into host clusters and near-duplicate groups;
     /// later ones stand alone.

@@ -49,6 +49,10 @@
 //!   exactly), PageRank is looked up; a document whose bound, even if it
 //!   satisfied the query, cannot pass the bar is not decoded further.
 //!
+//! A safety valve stops the evaluation once [`Query::cutoff`] documents
+//! have been scored (hit lists decoded) and says so
+//! ([`Retrieved::cut_off`]); pruning keeps real queries far below it.
+//!
 //! The results are those of the exhaustive evaluation, ties included
 //! (`tests/query.rs` checks both against a brute-force scan). Totals stay
 //! exact as long as every candidate was looked at and no phrase had to be
@@ -86,6 +90,10 @@ pub struct Retrieved {
     /// The query's deadline passed: the matches are those of the
     /// documents evaluated until then (totals too).
     pub timed_out: bool,
+    /// The safety valve fired: [`Query::cutoff`] documents had been scored
+    /// (their hit lists decoded), and no more were; the matches are the
+    /// best of those, the totals an estimate.
+    pub cut_off: bool,
     /// What the evaluation read.
     pub work: Work,
 }
@@ -724,6 +732,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let by_site = !merged.is_empty();
     let mut site_docs = merged.into_iter().flatten();
     let mut evaluated = 0u64;
+    let mut scored_docs = 0usize;
     let must_complete_always = query.matching == Matching::All;
     loop {
         if let (Some(b), true) = (&bounds, bar_moved) {
@@ -856,6 +865,12 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 out.complete += u64::from(complete);
             }
             if keep_it && !hopeless {
+                if scored_docs >= query.cutoff.max(1) {
+                    out.cut_off = true;
+                    out.estimated = true;
+                    break;
+                }
+                scored_docs += 1;
                 for &i in &scored {
                     d.hits(i)?;
                 }
@@ -908,7 +923,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             }
         }
     }
-    if !out.timed_out && candidate_cursors.iter().any(|&i| heads[i].is_some()) {
+    if !out.timed_out && !out.cut_off && candidate_cursors.iter().any(|&i| heads[i].is_some()) {
         // Non-essential words' documents after the last candidate.
         out.estimated = true;
     }

@@ -152,6 +152,7 @@ enum Command {
     Export(cmd::export::Args),
     Search(cmd::search::Args),
     Serve(cmd::serve::Args),
+    Shard(cmd::shard::Args),
     Inspect(cmd::inspect::Args),
     Verify(cmd::verify::Args),
     Dump(cmd::dump::Args),
@@ -193,6 +194,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(a) => cmd::run::run(*a, g),
         Command::Ingest(a) => cmd::ingest::run(a, g),
+        Command::Shard(a) => cmd::shard::run(a, g),
         Command::Bowtie(a) => cmd::bowtie::run(a, g),
         Command::Overlap(a) => cmd::overlap::run(a, g),
         Command::Layout(a) => cmd::layout::run(a, g),

@@ -30,6 +30,26 @@ pub struct Args {
     /// Job directory (created if missing)
     #[arg(long, value_name = "JOB")]
     out: PathBuf,
+    #[command(flatten)]
+    source: SourceArgs,
+    /// Segments already made by `webmill shard ingest` tasks (a distributed
+    /// ingest, see spark/): a unit whose segments are in DIR is not read
+    /// again. The outputs are the same as without it
+    #[arg(long, value_name = "DIR")]
+    segments_from: Vec<PathBuf>,
+    /// Fail on the first bad record instead of skipping it (skips are always
+    /// counted and reported)
+    #[arg(long)]
+    strict: bool,
+    /// Recompute although the job already has these stages finished, or
+    /// discard an interrupted run's checkpoints when parameters changed
+    #[arg(long)]
+    force: bool,
+}
+
+/// What to read and how to cut it (shared by `ingest` and `shard`).
+#[derive(clap::Args, Debug)]
+pub struct SourceArgs {
     /// Base URL for directory inputs given without one (`BASE_URL=DIR` sets it
     /// per directory) [default: file:// + the directory's absolute path]
     #[arg(long, value_name = "URL")]
@@ -44,20 +64,29 @@ pub struct Args {
     max_record_bytes: u64,
     #[command(flatten)]
     fields: FieldArgs,
-    /// Fail on the first bad record instead of skipping it (skips are always
-    /// counted and reported)
-    #[arg(long)]
-    strict: bool,
-    /// Recompute although the job already has these stages finished, or
-    /// discard an interrupted run's checkpoints when parameters changed
-    #[arg(long)]
-    force: bool,
     /// Inputs, read in this order: a WARC file (.warc or .warc.gz, per-record
     /// or whole-file gzip), a directory of .html files and WARC/ARC files (read
     /// recursively in byte order of the paths, each archive as if given on its
     /// own), or BASE_URL=DIR
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
+}
+
+impl SourceArgs {
+    /// As the library takes them.
+    pub fn options(&self) -> webmill::Result<IngestOptions> {
+        Ok(IngestOptions {
+            inputs: self
+                .inputs
+                .iter()
+                .map(|a| InputSpec::parse(a, self.base_url.as_deref()))
+                .collect::<webmill::Result<Vec<_>>>()?,
+            segment_records: self.segment_records,
+            max_record_bytes: self.max_record_bytes,
+            fields: self.fields.doc_fields(),
+            segments_from: Vec::new(),
+        })
+    }
 }
 
 /// The fields of JSONL records (shared by `ingest` and `run`).
@@ -92,20 +121,13 @@ fn parse_size(s: &str) -> Result<u64, String> {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
-    let inputs = args
-        .inputs
-        .iter()
-        .map(|a| InputSpec::parse(a, args.base_url.as_deref()))
-        .collect::<webmill::Result<Vec<_>>>()?;
+    let opts = IngestOptions {
+        segments_from: args.segments_from.clone(),
+        ..args.source.options()?
+    };
     let mut job = g.open_job(&args.out, true)?;
     let settings = g.settings(args.force, args.strict);
     let reporter = settings.reporter.clone();
-    let opts = IngestOptions {
-        inputs,
-        segment_records: args.segment_records,
-        max_record_bytes: args.max_record_bytes,
-        fields: args.fields.doc_fields(),
-    };
     if let Outcome::Done {
         figures: x,
         record,

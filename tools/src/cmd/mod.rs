@@ -16,6 +16,7 @@ pub mod pagerank;
 pub mod run;
 pub mod search;
 pub mod serve;
+pub mod shard;
 pub mod stats;
 pub mod top;
 pub mod verify;

@@ -173,6 +173,7 @@ fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
             segment_records: args.segment_records,
             max_record_bytes: args.max_record_bytes,
             fields: args.fields.doc_fields(),
+            segments_from: Vec::new(),
         }),
     };
     let web = matches!(source, Source::Web(_));

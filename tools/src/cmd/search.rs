@@ -79,7 +79,8 @@ pub struct Args {
     ranking: RankingArg,
     /// The paper's conjunctive evaluation stops after this many matching
     /// documents (its response-time limit; the top results are then the best
-    /// of these)
+    /// of these); ranked retrieval after scoring this many (a safety valve:
+    /// the results say "cut off" when it fired)
     #[arg(long, default_value_t = DEFAULT_CUTOFF as u64, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     cutoff: u64,

@@ -1,0 +1,169 @@
+"""`python -m webmill_spark run --master URL --out JOB INPUT...`: a webmill job
+whose ingest runs as Spark tasks.
+
+The ingest is cut into units that depend only on their input (a WARC, WET or
+JSONL file each; runs of a directory's HTML files): `webmill shard plan`
+lists them, one Spark task per unit runs `webmill shard ingest --unit K` on
+an executor, writing the unit's segments under an attempt directory of its
+own in the shared segments directory and publishing it by one rename (so
+Spark's retries and a killed executor cost only that task). The driver then
+runs `webmill ingest --segments-from DIR` (the segments joined in input
+order, exactly as one machine joins its own) and `webmill run` for the
+stages after ingest. The job is byte-identical to `webmill run` on one
+machine with the same inputs and flags.
+
+What a user provides: the `webmill` binary at the same path on every node
+(`--webmill`, default: `webmill` on the PATH), the inputs and the segments
+directory on a file system every node reads (NFS, a cluster file system, or
+this machine's disk for a local cluster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# Flags of `webmill ingest` that decide what the units are and what they hold:
+# given to `shard plan`, every `shard ingest` task, `ingest` and `run` alike.
+SOURCE_FLAGS = ["--base-url", "--segment-records", "--max-record-bytes", "--text-field", "--id-field", "--url-field"]
+
+
+def find_webmill(given: str | None) -> str:
+    cand = given or os.environ.get("WEBMILL") or shutil.which("webmill")
+    if not cand:
+        raise SystemExit(
+            "webmill_spark: no webmill binary: give --webmill PATH (the same path on every node) or put `webmill` on the PATH"
+        )
+    path = Path(cand).resolve()
+    if not os.access(path, os.X_OK):
+        raise SystemExit(f"webmill_spark: {path} is not an executable")
+    return str(path)
+
+
+def _absolute(arg: str) -> str:
+    """INPUT or BASE_URL=INPUT with the path made absolute (not normalized)."""
+    base, sep, path = arg.partition("=") if "=" in arg and "://" in arg.split("=", 1)[0] else ("", "", arg)
+    if not os.path.isabs(path):
+        path = os.path.join(os.getcwd(), path)
+    return f"{base}{sep}{path}"
+
+
+def _task(webmill: str, global_flags: list[str], source: list[str], segments: str, unit: int) -> dict:
+    """One unit on an executor (runs in Spark's Python worker)."""
+    import subprocess as sp
+
+    delay = os.environ.get("WEBMILL_SPARK_TASK_DELAY")
+    if delay:
+        # Test hook: hold each task long enough for a test to kill an executor.
+        time.sleep(float(delay))
+    cmd = [webmill, *global_flags, "shard", "ingest", "--unit", str(unit), "--segments", segments, *source]
+    p = sp.run(cmd, stdout=sp.PIPE, stderr=sp.PIPE, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"unit {unit}: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()[-2000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _webmill(cmd: list[str], capture: bool = True) -> str:
+    """Runs webmill on the driver; its messages go to our stderr."""
+    p = subprocess.run(cmd, stdout=subprocess.PIPE if capture else None, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"webmill_spark: {' '.join(cmd)} exited {p.returncode}")
+    return p.stdout or ""
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m webmill_spark run",
+        description="Run a webmill job with its ingest as Spark tasks; the job is the same as "
+        "`webmill run` makes on one machine. Flags after `--` go to `webmill run`.",
+    )
+    ap.add_argument("--master", required=True, help="Spark master URL (spark://HOST:PORT, local[N])")
+    ap.add_argument("--out", required=True, help="the job directory (created if missing)")
+    ap.add_argument("--webmill", help="the webmill binary, at this path on every node (default: webmill on the PATH)")
+    ap.add_argument("--mem", default="1G", help="webmill's memory budget per process (default 1G); same for every task")
+    ap.add_argument("--threads", type=int, default=1, help="threads of each task's webmill (default 1: Spark runs one task per core)")
+    ap.add_argument("--segments", help="shared directory for the units' segments (default: JOB.segments beside the job; removed at the end)")
+    ap.add_argument("--executor-memory", default="512m", help="memory of each Spark executor's JVM (default 512m; webmill runs beside it)")
+    for f in SOURCE_FLAGS:
+        ap.add_argument(f, help=f"as `webmill ingest {f}`")
+    ap.add_argument("inputs", nargs="+", metavar="INPUT", help="WARC/WET/JSONL files and directories, as `webmill run` takes them")
+    if "--" in argv:
+        i = argv.index("--")
+        argv, run_flags = argv[:i], argv[i + 1 :]
+    else:
+        run_flags = []
+    a = ap.parse_args(argv)
+    webmill = find_webmill(a.webmill)
+    out = Path(a.out).resolve()
+    segments = Path(a.segments).resolve() if a.segments else out.with_name(out.name + ".segments")
+    source: list[str] = []
+    for f in SOURCE_FLAGS:
+        v = getattr(a, f[2:].replace("-", "_"))
+        if v is not None:
+            source += [f, v]
+    # Executors run elsewhere: a relative input is made absolute (as given
+    # otherwise, so the skip report names it as `webmill run` would).
+    inputs = [_absolute(i) for i in a.inputs]
+    source += inputs
+    global_flags = ["--mem", a.mem, "--threads", str(a.threads), "--quiet"]
+
+    t0 = time.monotonic()
+    plan = [json.loads(l) for l in _webmill([webmill, *global_flags, "shard", "plan", *source]).splitlines() if l.strip()]
+    total = sum(u["bytes"] for u in plan)
+    print(f"webmill_spark: {len(plan)} units, {total:,} bytes of input", file=sys.stderr)
+
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master(a.master)
+        .appName(f"webmill run {out.name}")
+        .config("spark.executor.memory", a.executor_memory)
+        .config("spark.task.maxFailures", "4")
+    )
+    delay = os.environ.get("WEBMILL_SPARK_TASK_DELAY")
+    if delay:
+        spark = spark.config("spark.executorEnv.WEBMILL_SPARK_TASK_DELAY", delay)
+    spark = spark.getOrCreate()
+    sc = spark.sparkContext
+    sc.setLogLevel("ERROR")
+    segments.mkdir(parents=True, exist_ok=True)
+    t1 = time.monotonic()
+    try:
+        sc.setJobDescription(f"webmill ingest: {len(plan)} units ({total:,} bytes)")
+        # Largest units first so the long ones do not start last.
+        order = [u["unit"] for u in sorted(plan, key=lambda u: (-u["bytes"], u["unit"]))]
+        seg = str(segments)
+        reports = (
+            sc.parallelize(order, max(1, len(order)))
+            .map(lambda k: _task(webmill, global_flags, source, seg, k))
+            .collect()
+        )
+    finally:
+        spark.stop()
+    t2 = time.monotonic()
+    pages = sum(r["counts"]["pages"] for r in reports)
+    skipped = sum(r["counts"].get("skipped", 0) for r in reports)
+    print(
+        f"webmill_spark: ingest on Spark: {len(reports)} tasks, {pages:,} pages, {skipped:,} skipped, {t2 - t1:.1f} s",
+        file=sys.stderr,
+    )
+    # The join and the stages after ingest, on this machine.
+    gflags = ["--mem", a.mem]
+    _webmill([webmill, *gflags, "ingest", "--out", str(out), "--segments-from", str(segments), *source])
+    t3 = time.monotonic()
+    _webmill([webmill, *gflags, "run", "--out", str(out), *run_flags, *source], capture=False)
+    t4 = time.monotonic()
+    if not a.segments:
+        shutil.rmtree(segments, ignore_errors=True)
+    print(
+        f"webmill_spark: done in {t4 - t0:.1f} s (plan {t1 - t0:.1f} s, Spark ingest {t2 - t1:.1f} s, "
+        f"join {t3 - t2:.1f} s, later stages {t4 - t3:.1f} s); the job is {out}",
+        file=sys.stderr,
+    )
+    return 0

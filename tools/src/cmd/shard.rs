@@ -1,0 +1,77 @@
+//! `webmill shard`: the per-task steps of a distributed job (what a Spark
+//! executor runs, see `spark/`): `plan` lists an ingest's units, `ingest`
+//! runs one of them into a directory every node reads; `webmill ingest
+//! --segments-from DIR` then joins them into a job exactly as if it had
+//! read them itself.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use webmill::ingest::{ingest_unit, plan_units};
+
+use super::ingest::SourceArgs;
+use crate::Global;
+
+/// The per-task steps of a distributed job (run by `spark/`'s
+/// `webmill_spark run` on each executor).
+///
+/// An ingest is cut into units (a WARC, WET or JSONL file each; runs of a
+/// directory's HTML files of --segment-records each) that depend on nothing
+/// but their input: `shard plan` lists them, `shard ingest --unit K` writes
+/// unit K's segments under `--segments DIR/unit-K/` (each task under an
+/// attempt directory of its own, published by one rename, so retries and
+/// speculative copies are harmless), and `webmill ingest --segments-from DIR`
+/// (or `run` after it) joins them into the job. The job's outputs are
+/// byte-identical to a one-machine `webmill run` with the same inputs and
+/// flags (same --mem: it sets the per-record limit).
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    step: Step,
+}
+
+#[derive(Subcommand, Debug)]
+enum Step {
+    /// Lists the ingest's units as JSON lines `{"unit": K, "bytes": N}`
+    Plan {
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// Ingests unit K alone into DIR/unit-K/ and prints what it did as one
+    /// JSON line (unit, segments, counts, first_skips, published)
+    Ingest {
+        /// The unit to ingest (from `shard plan`)
+        #[arg(long, value_name = "K")]
+        unit: usize,
+        /// Where units are published (a directory every node can read)
+        #[arg(long, value_name = "DIR")]
+        segments: PathBuf,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
+    match args.step {
+        Step::Plan { source } => {
+            for u in plan_units(&source.options()?)? {
+                println!("{}", serde_json::to_string(&u)?);
+            }
+        }
+        Step::Ingest {
+            unit,
+            segments,
+            source,
+        } => {
+            let report = ingest_unit(
+                &source.options()?,
+                &g.settings(false, false),
+                unit,
+                &segments,
+            )?;
+            println!("{}", serde_json::to_string(&report)?);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
