@@ -60,7 +60,7 @@ fn an_os_error_is_printed_once_with_what_was_asked() {
         assert_eq!(out.status.code(), Some(2), "{cmd}");
         let e = text(&out.stderr);
         assert!(
-            e.contains("/nonexistent/input: input not found (an INPUT is a WARC, ARC or WET file"),
+            e.contains("/nonexistent/input: input not found (an INPUT is a WARC, ARC, WET or WAT file"),
             "{cmd}: {e}"
         );
         assert!(!Path::new("/tmp/never-made").exists());
@@ -436,7 +436,7 @@ fn a_directory_of_warc_files_is_read_and_one_with_pages_too_says_so() {
     let e = text(&out.stderr);
     assert!(out.status.success(), "{e}");
     assert!(
-        e.contains("2 archives (WARC/ARC/WET) or document sets (JSONL) and")
+        e.contains("2 archives (WARC/ARC/WET/WAT) or document sets (JSONL, Parquet) and")
             && e.contains("both are read"),
         "{e}"
     );
