@@ -60,7 +60,9 @@ fn an_os_error_is_printed_once_with_what_was_asked() {
         assert_eq!(out.status.code(), Some(2), "{cmd}");
         let e = text(&out.stderr);
         assert!(
-            e.contains("/nonexistent/input: input not found (an INPUT is a WARC, ARC, WET or WAT file"),
+            e.contains(
+                "/nonexistent/input: input not found (an INPUT is a WARC, ARC, WET or WAT file"
+            ),
             "{cmd}: {e}"
         );
         assert!(!Path::new("/tmp/never-made").exists());
