@@ -530,11 +530,24 @@ pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<Outco
     )
 }
 
+/// How the units of `opts` are read under `s`, with `batches` bytes (the
+/// stage's `batches` share) for the pages gathered before parsing.
+fn read_context<'a>(opts: &IngestOptions, s: &'a Settings, batches: u64) -> ReadContext<'a> {
+    ReadContext {
+        max_record_bytes: opts.max_record_bytes,
+        settings: s,
+        limits: RecordLimits::from_budget(s.mem, rayon::current_num_threads()),
+        gate: RecordGate::new(),
+        batch_bytes: batch_limit(batches),
+    }
+}
+
 fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> {
     let s = cx.settings();
     let seg_dir = cx.tmp().join("segments");
     std::fs::create_dir_all(&seg_dir).at(&seg_dir)?;
-    let limits = RecordLimits::from_budget(s.mem, rayon::current_num_threads());
+    let ctx = read_context(opts, s, cx.budget().bytes("batches")?);
+    let limits = &ctx.limits;
     if opts.max_record_bytes > limits.record_bytes {
         cx.note(&format!(
             "--max-record-bytes {} is more than one record may take under --mem {} ({}, 1/16 of the budget): a record or decoded body over {} is kept cut to its first {} (each cut listed in the skip report); records over {} are skipped",
@@ -546,13 +559,6 @@ fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> 
             format_bytes(opts.max_record_bytes),
         ));
     }
-    let ctx = ReadContext {
-        max_record_bytes: opts.max_record_bytes,
-        settings: s,
-        limits,
-        gate: RecordGate::new(),
-        batch_bytes: batch_limit(cx.budget().bytes("batches")?),
-    };
 
     let units = list_units(opts, &mut |note| cx.note(note))?;
     for from in &opts.segments_from {
@@ -738,16 +744,9 @@ pub fn ingest_unit(
     ));
     if !target.exists() {
         std::fs::create_dir_all(&attempt).at(&attempt)?;
-        let ctx = ReadContext {
-            max_record_bytes: opts.max_record_bytes,
-            settings: s,
-            limits: RecordLimits::from_budget(s.mem, rayon::current_num_threads()),
-            gate: RecordGate::new(),
-            // A shard's task has the stage's budget and shares.
-            batch_bytes: batch_limit(
-                crate::job::Budget::new(StageId::Ingest, s.mem, SHARES)?.bytes("batches")?,
-            ),
-        };
+        // A shard's task has the stage's budget and shares.
+        let batches = crate::job::Budget::new(StageId::Ingest, s.mem, SHARES)?.bytes("batches")?;
+        let ctx = read_context(opts, s, batches);
         let progress = Progress {
             task: s
                 .reporter

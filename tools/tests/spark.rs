@@ -6,21 +6,14 @@
 //! middle of the job. Skips with a printed reason when Java or pyspark is
 //! missing (`.ci/run` installs both).
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
 
 fn webmill_bin() -> PathBuf {
     assert_cmd::cargo::cargo_bin("webmill")
@@ -42,7 +35,7 @@ fn missing() -> Option<String> {
 
 fn python(state: &Path) -> Command {
     let mut c = Command::new("python3");
-    c.env("PYTHONPATH", workspace().join("spark"))
+    c.env("PYTHONPATH", workspace_root().join("spark"))
         .env("WEBMILL_SPARK_STATE", state)
         .stdin(Stdio::null());
     c
@@ -117,17 +110,13 @@ impl Drop for Cluster {
 }
 
 fn search_json(job: &Path, query: &str) -> String {
-    let out = Command::new(webmill_bin())
+    let out = webmill()
         .args(["search", "--json", "-k", "10"])
         .arg(job)
         .arg(query)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     // Times differ run to run; the docIDs, scores and order must not.
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -160,17 +149,14 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     let flags = ["--mem", "64M"];
 
     let local = dir.path().join("local");
-    let out = Command::new(webmill_bin())
-        .args(flags)
-        .args(["--quiet", "run", "--segment-records", "40", "--out"])
-        .arg(&local)
-        .args(&inputs)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        &webmill()
+            .args(flags)
+            .args(["--quiet", "run", "--segment-records", "40", "--out"])
+            .arg(&local)
+            .args(&inputs)
+            .output()
+            .unwrap(),
     );
 
     let state = dir.path().join("state");
@@ -219,11 +205,7 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     for (name, x) in &a {
         if x != &b[name] {
             let dump = |job: &Path| {
-                let o = Command::new(webmill_bin())
-                    .arg("dump")
-                    .arg(job.join(name))
-                    .output()
-                    .unwrap();
+                let o = webmill_ok([OsStr::new("dump"), job.join(name).as_os_str()]);
                 String::from_utf8_lossy(&o.stdout).into_owned()
             };
             let (da, db) = (dump(&local), dump(&spark));
@@ -240,16 +222,9 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     ] {
         assert_eq!(search_json(&local, q), search_json(&spark, q), "{q}");
     }
-    let skips = Command::new(webmill_bin())
-        .args(["export", "skips"])
-        .arg(&spark)
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&skips.stdout).contains("broken.warc.gz"),
-        "{}",
-        String::from_utf8_lossy(&skips.stdout)
-    );
+    let skips = webmill_ok([OsStr::new("export"), OsStr::new("skips"), spark.as_os_str()]);
+    let skips = String::from_utf8_lossy(&skips.stdout);
+    assert!(skips.contains("broken.warc.gz"), "{skips}");
     // The segments directory beside the job is gone.
     assert!(!dir.path().join("spark.segments").exists());
 }
