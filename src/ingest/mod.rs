@@ -729,8 +729,10 @@ pub fn ingest_unit(
     let units = list_units(opts, &mut |_| {})?;
     let Some(u) = units.get(unit) else {
         return Err(Error::usage(format!(
-            "unit {unit} does not exist: the inputs make {} units",
-            units.len()
+            "unit {unit} does not exist: the inputs make {} unit{} (0 to {})",
+            units.len(),
+            if units.len() == 1 { "" } else { "s" },
+            units.len().saturating_sub(1)
         )));
     };
     std::fs::create_dir_all(out).at(out)?;

@@ -16,13 +16,13 @@ use crate::Global;
 /// The per-task steps of a distributed job (run by `spark/`'s
 /// `webmill_spark run` on each executor).
 ///
-/// An ingest is cut into units (a WARC, WET or JSONL file each; runs of a
+/// An ingest is cut into units (a WARC, WET, WAT, JSONL or Parquet file each; runs of a
 /// directory's HTML files of --segment-records each) that depend on nothing
 /// but their input: `shard plan` lists them, `shard ingest --unit K` writes
 /// unit K's segments under `--segments DIR/unit-K/` (each task under an
 /// attempt directory of its own, published by one rename, so retries and
 /// speculative copies are harmless), and `webmill ingest --segments-from DIR`
-/// (or `run` after it) joins them into the job. The job's outputs are
+/// joins them into the job (`webmill run` then runs the later stages). The job's outputs are
 /// byte-identical to a one-machine `webmill run` with the same inputs and
 /// flags (same --mem: it sets the per-record limit).
 #[derive(clap::Args, Debug)]
