@@ -144,7 +144,7 @@ fn impacts(path: &Path, budget: u64) -> Result<Option<sorter::Impacts>> {
     let lens = if f.docs().saturating_mul(4 * fieldlens::FIELDS as u64) <= budget {
         sorter::Lengths::Memory(f.load()?)
     } else {
-        sorter::Lengths::File(f)
+        sorter::Lengths::File(Box::new(f))
     };
     Ok(Some(sorter::Impacts { params, lens }))
 }

@@ -330,7 +330,7 @@ pub enum Lengths {
     /// Per docID.
     Memory(Vec<[u32; FIELDS]>),
     /// The file.
-    File(FieldLengths),
+    File(Box<FieldLengths>),
 }
 
 /// One barrel's reader of [`Lengths`], with the last file block read.

@@ -310,7 +310,7 @@ impl Searcher {
                 let mut chunks = Vec::with_capacity((n as usize).div_ceil(RankBounds::CHUNK));
                 for d in 0..n {
                     let pr = f(d)?;
-                    if d as usize % RankBounds::CHUNK == 0 {
+                    if (d as usize).is_multiple_of(RankBounds::CHUNK) {
                         chunks.push(pr);
                     } else if let Some(m) = chunks.last_mut() {
                         *m = m.max(pr);
