@@ -6,13 +6,14 @@ saw exactly as webmill's `resolve` stage does on one machine: the distinct
 URLs (pages and link targets) sorted by their host-reversed key in Spark (a
 range-partitioned sort; Spark orders binary columns by unsigned bytes, as
 webmill does), docIDs and host numbers handed out from the partitions'
-offsets, then the pages and the links joined with their docIDs. It writes
-three tables under OUT, which `webmill shard resolve --from OUT JOB` reads in
-place of its own URL sort:
+offsets, then the pages joined with their docIDs and the links with their
+targets' and their sources' docIDs. It writes three tables under OUT, which
+`webmill shard resolve --from OUT JOB` reads in place of its own URL sort
+and link join:
 
 - `docs/`: doc, key, host, page, bytes, title — one row per URL, docID order;
 - `pagedoc/`: page, doc, first — one row per page, page order;
-- `links/`: page, target, kind, anchor — one row per link.
+- `links/`: page, source, target, kind, anchor — one row per link.
 """
 
 from __future__ import annotations
@@ -137,10 +138,12 @@ def number_urls(spark: SparkSession, segments: str, unit_pages: dict[int, int], 
         .write.mode("overwrite")
         .parquet(os.path.join(out, "pagedoc"))
     )
-    sc.setJobDescription("webmill resolve 4/4: join links with their targets' docIDs")
+    sc.setJobDescription("webmill resolve 4/4: join links with their targets' and their sources' docIDs")
+    source_of = spark.read.parquet(os.path.join(out, "pagedoc")).select("page", F.col("doc").alias("source"))
     (
-        links.join(doc_of.select("key", "doc"), "key")
-        .select("page", F.col("doc").alias("target"), "kind", "anchor")
+        links.join(doc_of.select("key", F.col("doc").alias("target")), "key")
+        .join(source_of, "page")
+        .select("page", "source", "target", "kind", "anchor")
         .write.mode("overwrite")
         .parquet(os.path.join(out, "links"))
     )

@@ -35,7 +35,8 @@
 //! - `pagedoc/`: one row per page, in page order: `page` (int64), `doc`
 //!   (int64), `first` (bool: the page is its doc's first capture).
 //! - `links/`: one row per link: `page` (int64, the job's source page),
-//!   `target` (int64, the target's docID), `kind` (int8), `anchor` (string).
+//!   `source` (int64, the source page's docID), `target` (int64, the
+//!   target's docID), `kind` (int8), `anchor` (string).
 //!
 //! A directory's tables are its `part-*.parquet` files in name order.
 
@@ -413,7 +414,7 @@ impl Batch<'_> {
             .collect()
     }
 
-    /// Row `i` of binary column `name`, none null.
+    /// Binary column `name`, none null.
     pub fn binary(&self, name: &str) -> Result<&arrow_array::BinaryArray> {
         let a = self.column(name, &DataType::Binary)?.as_binary::<i32>();
         match (0..a.len()).find(|&i| a.is_null(i)) {
@@ -512,14 +513,14 @@ pub fn for_each_pagedoc(dir: &Path, mut f: impl FnMut(u64, u64, bool) -> Result<
     })
 }
 
-/// Calls `f(page, target, kind, anchor)` with each row of the `links/` table
-/// in `dir`.
-pub fn for_each_target(
+/// Calls `f(source, target, kind, anchor)` with each row of the `links/`
+/// table in `dir`.
+pub fn for_each_link(
     dir: &Path,
     mut f: impl FnMut(u64, u64, u8, &str) -> Result<()>,
 ) -> Result<()> {
     for_each_batch(dir, |b| {
-        let page = b.i64s("page", true)?;
+        let source = b.i64s("source", true)?;
         let target = b.i64s("target", true)?;
         let kind = b.i8s("kind")?;
         let anchor = b.strings("anchor")?;
@@ -530,7 +531,7 @@ pub fn for_each_target(
                 anchor.value(i)
             };
             f(
-                page[i].unwrap_or_default(),
+                source[i].unwrap_or_default(),
                 target[i].unwrap_or_default(),
                 kind[i],
                 a,

@@ -292,7 +292,7 @@ fn run_resolve(cx: &StageContext, from: Option<&Path>) -> Result<ResolveFigures>
                 link_sort: &mut link_sort,
             };
             counts = match from {
-                Some(dir) => number_from(dir, &mut out, links.records(), cx)?,
+                Some(dir) => number_from(dir, &mut out, cx)?,
                 None => {
                     let mut urls = cx.sorter::<UrlRec>("urls", Combine::Dedup)?;
                     if !urls.input_complete() {
@@ -320,16 +320,23 @@ fn run_resolve(cx: &StageContext, from: Option<&Path>) -> Result<ResolveFigures>
         } else {
             drop(url_sort);
         }
-        link_sort.set_merge_budget(cx.budget().bytes("links merge")?);
-        let link_sorted = link_sort.finish()?;
-        let arcs = join_sources(
-            link_sorted,
-            &pagedoc_path,
-            &mut fwd,
-            &mut rev,
-            &mut anchors,
-            cx,
-        )?;
+        let mut arcs = Arcs {
+            fwd: &mut fwd,
+            rev: &mut rev,
+            anchors: &mut anchors,
+            self_loops: 0,
+        };
+        match from {
+            Some(dir) => {
+                // Empty here, but finished: a resume then finds step 2 done.
+                drop(link_sort.finish()?);
+                joined_links(dir, links.records(), &mut arcs, cx)?;
+            }
+            None => {
+                link_sort.set_merge_budget(cx.budget().bytes("links merge")?);
+                join_sources(link_sort.finish()?, &pagedoc_path, &mut arcs, cx)?;
+            }
+        }
         counts.self_loops = arcs.self_loops;
         cx.save_checkpoint(COUNTS, &counts)?;
     }
@@ -521,12 +528,12 @@ fn number_urls(mut urls: Sorted<UrlRec>, out: &mut Numbering, cx: &StageContext)
     Ok(c)
 }
 
-/// Steps 1 and 2 done elsewhere: the numbered URLs, the page map and the
-/// links with their targets' docIDs read from the exchange tables under
-/// `dir`, checked (docIDs consecutive, keys strictly rising in unsigned byte
-/// order, host numbers following the keys' hosts, every link there) and
-/// written where [`number_urls`] writes.
-fn number_from(dir: &Path, out: &mut Numbering, links: u64, cx: &StageContext) -> Result<Counts> {
+/// Steps 1 and 2 done elsewhere: the numbered URLs and the page map read
+/// from the exchange tables under `dir`, checked (docIDs consecutive, keys
+/// strictly rising in unsigned byte order, host numbers following the keys'
+/// hosts; the page map's pages by `write_pagedoc`) and written where
+/// [`number_urls`] writes; the links come joined (see [`joined_links`]).
+fn number_from(dir: &Path, out: &mut Numbering, cx: &StageContext) -> Result<Counts> {
     let task = cx.task("reading the numbered URLs", None, Unit::Records);
     let mut docs = DocWriter::create(out.docs_path, &StageId::Resolve.name())?;
     let mut c = Counts::default();
@@ -583,21 +590,6 @@ fn number_from(dir: &Path, out: &mut Numbering, links: u64, cx: &StageContext) -
         }
         out.page_sort.push((page, doc << 1 | u64::from(first)))
     })?;
-    let mut n = 0u64;
-    let mut rest = Vec::new();
-    exchange::for_each_target(&dir.join("links"), |page, target, kind, anchor| {
-        n += 1;
-        rest.clear();
-        rest.push(kind);
-        rest.extend_from_slice(anchor.as_bytes());
-        out.link_sort.push((page, target, rest.clone()))
-    })?;
-    if n != links {
-        return Err(Error::usage_at(
-            dir.join("links"),
-            format!("{n} links where the job has {links}"),
-        ));
-    }
     Ok(c)
 }
 
@@ -629,26 +621,19 @@ fn write_pagedoc(mut sorted: Sorted<(u64, u64)>, path: &Path, pages: u64) -> Res
     Ok(())
 }
 
-struct JoinCounts {
-    self_loops: u64,
-}
-
 /// Step 3b: source docIDs for the links, walking the page map beside them.
 fn join_sources(
     mut links: Sorted<LinkRec>,
     pagedoc_path: &Path,
-    fwd: &mut ExternalSorter<(u64, u64)>,
-    rev: &mut ExternalSorter<(u64, u64)>,
-    anchors: &mut ExternalSorter<AnchorRec>,
+    arcs: &mut Arcs,
     cx: &StageContext,
-) -> Result<JoinCounts> {
+) -> Result<()> {
     let task = cx.task("joining link sources", None, Unit::Records);
     let map = PageFile::open(pagedoc_path, &records::PAGEDOC)?;
     let mut block = 0usize;
     let mut decoded: std::collections::VecDeque<(u64, u64)> = Default::default();
     let mut buf = (Vec::new(), Vec::new());
     let mut cur: Option<(u64, u64)> = None;
-    let mut self_loops = 0u64;
     let mut n = 0u64;
     while let Some((page, dst, rest)) = links.next_record()? {
         while cur.is_none_or(|(p, _)| p < page) {
@@ -671,18 +656,60 @@ fn join_sources(
         if n.is_multiple_of(65536) {
             task.set_position(n);
         }
-        if src == dst {
-            self_loops += 1;
-            continue;
-        }
-        fwd.push((src, dst))?;
-        rev.push((dst, src))?;
-        // `rest` is kind byte + anchor text; keep anchors that have text.
-        if rest.len() > 1 {
-            anchors.push((dst, src, rest))?;
-        }
+        arcs.push(src, dst, rest)?;
     }
-    Ok(JoinCounts { self_loops })
+    Ok(())
+}
+
+/// Where the joined links go: the arc sorts and the anchor sort.
+struct Arcs<'a> {
+    fwd: &'a mut ExternalSorter<(u64, u64)>,
+    rev: &'a mut ExternalSorter<(u64, u64)>,
+    anchors: &'a mut ExternalSorter<AnchorRec>,
+    self_loops: u64,
+}
+
+impl Arcs<'_> {
+    /// A link from `src` to `dst`; `rest` is its kind byte + anchor text.
+    fn push(&mut self, src: u64, dst: u64, rest: Vec<u8>) -> Result<()> {
+        if src == dst {
+            self.self_loops += 1;
+            return Ok(());
+        }
+        self.fwd.push((src, dst))?;
+        self.rev.push((dst, src))?;
+        // Keep anchors that have text.
+        if rest.len() > 1 {
+            self.anchors.push((dst, src, rest))?;
+        }
+        Ok(())
+    }
+}
+
+/// Step 3b done elsewhere: the links with both docIDs read from the
+/// exchange table `links/` under `dir` (one row per link of the job, which
+/// is checked) into the arc and anchor sorts.
+fn joined_links(dir: &Path, links: u64, arcs: &mut Arcs, cx: &StageContext) -> Result<()> {
+    let task = cx.task("reading the joined links", Some(links), Unit::Records);
+    let mut n = 0u64;
+    let table = dir.join("links");
+    exchange::for_each_link(&table, |source, target, kind, anchor| {
+        n += 1;
+        if n.is_multiple_of(65536) {
+            task.set_position(n);
+        }
+        let mut rest = Vec::with_capacity(1 + anchor.len());
+        rest.push(kind);
+        rest.extend_from_slice(anchor.as_bytes());
+        arcs.push(source, target, rest)
+    })?;
+    if n != links {
+        return Err(Error::usage_at(
+            &table,
+            format!("{n} links where the job has {links}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Step 4: the anchor file, keyed by target docID.

@@ -336,7 +336,7 @@ def docs_table(order):
     return pa.table({"doc": pa.array(cols[0], pa.int64()), "key": pa.array(cols[1], pa.binary()), "host": pa.array(cols[2], pa.int64()),
                      "page": pa.array(cols[3], pa.int64()), "bytes": pa.array(cols[4], pa.int64()), "title": pa.array(cols[5], pa.string())})
 pagedoc = sorted((page, doc[k], first[k][0] == page) for page, k, _, _ in pages)
-targets = [(page, doc[k], kind, text) for page, k, kind, text in links]
+targets = [(page, src[page], doc[k], kind, text) for page, k, kind, text in links]
 for name, order in [("good", list(range(len(keys)))), ("bad", list(range(len(keys))))]:
     if name == "bad":
         order[5], order[6] = order[6], order[5]
@@ -352,7 +352,7 @@ for name, order in [("good", list(range(len(keys)))), ("bad", list(range(len(key
     pq.write_table(pa.table({"page": pa.array(c[0], pa.int64()), "doc": pa.array(c[1], pa.int64()), "first": pa.array(c[2], pa.bool_())}),
                    os.path.join(out, "pagedoc", "part-00000-x.parquet"))
     c = list(zip(*targets))
-    pq.write_table(pa.table({"page": pa.array(c[0], pa.int64()), "target": pa.array(c[1], pa.int64()), "kind": pa.array(c[2], pa.int8()), "anchor": pa.array(c[3], pa.string())}),
+    pq.write_table(pa.table({"page": pa.array(c[0], pa.int64()), "source": pa.array(c[1], pa.int64()), "target": pa.array(c[2], pa.int64()), "kind": pa.array(c[3], pa.int8()), "anchor": pa.array(c[4], pa.string())}),
                    os.path.join(out, "links", "part-00000-x.parquet"))
 print("read back: %d pages, %d links, %d docs, %d arcs, %d anchors" % (len(pages), len(links), len(keys), len(arcs), len(anchors)))
 "#;
