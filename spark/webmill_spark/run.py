@@ -66,11 +66,53 @@ def _task(webmill: str, global_flags: list[str], source: list[str], segments: st
     if delay:
         # Test hook: hold each task long enough for a test to kill an executor.
         time.sleep(float(delay))
+    import tempfile
+
     cmd = [webmill, *global_flags, "shard", "ingest", "--unit", str(unit), "--segments", segments, *source]
-    p = sp.run(cmd, stdout=sp.PIPE, stderr=sp.PIPE, text=True)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = sp.Popen(cmd, stdout=out, stderr=err, stdin=sp.DEVNULL)
+        # wait4 gives this child's own peak RSS (kilobytes on Linux).
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if p.returncode != 0:
-        raise RuntimeError(f"unit {unit}: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()[-2000:]}")
-    return json.loads(p.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"unit {unit}: {' '.join(cmd)} exited {p.returncode}: {stderr.strip()[-2000:]}")
+    report = json.loads(stdout.strip().splitlines()[-1])
+    report["peak_rss"] = usage.ru_maxrss * 1024
+    return report
+
+
+def _spark_figures(sc) -> dict[str, dict]:
+    """Per job description: Spark's stages' shuffle bytes and task time,
+    from the driver's status REST API (empty when the UI is off)."""
+    import urllib.request
+
+    url = sc.uiWebUrl
+    if not url:
+        return {}
+    try:
+        with urllib.request.urlopen(f"{url}/api/v1/applications/{sc.applicationId}/stages", timeout=30) as r:
+            stages = json.load(r)
+    except OSError:
+        return {}
+    per: dict[str, dict] = {}
+    for st in stages:
+        f = per.setdefault(st.get("description") or st.get("name", "?"), {"shuffle_write": 0, "shuffle_read": 0, "task_ms": 0, "stages": 0})
+        f["shuffle_write"] += st.get("shuffleWriteBytes", 0)
+        f["shuffle_read"] += st.get("shuffleReadBytes", 0)
+        f["task_ms"] += st.get("executorRunTime", 0)
+        f["stages"] += 1
+    return per
+
+
+def _bytes(n: float) -> str:
+    for unit in ["B", "KB", "MB", "GB"]:
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
 
 
 def _webmill(cmd: list[str], capture: bool = True) -> str:
@@ -179,6 +221,7 @@ def main(argv: list[str]) -> int:
         )
         if join.wait() != 0:
             raise SystemExit(f"webmill_spark: the join of the segments (webmill shard join) exited {join.returncode}")
+        figures = _spark_figures(sc)
     finally:
         spark.stop()
     t4 = time.monotonic()
@@ -189,10 +232,24 @@ def main(argv: list[str]) -> int:
     t6 = time.monotonic()
     if not a.segments:
         shutil.rmtree(segments, ignore_errors=True)
-    print(
-        f"webmill_spark: done in {t6 - t0:.1f} s (plan {t1 - t0:.1f} s, Spark ingest {t2 - t1:.1f} s, "
-        f"Spark URL numbering {t3 - t2:.1f} s beside the join, join waited {t4 - t3:.1f} s, resolve {t5 - t4:.1f} s, "
-        f"later stages {t6 - t5:.1f} s); the job is {out}",
-        file=sys.stderr,
-    )
+    shuffled = sum(f["shuffle_write"] for f in figures.values())
+    numbering = {d: f for d, f in figures.items() if d.startswith("webmill resolve")}
+    rss = max((r.get("peak_rss", 0) for r in reports), default=0)
+    rows = [
+        ("plan", "driver", t1 - t0, None, f"{len(plan)} units, {total:,} bytes of input"),
+        ("ingest", "Spark", t2 - t1, None, f"{len(reports)} tasks, {pages:,} pages, {skipped:,} skipped; webmill peak RSS {_bytes(rss)} at --mem {a.mem}"),
+        ("URL numbering, link joins", "Spark", t3 - t2, sum(f["shuffle_write"] for f in numbering.values()), f"{numbered['docs']:,} docs in {parts} key ranges"),
+        ("join of the segments", "driver", t4 - t3, None, "beside the numbering; this is the wait after it"),
+        ("resolve from Spark's tables", "driver", t5 - t4, None, "doc and URL tables, page map, edges, anchors"),
+        ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank, index, dedup"),
+    ]
+    lines = [f"webmill_spark: the job through Spark ({a.master}):"]
+    for step, where, secs, shuf, what in rows:
+        sh = "" if shuf is None else f"shuffled {_bytes(shuf)}"
+        lines.append(f"  {step:<28} {where:<7} {secs:7.1f} s  {sh:<17} {what}")
+    for d, f in sorted(numbering.items()):
+        lines.append(f"    {d}: {f['stages']} stages, shuffle write {_bytes(f['shuffle_write'])}, read {_bytes(f['shuffle_read'])}, task time {f['task_ms'] / 1000:.1f} s")
+    per_page = f", {shuffled / max(pages, 1):.0f} bytes shuffled per page" if figures else ""
+    lines.append(f"Job {out} is complete through Spark in {t6 - t0:.1f} s{per_page}.")
+    print("\n".join(lines), file=sys.stderr)
     return 0

@@ -198,6 +198,19 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     assert!(killed.is_some(), "no executor was seen to kill:\n{stderr}");
     assert!(stderr.contains("ingest on Spark: "), "{stderr}");
     assert!(stderr.contains("URL numbering on Spark: "), "{stderr}");
+    // The summary: each step, where it ran, its time, what Spark shuffled.
+    for step in [
+        "ingest ",
+        "URL numbering, link joins",
+        "webmill resolve 1/4",
+        "shuffled per page",
+        "is complete through Spark",
+    ] {
+        assert!(
+            stderr.contains(step),
+            "no {step:?} in the summary:\n{stderr}"
+        );
+    }
     eprintln!("{stderr}");
 
     // Every output file byte-identical.
