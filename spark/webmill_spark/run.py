@@ -4,13 +4,17 @@ whose ingest runs as Spark tasks.
 The ingest is cut into units that depend only on their input (a WARC, WET or
 JSONL file each; runs of a directory's HTML files): `webmill shard plan`
 lists them, one Spark task per unit runs `webmill shard ingest --unit K` on
-an executor, writing the unit's segments under an attempt directory of its
-own in the shared segments directory and publishing it by one rename (so
-Spark's retries and a killed executor cost only that task). The driver then
-runs `webmill ingest --segments-from DIR` (the segments joined in input
-order, exactly as one machine joins its own) and `webmill run` for the
-stages after ingest. The job is byte-identical to `webmill run` on one
-machine with the same inputs and flags.
+an executor, writing the unit's segments and its exchange tables
+(`pages.parquet`, `links.parquet`: formats/spark.md) under an attempt
+directory of its own in the shared segments directory and publishing it by
+one rename (so Spark's retries and a killed executor cost only that task).
+Then Spark numbers every URL from the exchange tables (`shuffle.py`: a
+range-partitioned sort by host-reversed key, docIDs from the ranges'
+offsets, the pages and links joined with their docIDs) while the driver
+joins the segments into the job (`webmill shard join`); `webmill shard
+resolve` builds the resolve stage's files from Spark's numbering, and
+`webmill run` runs the stages after it. The job is byte-identical to
+`webmill run` on one machine with the same inputs and flags.
 
 What a user provides: the `webmill` binary at the same path on every node
 (`--webmill`, default: `webmill` on the PATH), the inputs and the segments
@@ -62,11 +66,53 @@ def _task(webmill: str, global_flags: list[str], source: list[str], segments: st
     if delay:
         # Test hook: hold each task long enough for a test to kill an executor.
         time.sleep(float(delay))
+    import tempfile
+
     cmd = [webmill, *global_flags, "shard", "ingest", "--unit", str(unit), "--segments", segments, *source]
-    p = sp.run(cmd, stdout=sp.PIPE, stderr=sp.PIPE, text=True)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = sp.Popen(cmd, stdout=out, stderr=err, stdin=sp.DEVNULL)
+        # wait4 gives this child's own peak RSS (kilobytes on Linux).
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if p.returncode != 0:
-        raise RuntimeError(f"unit {unit}: {' '.join(cmd)} exited {p.returncode}: {p.stderr.strip()[-2000:]}")
-    return json.loads(p.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"unit {unit}: {' '.join(cmd)} exited {p.returncode}: {stderr.strip()[-2000:]}")
+    report = json.loads(stdout.strip().splitlines()[-1])
+    report["peak_rss"] = usage.ru_maxrss * 1024
+    return report
+
+
+def _spark_figures(sc) -> dict[str, dict]:
+    """Per job description: Spark's stages' shuffle bytes and task time,
+    from the driver's status REST API (empty when the UI is off)."""
+    import urllib.request
+
+    url = sc.uiWebUrl
+    if not url:
+        return {}
+    try:
+        with urllib.request.urlopen(f"{url}/api/v1/applications/{sc.applicationId}/stages", timeout=30) as r:
+            stages = json.load(r)
+    except OSError:
+        return {}
+    per: dict[str, dict] = {}
+    for st in stages:
+        f = per.setdefault(st.get("description") or st.get("name", "?"), {"shuffle_write": 0, "shuffle_read": 0, "task_ms": 0, "stages": 0})
+        f["shuffle_write"] += st.get("shuffleWriteBytes", 0)
+        f["shuffle_read"] += st.get("shuffleReadBytes", 0)
+        f["task_ms"] += st.get("executorRunTime", 0)
+        f["stages"] += 1
+    return per
+
+
+def _bytes(n: float) -> str:
+    for unit in ["B", "KB", "MB", "GB"]:
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
 
 
 def _webmill(cmd: list[str], capture: bool = True) -> str:
@@ -90,6 +136,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--threads", type=int, default=1, help="threads of each task's webmill (default 1: Spark runs one task per core)")
     ap.add_argument("--segments", help="shared directory for the units' segments (default: JOB.segments beside the job; removed at the end)")
     ap.add_argument("--executor-memory", default="512m", help="memory of each Spark executor's JVM (default 512m; webmill runs beside it)")
+    ap.add_argument("--partitions", type=int, help="partitions of the global steps' shuffles (default: twice Spark's default parallelism)")
     for f in SOURCE_FLAGS:
         ap.add_argument(f, help=f"as `webmill ingest {f}`")
     ap.add_argument("inputs", nargs="+", metavar="INPUT", help="WARC/WET/JSONL files and directories, as `webmill run` takes them")
@@ -125,6 +172,9 @@ def main(argv: list[str]) -> int:
         .appName(f"webmill run {out.name}")
         .config("spark.executor.memory", a.executor_memory)
         .config("spark.task.maxFailures", "4")
+        # The exchange tables' row order is their part files' names.
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "true" if sys.stderr.isatty() else "false")
     )
     delay = os.environ.get("WEBMILL_SPARK_TASK_DELAY")
     if delay:
@@ -133,6 +183,8 @@ def main(argv: list[str]) -> int:
     sc = spark.sparkContext
     sc.setLogLevel("ERROR")
     segments.mkdir(parents=True, exist_ok=True)
+    shuffled = segments / "shuffle"
+    gflags = ["--mem", a.mem]
     t1 = time.monotonic()
     try:
         sc.setJobDescription(f"webmill ingest: {len(plan)} units ({total:,} bytes)")
@@ -141,29 +193,63 @@ def main(argv: list[str]) -> int:
         seg = str(segments)
         reports = (
             sc.parallelize(order, max(1, len(order)))
+            .setName("ingest units")
             .map(lambda k: _task(webmill, global_flags, source, seg, k))
             .collect()
         )
+        t2 = time.monotonic()
+        pages = sum(r["counts"]["pages"] for r in reports)
+        skipped = sum(r["counts"].get("skipped", 0) for r in reports)
+        print(
+            f"webmill_spark: ingest on Spark: {len(reports)} tasks, {pages:,} pages, {skipped:,} skipped, {t2 - t1:.1f} s",
+            file=sys.stderr,
+        )
+        # The driver joins the segments into the job while Spark numbers the
+        # URLs from the units' exchange tables.
+        join = subprocess.Popen(
+            [webmill, *gflags, "--quiet", "shard", "join", "--out", str(out), "--segments-from", str(segments), *source]
+        )
+        from .shuffle import number_urls
+
+        unit_pages = {r["unit"]: r["counts"]["pages"] for r in reports}
+        parts = a.partitions or max(2, 2 * sc.defaultParallelism)
+        numbered = number_urls(spark, str(segments), unit_pages, str(shuffled), parts)
+        t3 = time.monotonic()
+        print(
+            f"webmill_spark: URL numbering on Spark: {numbered['docs']:,} docs in {parts} ranges, {t3 - t2:.1f} s",
+            file=sys.stderr,
+        )
+        if join.wait() != 0:
+            raise SystemExit(f"webmill_spark: the join of the segments (webmill shard join) exited {join.returncode}")
+        figures = _spark_figures(sc)
     finally:
         spark.stop()
-    t2 = time.monotonic()
-    pages = sum(r["counts"]["pages"] for r in reports)
-    skipped = sum(r["counts"].get("skipped", 0) for r in reports)
-    print(
-        f"webmill_spark: ingest on Spark: {len(reports)} tasks, {pages:,} pages, {skipped:,} skipped, {t2 - t1:.1f} s",
-        file=sys.stderr,
-    )
-    # The join and the stages after ingest, on this machine.
-    gflags = ["--mem", a.mem]
-    _webmill([webmill, *gflags, "ingest", "--out", str(out), "--segments-from", str(segments), *source])
-    t3 = time.monotonic()
-    _webmill([webmill, *gflags, "run", "--out", str(out), *run_flags, *source], capture=False)
     t4 = time.monotonic()
+    # Resolve with Spark's numbering, then the stages after it, here.
+    _webmill([webmill, *gflags, "--quiet", "shard", "resolve", "--from", str(shuffled), str(out)])
+    t5 = time.monotonic()
+    _webmill([webmill, *gflags, "run", "--out", str(out), *run_flags, *source], capture=False)
+    t6 = time.monotonic()
     if not a.segments:
         shutil.rmtree(segments, ignore_errors=True)
-    print(
-        f"webmill_spark: done in {t4 - t0:.1f} s (plan {t1 - t0:.1f} s, Spark ingest {t2 - t1:.1f} s, "
-        f"join {t3 - t2:.1f} s, later stages {t4 - t3:.1f} s); the job is {out}",
-        file=sys.stderr,
-    )
+    shuffled = sum(f["shuffle_write"] for f in figures.values())
+    numbering = {d: f for d, f in figures.items() if d.startswith("webmill resolve")}
+    rss = max((r.get("peak_rss", 0) for r in reports), default=0)
+    rows = [
+        ("plan", "driver", t1 - t0, None, f"{len(plan)} units, {total:,} bytes of input"),
+        ("ingest", "Spark", t2 - t1, None, f"{len(reports)} tasks, {pages:,} pages, {skipped:,} skipped; webmill peak RSS {_bytes(rss)} at --mem {a.mem}"),
+        ("URL numbering, link joins", "Spark", t3 - t2, sum(f["shuffle_write"] for f in numbering.values()), f"{numbered['docs']:,} docs in {parts} key ranges"),
+        ("join of the segments", "driver", t4 - t3, None, "beside the numbering; this is the wait after it"),
+        ("resolve from Spark's tables", "driver", t5 - t4, None, "doc and URL tables, page map, edges, anchors"),
+        ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank, index, dedup"),
+    ]
+    lines = [f"webmill_spark: the job through Spark ({a.master}):"]
+    for step, where, secs, shuf, what in rows:
+        sh = "" if shuf is None else f"shuffled {_bytes(shuf)}"
+        lines.append(f"  {step:<28} {where:<7} {secs:7.1f} s  {sh:<17} {what}")
+    for d, f in sorted(numbering.items()):
+        lines.append(f"    {d}: {f['stages']} stages, shuffle write {_bytes(f['shuffle_write'])}, read {_bytes(f['shuffle_read'])}, task time {f['task_ms'] / 1000:.1f} s")
+    per_page = f", {shuffled / max(pages, 1):.0f} bytes shuffled per page" if figures else ""
+    lines.append(f"Job {out} is complete through Spark in {t6 - t0:.1f} s{per_page}.")
+    print("\n".join(lines), file=sys.stderr)
     return 0

@@ -26,6 +26,7 @@
 //! `segment_records`, never on the thread count or on interruptions.
 
 pub mod dir;
+pub mod exchange;
 pub mod html;
 pub mod limits;
 pub mod page;
@@ -776,7 +777,10 @@ pub fn ingest_unit(
                 .task("reading", Some(u.bytes()), ProgressUnit::Bytes),
             done: AtomicU64::new(0),
         };
-        let run = u.run(unit, &attempt, opts.segment_records, &ctx, &progress);
+        let run = u
+            .run(unit, &attempt, opts.segment_records, &ctx, &progress)
+            // The exchange tables the global steps shuffle, beside them.
+            .and_then(|segs| exchange::write_unit_tables(&attempt, unit, &segs));
         progress.task.set_position(u.bytes());
         if let Err(e) = run {
             let _ = std::fs::remove_dir_all(&attempt);

@@ -197,6 +197,21 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     assert!(out.status.success(), "webmill_spark run failed:\n{stderr}");
     assert!(killed.is_some(), "no executor was seen to kill:\n{stderr}");
     assert!(stderr.contains("ingest on Spark: "), "{stderr}");
+    assert!(stderr.contains("URL numbering on Spark: "), "{stderr}");
+    // The summary: each step, where it ran, its time, what Spark shuffled.
+    for step in [
+        "ingest ",
+        "URL numbering, link joins",
+        "webmill resolve 1/4",
+        "shuffled per page",
+        "is complete through Spark",
+    ] {
+        assert!(
+            stderr.contains(step),
+            "no {step:?} in the summary:\n{stderr}"
+        );
+    }
+    eprintln!("{stderr}");
 
     // Every output file byte-identical.
     let (a, b) = (job_files(&local), job_files(&spark));
@@ -227,4 +242,256 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     assert!(skips.contains("broken.warc.gz"), "{skips}");
     // The segments directory beside the job is gone.
     assert!(!dir.path().join("spark.segments").exists());
+}
+
+/// Why pyarrow cannot read the exchange tables here, if it cannot.
+fn missing_pyarrow() -> Option<String> {
+    match Command::new("python3")
+        .args(["-c", "import pyarrow.parquet"])
+        .output()
+    {
+        Ok(o) if o.status.success() => None,
+        _ => Some("python3 cannot import pyarrow (pip install pyarrow)".into()),
+    }
+}
+
+/// An independent reader of the exchange tables (formats/spark.md): pyarrow
+/// reads every unit's `pages.parquet` and `links.parquet`, checks their
+/// schemas and metadata, recomputes each sort key from its URL, and from
+/// the tables alone rebuilds what `resolve` computes — docIDs in the keys'
+/// byte order, each doc's first capture, the deduplicated arcs without
+/// self-loops and the anchors by target — comparing them with the local
+/// job's exports.
+const READ_BACK: &str = r#"
+import sys, os, urllib.parse, pyarrow.parquet as pq
+seg, units, docs_pq, edges_pq, anchors_pq = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+KINDS = {0: "a", 1: "frame", 2: "refresh", 3: "redirect"}
+
+def sort_key(url):
+    p = urllib.parse.urlsplit(url)
+    host = p.hostname or ""
+    if all(c.isdigit() or c == "." for c in host) or ":" in host:
+        k = host
+    else:
+        k = ",".join(reversed(host.split(".")))
+    if p.port is not None:
+        k += ":%d" % p.port
+    k += ")" + p.path
+    if "?" in url:
+        k += "?" + url.split("?", 1)[1]
+    return k.encode() + b"\0" + url.encode()
+
+def expect(table, name, cols):
+    meta = table.schema.metadata
+    assert meta[b"webmill.table"] == name.encode() and meta[b"webmill.version"] == b"1", meta
+    got = [(f.name, str(f.type)) for f in table.schema]
+    assert got == cols, (name, got)
+    for c in table.columns:
+        assert c.null_count == 0
+
+pages, links, base = [], [], 0
+for u in range(units):
+    d = os.path.join(seg, "unit-%06d" % u)
+    p = pq.read_table(os.path.join(d, "pages.parquet"))
+    l = pq.read_table(os.path.join(d, "links.parquet"))
+    expect(p, "pages", [("unit", "int32"), ("page", "int64"), ("url", "string"), ("key", "binary"), ("bytes", "int64"), ("title", "string")])
+    expect(l, "links", [("unit", "int32"), ("page", "int64"), ("source_url", "string"), ("target_url", "string"), ("target_key", "binary"), ("kind", "int8"), ("anchor", "string")])
+    prow = p.to_pylist()
+    assert [r["page"] for r in prow] == list(range(len(prow))), "pages in page order from 0"
+    urls = [r["url"] for r in prow]
+    for r in prow:
+        assert r["unit"] == u and r["key"] == sort_key(r["url"]), r
+        pages.append((base + r["page"], r["key"], r["bytes"], r["title"]))
+    for r in l.to_pylist():
+        assert r["unit"] == u and r["source_url"] == urls[r["page"]], r
+        assert r["target_key"] == sort_key(r["target_url"]), r
+        links.append((base + r["page"], r["target_key"], r["kind"], r["anchor"]))
+    base += len(prow)
+
+keys = sorted({k for _, k, _, _ in pages} | {k for _, k, _, _ in links})
+doc = {k: i for i, k in enumerate(keys)}
+first = {}
+for page, k, b, t in sorted(pages):
+    first.setdefault(k, (page, b, t))
+want_docs = [(i, k.split(b"\0", 1)[1].decode(), k in first, first[k][1] if k in first else 0, first[k][2] if k in first else "") for i, k in enumerate(keys)]
+got_docs = [tuple(r.values()) for r in pq.read_table(docs_pq).to_pylist()]
+assert got_docs == want_docs, [x for x in zip(got_docs, want_docs) if x[0] != x[1]][:3]
+src = {page: doc[k] for page, k, _, _ in pages}
+arcs, anchors = set(), set()
+for page, k, kind, text in links:
+    s, t = src[page], doc[k]
+    if s != t:
+        arcs.add((s, t))
+        if text:
+            anchors.add((t, s, KINDS[kind], text))
+got_edges = [tuple(r.values()) for r in pq.read_table(edges_pq).to_pylist()]
+assert got_edges == sorted(arcs), (len(got_edges), len(arcs))
+got_anchors = sorted(tuple(r.values()) for r in pq.read_table(anchors_pq).to_pylist())
+assert got_anchors == sorted(anchors), (len(got_anchors), len(anchors))
+
+# The global step's tables, as formats/spark.md has them, from this
+# numbering (for `webmill shard resolve --from`), and a copy with two docs
+# out of key order.
+import pyarrow as pa
+def host_of(k):
+    i = k.find(b")")
+    return k if i < 0 else k[: i + 1]
+hosts, prev = [], None
+for k in keys:
+    if prev is not None and host_of(k) != host_of(prev):
+        hosts.append(hosts[-1] + 1)
+    else:
+        hosts.append(hosts[-1] if hosts else 0)
+    prev = k
+def docs_table(order):
+    rows = [(i, keys[j], hosts[j]) + ((first[keys[j]][0], first[keys[j]][1], first[keys[j]][2]) if keys[j] in first else (None, None, None)) for i, j in enumerate(order)]
+    cols = list(zip(*rows))
+    return pa.table({"doc": pa.array(cols[0], pa.int64()), "key": pa.array(cols[1], pa.binary()), "host": pa.array(cols[2], pa.int64()),
+                     "page": pa.array(cols[3], pa.int64()), "bytes": pa.array(cols[4], pa.int64()), "title": pa.array(cols[5], pa.string())})
+pagedoc = sorted((page, doc[k], first[k][0] == page) for page, k, _, _ in pages)
+targets = [(page, src[page], doc[k], kind, text) for page, k, kind, text in links]
+for name, order in [("good", list(range(len(keys)))), ("bad", list(range(len(keys))))]:
+    if name == "bad":
+        order[5], order[6] = order[6], order[5]
+    out = os.path.join(os.path.dirname(docs_pq), name)
+    for t in ["docs", "pagedoc", "links"]:
+        os.makedirs(os.path.join(out, t))
+    half = len(order) // 2
+    whole = docs_table(order)
+    # Two parts: the row order is the parts' name order.
+    pq.write_table(whole.slice(0, half), os.path.join(out, "docs", "part-00000-x.parquet"))
+    pq.write_table(whole.slice(half), os.path.join(out, "docs", "part-00001-x.parquet"))
+    c = list(zip(*pagedoc))
+    pq.write_table(pa.table({"page": pa.array(c[0], pa.int64()), "doc": pa.array(c[1], pa.int64()), "first": pa.array(c[2], pa.bool_())}),
+                   os.path.join(out, "pagedoc", "part-00000-x.parquet"))
+    c = list(zip(*targets))
+    pq.write_table(pa.table({"page": pa.array(c[0], pa.int64()), "source": pa.array(c[1], pa.int64()), "target": pa.array(c[2], pa.int64()), "kind": pa.array(c[3], pa.int8()), "anchor": pa.array(c[4], pa.string())}),
+                   os.path.join(out, "links", "part-00000-x.parquet"))
+print("read back: %d pages, %d links, %d docs, %d arcs, %d anchors" % (len(pages), len(links), len(keys), len(arcs), len(anchors)))
+"#;
+
+#[test]
+fn the_exchange_tables_read_back_with_pyarrow_rebuild_the_resolved_job() {
+    if let Some(why) = missing_pyarrow() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let Some(data) = data_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    write_site(&site, 90, 7);
+    let mut inputs: Vec<String> = ["iana.warc.gz", "dupes.warc.gz"]
+        .iter()
+        .map(|f| data.join("warc").join(f).display().to_string())
+        .collect();
+    inputs.push(format!("http://site.example/={}", site.display()));
+    let flags = ["--mem", "64M", "--quiet"];
+    let local = dir.path().join("local");
+    succeeded(
+        &webmill()
+            .args(flags)
+            .args(["run", "--segment-records", "40", "--out"])
+            .arg(&local)
+            .args(&inputs)
+            .output()
+            .unwrap(),
+    );
+    let plan = webmill()
+        .args(flags)
+        .args(["shard", "plan", "--segment-records", "40"])
+        .args(&inputs)
+        .output()
+        .unwrap();
+    succeeded(&plan);
+    let units = String::from_utf8_lossy(&plan.stdout).lines().count();
+    assert!(units >= 4, "{units} units");
+    let seg = dir.path().join("segments");
+    for unit in (0..units).rev() {
+        succeeded(
+            &webmill()
+                .args(flags)
+                .args(["shard", "ingest", "--segment-records", "40", "--unit"])
+                .arg(unit.to_string())
+                .arg("--segments")
+                .arg(&seg)
+                .args(&inputs)
+                .output()
+                .unwrap(),
+        );
+    }
+    let mut exports = Vec::new();
+    for table in ["docs", "edges", "anchors"] {
+        let out = dir.path().join(format!("{table}.parquet"));
+        webmill_ok([
+            OsStr::new("export"),
+            OsStr::new(table),
+            local.as_os_str(),
+            OsStr::new("--format"),
+            OsStr::new("parquet"),
+            OsStr::new("-o"),
+            out.as_os_str(),
+        ]);
+        exports.push(out);
+    }
+    let out = Command::new("python3")
+        .args(["-c", READ_BACK])
+        .arg(&seg)
+        .arg(units.to_string())
+        .args(&exports)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+
+    // `shard resolve` takes those tables in place of its own URL sort: the
+    // resolve stage's files are the local job's, byte for byte; tables out
+    // of key order are refused, naming the file and the row.
+    for (name, good) in [("good", true), ("bad", false)] {
+        let job = dir.path().join(format!("job-{name}"));
+        succeeded(
+            &webmill()
+                .args(flags)
+                .args(["shard", "join", "--segment-records", "40", "--out"])
+                .arg(&job)
+                .arg("--segments-from")
+                .arg(&seg)
+                .args(&inputs)
+                .output()
+                .unwrap(),
+        );
+        let run = webmill()
+            .args(flags)
+            .args(["shard", "resolve", "--from"])
+            .arg(dir.path().join(name))
+            .arg(&job)
+            .output()
+            .unwrap();
+        if good {
+            succeeded(&run);
+            let (a, b) = (job_files(&local), job_files(&job));
+            let resolved: Vec<_> = ["docs.wm", "urls.wm", "pagedoc.wm", "anchors.wm", "edges.wm"]
+                .iter()
+                .filter_map(|f| b.keys().find(|k| k.ends_with(f)))
+                .collect();
+            assert_eq!(resolved.len(), 5, "{:?}", b.keys());
+            for (name, x) in &b {
+                assert!(
+                    a.get(name) == Some(x),
+                    "{name} differs from the local job's"
+                );
+            }
+        } else {
+            assert!(!run.status.success());
+            let err = String::from_utf8_lossy(&run.stderr);
+            assert!(
+                err.contains("part-00000-x.parquet") && err.contains("unsigned byte order"),
+                "{err}"
+            );
+        }
+    }
 }

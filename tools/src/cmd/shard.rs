@@ -1,14 +1,15 @@
-//! `webmill shard`: the per-task steps of a distributed job (what a Spark
-//! executor runs, see `spark/`): `plan` lists an ingest's units, `ingest`
-//! runs one of them into a directory every node reads; `webmill ingest
-//! --segments-from DIR` then joins them into a job exactly as if it had
-//! read them itself.
+//! `webmill shard`: the steps of a distributed job (see `spark/`): `plan`
+//! lists an ingest's units, `ingest` runs one of them into a directory every
+//! node reads (what a Spark executor runs); on the driver, `join` joins
+//! them into a job exactly as if it had read them itself and `resolve` runs
+//! the resolve stage with the URL numbering Spark shuffled.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use webmill::ingest::{ingest_unit, plan_units};
+use webmill::ingest::resolve::resolve_from;
+use webmill::ingest::{ingest, ingest_unit, plan_units, IngestOptions};
 
 use super::ingest::SourceArgs;
 use crate::Global;
@@ -50,6 +51,30 @@ enum Step {
         #[command(flatten)]
         source: SourceArgs,
     },
+    /// Runs the job's `ingest` stage alone (not `resolve`, unlike `webmill
+    /// ingest`), taking the units' segments published under
+    /// --segments-from and joining them in input order
+    Join {
+        /// Where the units were published (`shard ingest --segments`)
+        #[arg(long, value_name = "DIR")]
+        segments_from: PathBuf,
+        /// The job directory (created if missing)
+        #[arg(long, value_name = "JOB")]
+        out: PathBuf,
+        #[command(flatten)]
+        source: SourceArgs,
+    },
+    /// Runs the job's `resolve` stage with the URL numbering the global
+    /// step wrote as Parquet under --from (`docs/`, `pagedoc/`, `links/`:
+    /// formats/spark.md) in place of its own URL sort; the outputs are the
+    /// stage's own, byte for byte
+    Resolve {
+        /// The directory of the numbering's tables
+        #[arg(long, value_name = "DIR")]
+        from: PathBuf,
+        /// The job (its ingest done)
+        job: PathBuf,
+    },
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
@@ -71,6 +96,22 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
                 &segments,
             )?;
             println!("{}", serde_json::to_string(&report)?);
+        }
+        Step::Join {
+            segments_from,
+            out,
+            source,
+        } => {
+            let opts = IngestOptions {
+                segments_from: vec![segments_from],
+                ..source.options()?
+            };
+            let mut job = g.open_job(&out, true)?;
+            ingest(&mut job, &opts, &g.settings(false, false))?;
+        }
+        Step::Resolve { from, job } => {
+            let mut job = g.open_job(&job, false)?;
+            resolve_from(&mut job, &g.settings(false, false), &from)?;
         }
     }
     Ok(ExitCode::SUCCESS)

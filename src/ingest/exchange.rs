@@ -1,0 +1,542 @@
+//! The exchange tables: the Parquet files a distributed job's global steps
+//! shuffle (the normative spec is this doc; `formats/spark.md` repeats it
+//! with the Spark side).
+//!
+//! A task of a distributed ingest ([`super::ingest_unit`]) writes, beside
+//! its unit's segments, two tables of what the unit found:
+//!
+//! - [`PAGES_TABLE`] (`pages.parquet`), one row per page kept, in page
+//!   order: `unit` (int32), `page` (int64, the page's number within its
+//!   unit, from 0; the job's page number is the unit's first page plus
+//!   this), `url` (string, normalized), `key` (binary, the URL's sort key
+//!   [`crate::url::sort_key`]: host labels reversed, port, `)`, path, query,
+//!   a 0 byte, the URL; webmill numbers URLs in the unsigned byte order of
+//!   these keys), `bytes` (int64, the body's size), `title` (string).
+//! - [`LINKS_TABLE`] (`links.parquet`), one row per link kept, in page
+//!   order and, within a page, in document order: `unit` (int32), `page`
+//!   (int64, the source page within its unit), `source_url` (string),
+//!   `target_url` (string), `target_key` (binary, the target's sort key),
+//!   `kind` (int8: 0 `<a>`/`<area>`, 1 frame, 2 refresh, 3 redirect),
+//!   `anchor` (string, empty when none).
+//!
+//! Both carry the key–value metadata `webmill.table` (`pages` or `links`)
+//! and `webmill.version` ([`VERSION`]). Integers are signed so that Spark
+//! and pandas read them as plain longs; every column is non-null.
+//!
+//! The global steps write back (`spark/webmill_spark/shuffle.py` on Spark,
+//! read by [`read_numbered`] and friends):
+//!
+//! - `docs/`: one row per distinct URL (page or link target) in key order:
+//!   `doc` (int64, from 0, consecutive), `key` (binary), `host` (int64, the
+//!   host's number: hosts numbered in key order from 0), `page` (int64, the
+//!   job's page number of the URL's first capture, null when only linked
+//!   to), `bytes` (int64) and `title` (string) of that capture (null when
+//!   only linked to).
+//! - `pagedoc/`: one row per page, in page order: `page` (int64), `doc`
+//!   (int64), `first` (bool: the page is its doc's first capture).
+//! - `links/`: one row per link: `page` (int64, the job's source page),
+//!   `source` (int64, the source page's docID), `target` (int64, the
+//!   target's docID), `kind` (int8), `anchor` (string).
+//!
+//! A directory's tables are its `part-*.parquet` files in name order.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::builder::{BinaryBuilder, Int32Builder, Int64Builder, Int8Builder, StringBuilder};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, Int8Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::container::pagefile::PageFile;
+use crate::error::{Error, IoContext, Result};
+use crate::ingest::records::{self, PageRec};
+use crate::url;
+
+/// The pages table of a unit.
+pub const PAGES_TABLE: &str = "pages.parquet";
+/// The links table of a unit.
+pub const LINKS_TABLE: &str = "links.parquet";
+/// The tables' version (metadata `webmill.version`).
+pub const VERSION: &str = "1";
+
+/// Rows per batch handed to the writer, and per row group.
+const BATCH_ROWS: usize = 8192;
+const GROUP_ROWS: usize = 65536;
+
+fn field(name: &str, t: DataType, nullable: bool) -> Field {
+    Field::new(name, t, nullable)
+}
+
+fn schema(table: &str, fields: Vec<Field>) -> SchemaRef {
+    let meta = [
+        ("webmill.table".to_string(), table.to_string()),
+        ("webmill.version".to_string(), VERSION.to_string()),
+    ];
+    let meta: std::collections::HashMap<String, String> = meta.into_iter().collect();
+    Arc::new(Schema::new_with_metadata(fields, meta))
+}
+
+/// The schema of [`PAGES_TABLE`].
+pub fn pages_schema() -> SchemaRef {
+    schema(
+        "pages",
+        vec![
+            field("unit", DataType::Int32, false),
+            field("page", DataType::Int64, false),
+            field("url", DataType::Utf8, false),
+            field("key", DataType::Binary, false),
+            field("bytes", DataType::Int64, false),
+            field("title", DataType::Utf8, false),
+        ],
+    )
+}
+
+/// The schema of [`LINKS_TABLE`].
+pub fn links_schema() -> SchemaRef {
+    schema(
+        "links",
+        vec![
+            field("unit", DataType::Int32, false),
+            field("page", DataType::Int64, false),
+            field("source_url", DataType::Utf8, false),
+            field("target_url", DataType::Utf8, false),
+            field("target_key", DataType::Binary, false),
+            field("kind", DataType::Int8, false),
+            field("anchor", DataType::Utf8, false),
+        ],
+    )
+}
+
+/// A Parquet file written a batch at a time, published by the caller.
+struct TableWriter {
+    path: PathBuf,
+    w: ArrowWriter<File>,
+    schema: SchemaRef,
+    rows: u64,
+}
+
+impl TableWriter {
+    fn create(path: PathBuf, schema: SchemaRef) -> Result<TableWriter> {
+        let file = File::create(&path).at(&path)?;
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_max_row_group_row_count(Some(GROUP_ROWS))
+            .set_created_by(format!("webmill {}", env!("CARGO_PKG_VERSION")))
+            .build();
+        let w = ArrowWriter::try_new(file, Arc::clone(&schema), Some(props))
+            .map_err(|e| parquet_error(&path, &e))?;
+        Ok(TableWriter {
+            path,
+            w,
+            schema,
+            rows: 0,
+        })
+    }
+
+    fn write(&mut self, columns: Vec<ArrayRef>) -> Result<()> {
+        let b = RecordBatch::try_new(Arc::clone(&self.schema), columns)
+            .map_err(|e| Error::internal(e.to_string()))?;
+        self.rows += b.num_rows() as u64;
+        self.w.write(&b).map_err(|e| parquet_error(&self.path, &e))
+    }
+
+    fn finish(self) -> Result<u64> {
+        let file = self
+            .w
+            .into_inner()
+            .map_err(|e| parquet_error(&self.path, &e))?;
+        file.sync_all().at(&self.path)?;
+        Ok(self.rows)
+    }
+}
+
+fn parquet_error(path: &Path, e: &dyn std::fmt::Display) -> Error {
+    Error::corrupt(path, "Parquet data", 0, e.to_string())
+}
+
+/// The columns of pages being gathered.
+#[derive(Default)]
+struct PageColumns {
+    unit: Int32Builder,
+    page: Int64Builder,
+    url: StringBuilder,
+    key: BinaryBuilder,
+    bytes: Int64Builder,
+    title: StringBuilder,
+    rows: usize,
+}
+
+impl PageColumns {
+    fn take(&mut self) -> Vec<ArrayRef> {
+        self.rows = 0;
+        vec![
+            Arc::new(self.unit.finish()),
+            Arc::new(self.page.finish()),
+            Arc::new(self.url.finish()),
+            Arc::new(self.key.finish()),
+            Arc::new(self.bytes.finish()),
+            Arc::new(self.title.finish()),
+        ]
+    }
+}
+
+/// The columns of links being gathered.
+#[derive(Default)]
+struct LinkColumns {
+    unit: Int32Builder,
+    page: Int64Builder,
+    source_url: StringBuilder,
+    target_url: StringBuilder,
+    target_key: BinaryBuilder,
+    kind: Int8Builder,
+    anchor: StringBuilder,
+    rows: usize,
+}
+
+impl LinkColumns {
+    fn take(&mut self) -> Vec<ArrayRef> {
+        self.rows = 0;
+        vec![
+            Arc::new(self.unit.finish()),
+            Arc::new(self.page.finish()),
+            Arc::new(self.source_url.finish()),
+            Arc::new(self.target_url.finish()),
+            Arc::new(self.target_key.finish()),
+            Arc::new(self.kind.finish()),
+            Arc::new(self.anchor.finish()),
+        ]
+    }
+}
+
+/// What [`write_unit_tables`] wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableRows {
+    /// Rows of the pages table.
+    pub pages: u64,
+    /// Rows of the links table.
+    pub links: u64,
+}
+
+fn as_i64(v: u64, what: &str) -> Result<i64> {
+    i64::try_from(v).map_err(|_| Error::internal(format!("{what} {v} does not fit an int64")))
+}
+
+/// Writes unit `unit`'s [`PAGES_TABLE`] and [`LINKS_TABLE`] into `dir` from
+/// its segments `segs` (their `pages` files, in order).
+pub fn write_unit_tables(dir: &Path, unit: usize, segs: &[PathBuf]) -> Result<TableRows> {
+    let unit =
+        i32::try_from(unit).map_err(|_| Error::usage(format!("unit {unit} is too large")))?;
+    let mut pw = TableWriter::create(dir.join(PAGES_TABLE), pages_schema())?;
+    let mut lw = TableWriter::create(dir.join(LINKS_TABLE), links_schema())?;
+    let mut pc = PageColumns::default();
+    let mut lc = LinkColumns::default();
+    let mut base = 0u64;
+    let mut key = Vec::new();
+    for seg in segs {
+        let pages = PageFile::open(seg, &records::PAGES)?;
+        let links = PageFile::open(
+            super::segment_file(seg, records::LINKS.tag),
+            &records::LINKS,
+        )?;
+        // The segment's URLs by page, for the links' sources.
+        let mut urls = Vec::with_capacity(pages.records() as usize);
+        pages.for_each(|page, input| {
+            let p = PageRec::decode(input)?;
+            key.clear();
+            url::sort_key(&p.url, &mut key);
+            pc.unit.append_value(unit);
+            pc.page.append_value(as_i64(base + page, "page")?);
+            pc.url.append_value(&p.url);
+            pc.key.append_value(&key);
+            pc.bytes.append_value(as_i64(p.bytes, "page size")?);
+            pc.title.append_value(&p.title);
+            pc.rows += 1;
+            if pc.rows == BATCH_ROWS {
+                pw.write(pc.take())?;
+            }
+            urls.push(p.url);
+            Ok(())
+        })?;
+        links.for_each(|page, input| {
+            let (kind, target, anchor) = records::decode_link(input)?;
+            let source = urls.get(page as usize).ok_or_else(|| {
+                Error::damaged(
+                    Some(seg),
+                    format!("a link from page {page}, which the segment lacks"),
+                )
+            })?;
+            key.clear();
+            url::sort_key(target, &mut key);
+            lc.unit.append_value(unit);
+            lc.page.append_value(as_i64(base + page, "page")?);
+            lc.source_url.append_value(source);
+            lc.target_url.append_value(target);
+            lc.target_key.append_value(&key);
+            lc.kind.append_value(kind as i8);
+            lc.anchor.append_value(anchor);
+            lc.rows += 1;
+            if lc.rows == BATCH_ROWS {
+                lw.write(lc.take())?;
+            }
+            Ok(())
+        })?;
+        base += pages.records();
+    }
+    if pc.rows > 0 {
+        pw.write(pc.take())?;
+    }
+    if lc.rows > 0 {
+        lw.write(lc.take())?;
+    }
+    Ok(TableRows {
+        pages: pw.finish()?,
+        links: lw.finish()?,
+    })
+}
+
+/// The `part-*.parquet` files of the table directory `dir`, in name order
+/// (Spark names them by partition, so this is the table's row order).
+pub fn parts(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir)
+        .at(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name().is_some_and(|n| {
+                let n = n.to_string_lossy();
+                n.starts_with("part-") && n.ends_with(".parquet")
+            })
+        })
+        .collect();
+    parts.sort();
+    if parts.is_empty() {
+        return Err(Error::usage_at(
+            dir,
+            "no part-*.parquet files: not a table the global steps wrote",
+        ));
+    }
+    Ok(parts)
+}
+
+/// A batch being read, its file and the file's row of its first row.
+pub struct Batch<'a> {
+    path: &'a Path,
+    first_row: u64,
+    batch: RecordBatch,
+}
+
+impl Batch<'_> {
+    /// Rows in the batch.
+    pub fn rows(&self) -> usize {
+        self.batch.num_rows()
+    }
+
+    fn bad(&self, row: usize, detail: impl std::fmt::Display) -> Error {
+        Error::corrupt(
+            self.path,
+            "Parquet data",
+            0,
+            format!("row {}: {detail}", self.first_row + row as u64),
+        )
+    }
+
+    fn column(&self, name: &str, t: &DataType) -> Result<&ArrayRef> {
+        let c = self.batch.column_by_name(name).ok_or_else(|| {
+            Error::corrupt(
+                self.path,
+                "Parquet schema",
+                0,
+                format!("no column `{name}` ({t})"),
+            )
+        })?;
+        if c.data_type() != t {
+            return Err(Error::corrupt(
+                self.path,
+                "Parquet schema",
+                0,
+                format!("column `{name}` is {}, not {t}", c.data_type()),
+            ));
+        }
+        Ok(c)
+    }
+
+    /// Column `name` as int64s (`None` for a null; an error when `required`).
+    pub fn i64s(&self, name: &str, required: bool) -> Result<Vec<Option<u64>>> {
+        let c = self.column(name, &DataType::Int64)?;
+        let a = c.as_primitive::<Int64Type>();
+        (0..a.len())
+            .map(|i| {
+                if a.is_null(i) {
+                    if required {
+                        return Err(self.bad(i, format!("`{name}` is null")));
+                    }
+                    return Ok(None);
+                }
+                let v = a.value(i);
+                u64::try_from(v)
+                    .map(Some)
+                    .map_err(|_| self.bad(i, format!("`{name}` is negative ({v})")))
+            })
+            .collect()
+    }
+
+    /// Column `name` as int8s, none null.
+    pub fn i8s(&self, name: &str) -> Result<Vec<u8>> {
+        let c = self.column(name, &DataType::Int8)?;
+        let a = c.as_primitive::<Int8Type>();
+        (0..a.len())
+            .map(|i| {
+                if a.is_null(i) {
+                    return Err(self.bad(i, format!("`{name}` is null")));
+                }
+                u8::try_from(a.value(i)).map_err(|_| self.bad(i, format!("`{name}` is negative")))
+            })
+            .collect()
+    }
+
+    /// Column `name` as booleans, none null.
+    pub fn bools(&self, name: &str) -> Result<Vec<bool>> {
+        let c = self.column(name, &DataType::Boolean)?;
+        let a = c.as_boolean();
+        (0..a.len())
+            .map(|i| {
+                if a.is_null(i) {
+                    return Err(self.bad(i, format!("`{name}` is null")));
+                }
+                Ok(a.value(i))
+            })
+            .collect()
+    }
+
+    /// Binary column `name`, none null.
+    pub fn binary(&self, name: &str) -> Result<&arrow_array::BinaryArray> {
+        let a = self.column(name, &DataType::Binary)?.as_binary::<i32>();
+        match (0..a.len()).find(|&i| a.is_null(i)) {
+            Some(i) => Err(self.bad(i, format!("`{name}` is null"))),
+            None => Ok(a),
+        }
+    }
+
+    /// String column `name` (nulls allowed: read them as empty).
+    pub fn strings(&self, name: &str) -> Result<&arrow_array::StringArray> {
+        Ok(self.column(name, &DataType::Utf8)?.as_string::<i32>())
+    }
+}
+
+/// Calls `f` with each batch of the table in directory `dir`, in order.
+pub fn for_each_batch(dir: &Path, mut f: impl FnMut(&Batch) -> Result<()>) -> Result<()> {
+    for path in parts(dir)? {
+        let file = File::open(&path).at(&path)?;
+        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+            .map_err(|e| parquet_error(&path, &e))?
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| parquet_error(&path, &e))?;
+        let mut first_row = 0u64;
+        for b in reader {
+            let batch = b.map_err(|e| parquet_error(&path, &e))?;
+            let b = Batch {
+                path: &path,
+                first_row,
+                batch,
+            };
+            f(&b)?;
+            first_row += b.rows() as u64;
+        }
+    }
+    Ok(())
+}
+
+/// A row of the `docs/` table the URL numbering wrote.
+pub struct NumberedDoc<'a> {
+    /// Its docID.
+    pub doc: u64,
+    /// Its URL's sort key.
+    pub key: &'a [u8],
+    /// Its host's number.
+    pub host: u64,
+    /// The job's page number of its first capture, if crawled.
+    pub page: Option<u64>,
+    /// That capture's size.
+    pub bytes: u64,
+    /// That capture's title.
+    pub title: &'a str,
+}
+
+/// Calls `f` with each row of the `docs/` table in `dir`, with where it is.
+pub fn for_each_numbered(
+    dir: &Path,
+    mut f: impl FnMut(&NumberedDoc, &dyn Fn(String) -> Error) -> Result<()>,
+) -> Result<()> {
+    for_each_batch(dir, |b| {
+        let doc = b.i64s("doc", true)?;
+        let host = b.i64s("host", true)?;
+        let page = b.i64s("page", false)?;
+        let bytes = b.i64s("bytes", false)?;
+        let key = b.binary("key")?;
+        let title = b.strings("title")?;
+        for i in 0..b.rows() {
+            let row = NumberedDoc {
+                doc: doc[i].unwrap_or_default(),
+                key: key.value(i),
+                host: host[i].unwrap_or_default(),
+                page: page[i],
+                bytes: bytes[i].unwrap_or_default(),
+                title: if title.is_null(i) { "" } else { title.value(i) },
+            };
+            f(&row, &|detail| b.bad(i, detail))?;
+        }
+        Ok(())
+    })
+}
+
+/// Calls `f(page, doc, first)` with each row of the `pagedoc/` table in `dir`.
+pub fn for_each_pagedoc(dir: &Path, mut f: impl FnMut(u64, u64, bool) -> Result<()>) -> Result<()> {
+    for_each_batch(dir, |b| {
+        let page = b.i64s("page", true)?;
+        let doc = b.i64s("doc", true)?;
+        let first = b.bools("first")?;
+        for i in 0..b.rows() {
+            f(
+                page[i].unwrap_or_default(),
+                doc[i].unwrap_or_default(),
+                first[i],
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// Calls `f(source, target, kind, anchor)` with each row of the `links/`
+/// table in `dir`.
+pub fn for_each_link(
+    dir: &Path,
+    mut f: impl FnMut(u64, u64, u8, &str) -> Result<()>,
+) -> Result<()> {
+    for_each_batch(dir, |b| {
+        let source = b.i64s("source", true)?;
+        let target = b.i64s("target", true)?;
+        let kind = b.i8s("kind")?;
+        let anchor = b.strings("anchor")?;
+        for i in 0..b.rows() {
+            let a = if anchor.is_null(i) {
+                ""
+            } else {
+                anchor.value(i)
+            };
+            f(
+                source[i].unwrap_or_default(),
+                target[i].unwrap_or_default(),
+                kind[i],
+                a,
+            )?;
+        }
+        Ok(())
+    })
+}
