@@ -313,6 +313,16 @@ mod tv {
         Built { index, body }
     }
 
+    /// The index a former run built in `dir`.
+    pub fn open(dir: &Path) -> Built {
+        let index = Index::open_in_dir(dir).unwrap();
+        index
+            .tokenizers()
+            .register("ws", TextAnalyzer::from(WhitespaceTokenizer::default()));
+        let body = index.schema().get_field("body").unwrap();
+        Built { index, body }
+    }
+
     /// Merges every segment into one.
     pub fn merge(b: &Built) {
         let ids = b.index.searchable_segment_ids().unwrap();
@@ -365,9 +375,32 @@ mod tv {
 }
 
 fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize) {
+    // `WEBMILL_BENCH_KEEP=DIR`: the ranked job, the token file and
+    // tantivy's index stay in DIR/SITE and are reused by the next run (with
+    // `RUNS=0`, only the queries are timed).
     let tmp = tempfile::tempdir().expect("temp dir");
-    let job_dir = tmp.path().join("job");
-    let mut job = common::ranked_site_job(&job_dir, site, html);
+    let root = match std::env::var_os("WEBMILL_BENCH_KEEP") {
+        Some(d) => Path::new(&d).join(site),
+        None => tmp.path().to_path_buf(),
+    };
+    std::fs::create_dir_all(&root).expect("bench dir");
+    let job_dir = root.join("job");
+    let ranked = root.join("ranked-job");
+    if !ranked.join("ok").exists() {
+        let _ = std::fs::remove_dir_all(&ranked);
+        drop(common::ranked_site_job(&ranked, site, html));
+        std::fs::write(ranked.join("ok"), b"").expect("marker");
+    }
+    // Each run indexes a fresh copy of the ranked job.
+    let _ = std::fs::remove_dir_all(&job_dir);
+    let copied = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(&ranked)
+        .arg(&job_dir)
+        .status()
+        .expect("cp");
+    assert!(copied.success(), "copying the ranked job");
+    let mut job = Job::open(&job_dir, false).expect("ranked job");
     let stage = Index {
         opts: IndexOptions::default(),
     };
@@ -388,7 +421,7 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
     let mut summary = None;
     let mut ours_cpu = [0.0f64; 2];
     let mut ours_wall = [0.0f64; 2];
-    for &mem in mems {
+    for &mem in mems.iter().filter(|_| runs > 0) {
         for threads in [1, 2] {
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(threads)
@@ -431,13 +464,14 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
             );
         }
     }
-    let Some(s) = summary else { return };
-    println!(
-        "words {}, postings {} full / {} short, hits {} ({} plain, {} fancy)",
-        s.words, s.postings.0, s.postings.1, s.hits, s.full_hits.0, s.full_hits.1
-    );
-    let ours_size = s.lexicon_bytes + s.barrel_bytes.0 + s.barrel_bytes.1;
-    println!(
+    let mut ours_size = 0;
+    if let Some(s) = summary {
+        println!(
+            "words {}, postings {} full / {} short, hits {} ({} plain, {} fancy)",
+            s.words, s.postings.0, s.postings.1, s.hits, s.full_hits.0, s.full_hits.1
+        );
+        ours_size = s.lexicon_bytes + s.barrel_bytes.0 + s.barrel_bytes.1;
+        println!(
         "sizes: lexicon {} (term dictionary {}), full barrels {}, short barrels {}; together {} = {:.1}% of the HTML, {:.2}× the repository",
         format_bytes(s.lexicon_bytes),
         format_bytes(s.fst_bytes),
@@ -447,22 +481,23 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
         100.0 * ours_size as f64 / html_total as f64,
         ours_size as f64 / repo as f64
     );
-    println!(
+        println!(
         "full barrels: {:.2} bytes per hit (the paper's hits alone: 2), {:.2} bytes per posting",
         s.barrel_bytes.0 as f64 / s.hits as f64,
         s.barrel_bytes.0 as f64 / s.postings.0 as f64,
     );
+    }
 
     // tantivy, from the same tokens.
-    let tokens = tmp.path().join("tokens.tsv");
+    let tokens = root.join("tokens.tsv");
     let qs = write_tokens(&job, &tokens, queries);
     let mut tantivy_cpu = [0.0f64; 2];
     let mut tantivy_wall = [0.0f64; 2];
     let mut built = None;
-    for threads in [1, 2] {
+    for threads in [1, 2].into_iter().filter(|_| runs > 0) {
         let (mut wall, mut cpu, mut rss) = (Vec::new(), Vec::new(), Vec::new());
         for r in 0..runs {
-            let dir = tmp.path().join(format!("tantivy-{threads}-{r}"));
+            let dir = root.join(format!("tantivy-{threads}-{r}"));
             release_freed_memory();
             reset_peak_rss();
             let (t, c) = (Instant::now(), cpu_seconds());
@@ -486,7 +521,14 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
             format_bytes(m as u64)
         );
     }
-    let Some((b, dir)) = built else { return };
+    let kept = root.join("tantivy-1-0");
+    let Some((b, dir)) = built.or_else(|| {
+        kept.join("meta.json")
+            .exists()
+            .then(|| (tv::open(&kept), kept.clone()))
+    }) else {
+        return;
+    };
     let (segments, size) = (tv::segments(&b), dir_bytes(&dir));
     let t = Instant::now();
     tv::merge(&b);
@@ -497,7 +539,8 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
         format_bytes(size),
         format_bytes(merged)
     );
-    println!(
+    if ours_size > 0 {
+        println!(
         "ratios webmill/tantivy: build CPU {:.2} (1 thread) {:.2} (2 threads), wall {:.2} / {:.2}; size {:.2} (vs merged {:.2})",
         ours_cpu[0] / tantivy_cpu[0],
         ours_cpu[1] / tantivy_cpu[1],
@@ -506,6 +549,7 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
         ours_size as f64 / size as f64,
         ours_size as f64 / merged as f64
     );
+    }
     if queries == 0 {
         return;
     }

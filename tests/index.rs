@@ -253,7 +253,7 @@ proptest! {
             let budget = if small { 64 << 10 } else { 64 << 20 };
             let part = tmp.join(format!("part{b}.wm"));
             let cfg = SortConfig::new(tmp.join(format!("s{b}")), budget);
-            let sorted = webmill::index::sorter::sort_barrel(&path, cfg, &full, &short, &part).unwrap();
+            let sorted = webmill::index::sorter::sort_barrel(&path, cfg, &full, &short, &part, None).unwrap();
             let words = u64::from(plan.firsts[b + 1] - plan.firsts[b]);
             prop_assert_eq!(sorted.words, words);
             let mut entries = 0;

@@ -341,7 +341,9 @@ fn random_query(rng: &mut Rng, vocab: &[String]) -> String {
 #[test]
 fn ranked_retrieval_equals_a_brute_force_scan() {
     let dir = tempfile::tempdir().unwrap();
-    let mut job = site_job(dir.path(), 120, 5);
+    // Enough pages that common words' doclists span several postings
+    // blocks of 128 documents, so block-max pruning has blocks to skip.
+    let mut job = site_job(dir.path(), 700, 5);
     index(&mut job, 3);
     let naive = naive_index(&job);
     let docs = DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
@@ -371,13 +373,19 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
         .collect();
     let mut rng = Rng(7);
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    let (mut pruned, mut estimated) = (0, 0);
+    let (mut pruned, mut estimated, mut block_skips, mut other_weights) = (0, 0, 0, 0);
     for round in 0..240 {
         let text = random_query(&mut rng, &vocab);
         let mut q = Query::parse(&text).ranking_only();
         q.matching = [Matching::All, Matching::Any][round % 2];
         q.ranking = [Ranking::Paper, Ranking::Bm25, Ranking::Bm25f][(round / 2) % 3];
         let k = [1, 5, 20, 1000][rng.below(4) as usize];
+        if round % 5 == 4 {
+            // Weights other than those the block bounds were computed
+            // with: pruning falls back to the doclists' bounds.
+            q.bm25.k1 = 0.9;
+            other_weights += 1;
+        }
         if q.is_paper_conjunction() {
             // Figure 4 with its short pass and cut-off: tests/search.rs.
             continue;
@@ -419,6 +427,10 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
         };
         let (on, off) = (read(true), read(false));
         assert!(on.hits <= off.hits, "{text:?}: {on:?} {off:?}");
+        assert_eq!(off.block_skips, 0, "{text:?}");
+        if q.bm25.k1 != 0.9 {
+            block_skips += usize::from(on.block_skips > 0);
+        }
         if on.hits < off.hits {
             pruned += 1;
         }
@@ -455,5 +467,11 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
     assert!(
         pruned > 20 && estimated > 0,
         "pruned {pruned}, estimated {estimated}"
+    );
+    // Block-max pruning skipped postings blocks by their bounds in many
+    // queries.
+    assert!(
+        block_skips > 8 && other_weights > 20,
+        "queries with block skips {block_skips}, with other weights {other_weights}"
     );
 }

@@ -1,4 +1,4 @@
-//! Inverted barrels: the `barrel` container kind (version 1), short and full.
+//! Inverted barrels: the `barrel` container kind (version 2), short and full.
 //!
 //! A barrel holds the doclists of a range of wordIDs (Brin & Page §4.2.7):
 //! per word, the documents that contain it in increasing docID order, each
@@ -12,8 +12,9 @@
 //! # Layout
 //!
 //! Container parameters `{"set": "short"|"full", "barrel": b, "first_word":
-//! w₀, "end_word": w₁, "block_bytes": 65536}`: the barrel holds wordIDs
-//! `w₀ ≤ w < w₁`. Footer metadata `{"doclists", "postings", "plain_hits",
+//! w₀, "end_word": w₁, "block_bytes": 65536, "bounds": B}`: the barrel holds
+//! wordIDs `w₀ ≤ w < w₁`; `B` ([`BoundParams`]) is what the block bounds
+//! were computed with. Footer metadata `{"doclists", "postings", "plain_hits",
 //! "fancy_hits"}`. Every block is raw (so the file can be mapped) and holds
 //! whole postings blocks ([`super::postings`], up to 128 documents of one
 //! doclist each), words in increasing order, each word's documents in
@@ -22,13 +23,25 @@
 //!
 //! ```text
 //! 0       u32 m          postings blocks in this block
-//! 4       m × 12 bytes   directory, one entry per postings block:
-//!                          u32 wordID, u32 last docID, u32 end
+//! 4       m × 14 bytes   directory, one entry per postings block:
+//!                          u32 wordID, u32 last docID, u32 end,
+//!                          u8 BM25F bound, u8 BM25 bound
 //!                        (end: offset in this payload of the byte after the
 //!                        postings block; block j spans [end_{j−1}, end_j), the
-//!                        first starting at 4 + 12m)
-//! 4+12m   the postings blocks
+//!                        first starting at 4 + 14m)
+//! 4+14m   the postings blocks
 //! ```
+//!
+//! # Block bounds
+//!
+//! A directory entry's bound bytes bound the scores of its postings block's
+//! documents ([`bound_byte`] of the largest saturated frequency — the
+//! word's BM25F or BM25 score over its idf — computed at build time from
+//! the hits and the field lengths), so block-max pruning skips blocks
+//! without decoding them. They are stored rather than derived at open:
+//! deriving needs every posting's hit counts and its document's field
+//! lengths, a pass over the whole index (what a query is meant to avoid),
+//! while storing costs 2 bytes per postings block of up to 128 documents.
 //!
 //! The container's block key is the big-endian wordID and the big-endian
 //! first docID of the block's first postings block (8 bytes), its record
@@ -60,14 +73,100 @@ use crate::error::{Error, Result};
 /// The `barrel` kind.
 pub const BARREL: FileKind = FileKind {
     tag: "barrel",
-    version: 1,
+    version: 2,
     what: "inverted barrel: per wordID its doclist, docID-sorted postings blocks with skip data",
     verify: |path| Barrel::open(path)?.verify().map(drop),
     dump,
 };
 /// A block is closed once its payload reaches this many bytes.
 pub const BLOCK_BYTES: usize = 64 << 10;
-const DIR_ENTRY: usize = 12;
+const DIR_ENTRY: usize = 14;
+/// A block bound byte that bounds nothing (`k1 + 1`, the saturation limit).
+pub const NO_BOUND: u8 = 255;
+/// Which byte of a postings block's bounds: BM25F's.
+pub const BOUND_BM25F: usize = 0;
+/// Which byte of a postings block's bounds: BM25's.
+pub const BOUND_BM25: usize = 1;
+
+/// What the block bounds of a barrel were computed with (its `"bounds"`
+/// parameter): BM25's and BM25F's weights and the collection's average
+/// field lengths (`None`: the index had none, every length counts as the
+/// average). A searcher uses the bounds only for a query ranked with the
+/// same numbers.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BoundParams {
+    /// Term-frequency saturation.
+    pub k1: f64,
+    /// BM25's length normalization.
+    pub b: f64,
+    /// BM25F's field weights.
+    pub field_weight: [f64; super::fieldlens::FIELDS],
+    /// BM25F's per-field length normalization.
+    pub field_b: [f64; super::fieldlens::FIELDS],
+    /// The average field lengths.
+    pub avg_len: Option<[f64; super::fieldlens::FIELDS]>,
+}
+
+impl BoundParams {
+    /// A word's saturated frequency in a document where it has `tf` hits
+    /// per field, with field lengths `lens`: BM25F's (`fielded`) or BM25's
+    /// score of the word divided by its idf — the formulas of
+    /// [`crate::search::bm25::score`].
+    pub fn saturated(
+        &self,
+        fielded: bool,
+        tf: &[u32; super::fieldlens::FIELDS],
+        lens: Option<&[u32; super::fieldlens::FIELDS]>,
+    ) -> f64 {
+        let k1 = self.k1;
+        if fielded {
+            let mut p = 0.0;
+            for (f, &c) in tf.iter().enumerate() {
+                if c > 0 {
+                    let ratio = match (self.avg_len, lens) {
+                        (Some(avg), Some(l)) if avg[f] > 0.0 => f64::from(l[f]) / avg[f],
+                        _ => 1.0,
+                    };
+                    let norm = 1.0 - self.field_b[f] + self.field_b[f] * ratio;
+                    p += self.field_weight[f] * f64::from(c) / norm.max(1e-9);
+                }
+            }
+            p * (k1 + 1.0) / (p + k1)
+        } else {
+            let c = f64::from(tf[3] + tf[4]);
+            let ratio = match (self.avg_len, lens) {
+                (Some(avg), Some(l)) if avg[3] + avg[4] > 0.0 => {
+                    f64::from(l[3] + l[4]) / (avg[3] + avg[4])
+                }
+                _ => 1.0,
+            };
+            let norm = k1 * (1.0 - self.b + self.b * ratio);
+            c * (k1 + 1.0) / (c + norm).max(1e-9)
+        }
+    }
+}
+
+/// A document's saturated frequency `t` (the part of a word's score before
+/// its idf, `0 ≤ t < k1 + 1`) as a bound byte: the least `q` with
+/// `t ≤ (k1 + 1) · q / 254`, rounded up with a margin so that the same
+/// number computed in another order stays below it. 255 bounds nothing.
+pub fn bound_byte(t: f64, k1: f64) -> u8 {
+    let x = (t / (k1 + 1.0)) * 254.0 * (1.0 + 1e-9) + 1e-9;
+    if x.is_nan() || x > 254.0 {
+        NO_BOUND
+    } else {
+        x.ceil().max(0.0) as u8
+    }
+}
+
+/// The most `t` can be under bound byte `q` (see [`bound_byte`]).
+pub fn bound_value(q: u8, k1: f64) -> f64 {
+    if q == NO_BOUND {
+        k1 + 1.0
+    } else {
+        (k1 + 1.0) * f64::from(q) / 254.0
+    }
+}
 
 /// Which set of inverted barrels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -142,7 +241,9 @@ impl BarrelTotals {
 pub struct BarrelWriter {
     w: ContainerWriter,
     body: Vec<u8>,
-    dir: Vec<[u32; 3]>,
+    dir: Vec<([u32; 3], [u8; 2])>,
+    /// The current postings block's bounds (the largest of its documents').
+    bound: [u8; 2],
     block_docs: u64,
     first_key: [u8; 8],
     enc: BlockEncoder,
@@ -154,22 +255,25 @@ pub struct BarrelWriter {
 }
 
 impl BarrelWriter {
-    /// Starts barrel `barrel` of `set` for wordIDs `first_word..end_word`.
+    /// Starts barrel `barrel` of `set` for wordIDs `first_word..end_word`,
+    /// its block bounds computed with `bounds` (`None`: they bound nothing).
     pub fn create(
         path: impl AsRef<Path>,
         set: BarrelSet,
         barrel: u32,
         first_word: u32,
         end_word: u32,
+        bounds: Option<&BoundParams>,
     ) -> Result<BarrelWriter> {
         let params = json!({
             "set": set.name(), "barrel": barrel, "first_word": first_word,
-            "end_word": end_word, "block_bytes": BLOCK_BYTES,
+            "end_word": end_word, "block_bytes": BLOCK_BYTES, "bounds": bounds,
         });
         Ok(BarrelWriter {
             w: ContainerWriter::create(path, BARREL.tag, BARREL.version, &params)?,
             body: Vec::with_capacity(BLOCK_BYTES + 4096),
             dir: Vec::new(),
+            bound: [0; 2],
             block_docs: 0,
             first_key: [0; 8],
             enc: BlockEncoder::new(),
@@ -201,8 +305,10 @@ impl BarrelWriter {
         })
     }
 
-    /// Adds a document to the current doclist (docIDs increasing).
-    pub fn push(&mut self, doc: u32, plain: &[Hit], fancy: &[Hit]) -> Result<()> {
+    /// Adds a document to the current doclist (docIDs increasing) with its
+    /// bound bytes (BM25F's, BM25's: [`bound_byte`] of its saturated
+    /// frequency; [`NO_BOUND`] when unknown).
+    pub fn push(&mut self, doc: u32, plain: &[Hit], fancy: &[Hit], bound: [u8; 2]) -> Result<()> {
         if self.word.is_none() || self.last_doc.is_some_and(|d| d >= doc) {
             return Err(Error::internal(format!(
                 "barrel writer: doc {doc} out of order after {:?} (word {:?})",
@@ -211,6 +317,7 @@ impl BarrelWriter {
         }
         self.last_doc = Some(doc);
         self.enc.push(doc, plain, fancy);
+        self.bound = [self.bound[0].max(bound[0]), self.bound[1].max(bound[1])];
         self.doclist.docs += 1;
         self.doclist.hits += (plain.len() + fancy.len()) as u64;
         self.totals.plain_hits += plain.len() as u64;
@@ -243,7 +350,10 @@ impl BarrelWriter {
         }
         self.block_docs += self.enc.len() as u64;
         self.enc.encode(&mut self.body);
-        self.dir.push([word, last, self.body.len() as u32]);
+        self.dir.push((
+            [word, last, self.body.len() as u32],
+            std::mem::take(&mut self.bound),
+        ));
         if 4 + DIR_ENTRY * self.dir.len() + self.body.len() >= BLOCK_BYTES {
             self.flush_block()?;
         }
@@ -257,10 +367,11 @@ impl BarrelWriter {
         let head = 4 + DIR_ENTRY * self.dir.len();
         let mut payload = Vec::with_capacity(head + self.body.len());
         payload.extend_from_slice(&(self.dir.len() as u32).to_le_bytes());
-        for [word, last, end] in &self.dir {
+        for ([word, last, end], bound) in &self.dir {
             payload.extend_from_slice(&word.to_le_bytes());
             payload.extend_from_slice(&last.to_le_bytes());
             payload.extend_from_slice(&(head as u32 + end).to_le_bytes());
+            payload.extend_from_slice(bound);
         }
         payload.extend_from_slice(&self.body);
         self.w
@@ -286,6 +397,7 @@ impl BarrelWriter {
 struct Entry {
     word: u32,
     last: u32,
+    bound: [u8; 2],
     start: usize,
     end: usize,
 }
@@ -297,6 +409,7 @@ pub struct Barrel {
     barrel: u32,
     first_word: u32,
     end_word: u32,
+    bounds: Option<BoundParams>,
 }
 
 fn le32(b: &[u8], at: usize) -> u32 {
@@ -327,6 +440,10 @@ impl Barrel {
                 .ok_or_else(|| bad(k))
         };
         let (barrel, first_word, end_word) = (num("barrel")?, num("first_word")?, num("end_word")?);
+        let bounds = match &p["bounds"] {
+            serde_json::Value::Null => None,
+            v => Some(serde_json::from_value(v.clone()).map_err(|_| bad("\"bounds\""))?),
+        };
         for (i, b) in c.blocks().iter().enumerate() {
             if b.key.len() != 8 {
                 return Err(Error::corrupt(
@@ -343,7 +460,14 @@ impl Barrel {
             barrel,
             first_word,
             end_word,
+            bounds,
         })
+    }
+
+    /// What the block bounds were computed with (`None`: they bound
+    /// nothing).
+    pub fn bound_params(&self) -> Option<&BoundParams> {
+        self.bounds.as_ref()
     }
 
     /// The container.
@@ -409,6 +533,7 @@ impl Barrel {
         Ok(Entry {
             word: le32(p, at),
             last: le32(p, at + 4),
+            bound: [p[at + 12], p[at + 13]],
             start,
             end,
         })
@@ -429,6 +554,8 @@ impl Barrel {
             started: false,
             done: docs == 0,
             decoded: 0,
+            bound: [NO_BOUND; 2],
+            shallow: None,
         };
         if !c.done {
             if c.block >= self.container().blocks().len() {
@@ -629,6 +756,22 @@ pub struct DoclistCursor<'a> {
     done: bool,
     /// Postings decoded so far (the work [`Self::postings_decoded`] reports).
     decoded: u64,
+    /// The loaded postings block's bounds.
+    bound: [u8; 2],
+    /// The last answer of [`Self::shallow`]: (block, entry) and what it
+    /// said.
+    shallow: Option<((usize, usize), BlockInfo)>,
+}
+
+/// A postings block as its directory entry tells it, undecoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockInfo {
+    /// Its first docID.
+    pub first: u32,
+    /// Its last docID.
+    pub last: u32,
+    /// Its bound bytes (BM25F's, BM25's).
+    pub bound: [u8; 2],
 }
 
 impl<'a> DoclistCursor<'a> {
@@ -674,6 +817,7 @@ impl<'a> DoclistCursor<'a> {
         self.view = Some(view);
         self.block = block;
         self.entry = entry;
+        self.bound = e.bound;
         self.i = 0;
         self.decoded += self.dec.n as u64;
         Ok(())
@@ -823,6 +967,76 @@ impl<'a> DoclistCursor<'a> {
         }
     }
 
+    /// The postings block of this doclist that a [`Self::seek`] to
+    /// `target` would stop in — the first, at or after the current one,
+    /// whose last docID is ≥ `target` — from the directory alone, without
+    /// decoding it (`None`: the doclist ends before `target`). Targets must
+    /// not decrease between calls (nor go below the current document).
+    pub fn shallow(&mut self, target: u32) -> Result<Option<BlockInfo>> {
+        if self.done {
+            return Ok(None);
+        }
+        if self.dec.docs[self.dec.n - 1] >= target {
+            return Ok(Some(BlockInfo {
+                first: self.dec.docs[0],
+                last: self.dec.docs[self.dec.n - 1],
+                bound: self.bound,
+            }));
+        }
+        let (mut block, mut entry) = (self.block, self.entry);
+        if let Some(((b, e), info)) = self.shallow {
+            if (b, e) > (block, entry) {
+                if info.last >= target {
+                    return Ok(Some(info));
+                }
+                (block, entry) = (b, e);
+            }
+        }
+        let b = self.barrel;
+        let wanted = (self.word, target);
+        let (p, m) = b.block(block)?;
+        let mut at = self
+            .search_dir(block, p, m, entry + 1, wanted)?
+            .map(|j| (block, j));
+        if at.is_none() && le32(p, 4 + DIR_ENTRY * (m - 1)) == self.word {
+            // Through the container's block index.
+            let mut key = [0u8; 8];
+            key[..4].copy_from_slice(&self.word.to_be_bytes());
+            key[4..].copy_from_slice(&target.to_be_bytes());
+            let nblocks = b.container().blocks().len();
+            let i = b.container().find_block(&key).unwrap_or(0).max(block + 1);
+            if i < nblocks {
+                let (q, mq) = b.block(i)?;
+                at = self.search_dir(i, q, mq, 0, wanted)?.map(|j| (i, j));
+                if at.is_none() && le32(q, 4 + DIR_ENTRY * (mq - 1)) == self.word && i + 1 < nblocks
+                {
+                    let (r, _) = b.block(i + 1)?;
+                    if le32(r, 4) == self.word {
+                        at = Some((i + 1, 0));
+                    }
+                }
+            }
+        }
+        let Some((i, j)) = at else {
+            return Ok(None);
+        };
+        let (p, m) = b.block(i)?;
+        let e = b.entry(i, p, m, j)?;
+        if e.end < e.start + 4 {
+            return Err(b.corrupt(
+                i,
+                format!("entry {j}: postings block of {} bytes", e.end - e.start),
+            ));
+        }
+        let info = BlockInfo {
+            first: le32(p, e.start),
+            last: e.last,
+            bound: e.bound,
+        };
+        self.shallow = Some(((i, j), info));
+        Ok(Some(info))
+    }
+
     /// The current docID (after a `next` or `seek` that returned one).
     pub fn doc(&self) -> u32 {
         self.dec.docs[self.i]
@@ -895,12 +1109,12 @@ mod tests {
     }
 
     fn write(path: &Path, lists: &Doclists) -> Vec<Location> {
-        let mut w = BarrelWriter::create(path, BarrelSet::Full, 3, 0, 1000).unwrap();
+        let mut w = BarrelWriter::create(path, BarrelSet::Full, 3, 0, 1000, None).unwrap();
         let mut locs = Vec::new();
         for (word, postings) in lists {
             locs.push(w.begin_word(*word).unwrap());
             for (d, p, f) in postings {
-                w.push(*d, p, f).unwrap();
+                w.push(*d, p, f, [NO_BOUND; 2]).unwrap();
             }
         }
         w.finish().unwrap();

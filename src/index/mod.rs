@@ -121,6 +121,32 @@ pub struct IndexSummary {
     pub max_barrel_share: f64,
     /// Seconds per step: vocabulary, plan, forward, sort, lexicon.
     pub seconds: [f64; 5],
+    /// The field lengths the block bounds need fit the budget's share for
+    /// them (otherwise they are read from the file, a block at a time).
+    #[serde(default)]
+    pub block_bounds_in_memory: bool,
+}
+
+/// What the barrels' block bounds are computed from: the default BM25 and
+/// BM25F weights and the field lengths at `path`, loaded whole when they fit
+/// in `budget` bytes, else read from the file a block at a time (the same
+/// bounds, more slowly).
+fn impacts(path: &Path, budget: u64) -> Result<Option<sorter::Impacts>> {
+    let f = fieldlens::FieldLengths::open(path)?;
+    let w = crate::search::Bm25Weights::default();
+    let params = inverted::BoundParams {
+        k1: w.k1,
+        b: w.b,
+        field_weight: w.field_weight,
+        field_b: w.field_b,
+        avg_len: Some(f.averages()),
+    };
+    let lens = if f.docs().saturating_mul(4 * fieldlens::FIELDS as u64) <= budget {
+        sorter::Lengths::Memory(f.load()?)
+    } else {
+        sorter::Lengths::File(Box::new(f))
+    };
+    Ok(Some(sorter::Impacts { params, lens }))
 }
 
 /// What holds memory at the same time in `index`: pass 1's vocabulary sort
@@ -159,7 +185,13 @@ const SHARES: &[Phase] = &[
             share("field-lengths", 1.0 / 4.0),
         ],
     ),
-    phase("barrel sorts", &[share("barrels", 1.0)]),
+    phase(
+        "barrel sorts",
+        &[
+            share("barrels", 3.0 / 4.0),
+            share("field-lengths table", 1.0 / 4.0),
+        ],
+    ),
 ];
 
 /// Builds the index from the stage's inputs into its outputs (the lexicon and
@@ -300,6 +332,15 @@ pub fn build(cx: &StageContext, opts: &IndexOptions) -> Result<IndexSummary> {
     summary.parallel_barrels = parallel;
     let task = cx.task("sorting barrels", Some(plan.barrels() as u64), Unit::Steps);
     task.set_position((plan.barrels() - todo.len()) as u64);
+    let impacts = if todo.is_empty() {
+        None
+    } else {
+        impacts(
+            &cx.output(JobFile::FieldLengths)?,
+            cx.budget().bytes("field-lengths table")?,
+        )?
+    };
+    summary.block_bounds_in_memory = impacts.as_ref().is_some_and(|i| i.in_memory());
     let next = AtomicUsize::new(0);
     let failure: Mutex<Option<Error>> = Mutex::new(None);
     let runs = AtomicUsize::new(0);
@@ -319,6 +360,7 @@ pub fn build(cx: &StageContext, opts: &IndexOptions) -> Result<IndexSummary> {
                         &cx.output(barrel_file(BarrelSet::Full, b))?,
                         &cx.output(barrel_file(BarrelSet::Short, b))?,
                         &part_path(tmp, b),
+                        impacts.as_ref(),
                     )?;
                     runs.fetch_add(s.runs, Ordering::SeqCst);
                     crate::publish::failpoint("index.barrel_done")?;

@@ -101,6 +101,9 @@ pub struct Work {
     pub hits: u64,
     /// Matching documents scored.
     pub matches: u64,
+    /// Times block-max pruning skipped docIDs by the postings blocks'
+    /// score bounds.
+    pub block_skips: u64,
 }
 
 impl Work {
@@ -113,6 +116,7 @@ impl Work {
         self.postings += o.postings;
         self.hits += o.hits;
         self.matches += o.matches;
+        self.block_skips += o.block_skips;
     }
 }
 

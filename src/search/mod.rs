@@ -218,8 +218,9 @@ pub struct Searcher {
     barrel_paths: Vec<[PathBuf; 2]>,
     barrels: Mutex<HashMap<(usize, bool), Arc<Barrel>>>,
     store: Arc<DocStore>,
-    /// The largest PageRank (pruning's bound), found on first use.
-    pagerank_max: std::sync::OnceLock<Option<f64>>,
+    /// The largest PageRank of every docID range (pruning's bounds),
+    /// found on first use.
+    rank_bounds: std::sync::OnceLock<Option<RankBounds>>,
 }
 
 impl Searcher {
@@ -266,7 +267,7 @@ impl Searcher {
             barrel_paths,
             barrels: Mutex::new(HashMap::new()),
             store,
-            pagerank_max: std::sync::OnceLock::new(),
+            rank_bounds: std::sync::OnceLock::new(),
         })
     }
 
@@ -293,20 +294,32 @@ impl Searcher {
     /// The largest PageRank of the collection (`None`: no ranks); read
     /// once, on first use.
     pub fn pagerank_max(&self) -> Result<Option<f64>> {
-        if let Some(m) = self.pagerank_max.get() {
-            return Ok(*m);
+        Ok(self.rank_bounds()?.map(|r| r.max()))
+    }
+
+    /// The largest PageRank of every docID range (`None`: no ranks); read
+    /// once, on first use.
+    pub fn rank_bounds(&self) -> Result<Option<&RankBounds>> {
+        if let Some(m) = self.rank_bounds.get() {
+            return Ok(m.as_ref());
         }
         let m = match self.store.pagerank_lookup()? {
             None => None,
             Some(mut f) => {
-                let mut m = 0.0f64;
-                for d in 0..u32::try_from(self.store.len()).unwrap_or(u32::MAX) {
-                    m = m.max(f(d)?);
+                let n = u32::try_from(self.store.len()).unwrap_or(u32::MAX);
+                let mut chunks = Vec::with_capacity((n as usize).div_ceil(RankBounds::CHUNK));
+                for d in 0..n {
+                    let pr = f(d)?;
+                    if (d as usize).is_multiple_of(RankBounds::CHUNK) {
+                        chunks.push(pr);
+                    } else if let Some(m) = chunks.last_mut() {
+                        *m = m.max(pr);
+                    }
                 }
-                Some(m)
+                Some(RankBounds::new(chunks))
             }
         };
-        Ok(*self.pagerank_max.get_or_init(|| m))
+        Ok(self.rank_bounds.get_or_init(|| m).as_ref())
     }
 
     /// The index's stemmer, if it stems.
@@ -509,6 +522,59 @@ impl Searcher {
     /// blocks.
     pub fn doc(&self, doc: u64) -> Result<Doc> {
         self.store.doc(doc)
+    }
+}
+
+/// The largest PageRank of any range of docIDs: the maxima of chunks of
+/// [`Self::CHUNK`] docIDs in a segment tree (`2n` numbers for `n` chunks),
+/// so a range's is found in `O(log n)` steps. Pruning bounds PageRank's share
+/// of a score by it over the docIDs a postings block spans.
+pub struct RankBounds {
+    chunks: usize,
+    tree: Vec<f64>,
+}
+
+impl RankBounds {
+    /// DocIDs per chunk.
+    pub const CHUNK: usize = 64;
+
+    fn new(chunks: Vec<f64>) -> RankBounds {
+        let n = chunks.len();
+        let mut tree = vec![0.0; n];
+        tree.extend(chunks);
+        for i in (1..n).rev() {
+            tree[i] = tree[2 * i].max(tree[2 * i + 1]);
+        }
+        RankBounds { chunks: n, tree }
+    }
+
+    /// The largest PageRank of the collection.
+    pub fn max(&self) -> f64 {
+        self.max_in(0, u32::MAX)
+    }
+
+    /// The largest PageRank of docIDs `first..=last` (at least every
+    /// docID's of the chunks they touch).
+    pub fn max_in(&self, first: u32, last: u32) -> f64 {
+        if self.chunks == 0 {
+            return 0.0;
+        }
+        let c = |d: u32| (d as usize / Self::CHUNK).min(self.chunks - 1);
+        let (mut l, mut r) = (c(first) + self.chunks, c(last.max(first)) + self.chunks + 1);
+        let mut m = 0.0f64;
+        while l < r {
+            if l & 1 == 1 {
+                m = m.max(self.tree[l]);
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                m = m.max(self.tree[r]);
+            }
+            l /= 2;
+            r /= 2;
+        }
+        m
     }
 }
 

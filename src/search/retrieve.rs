@@ -68,11 +68,12 @@ use std::sync::Arc;
 use super::bm25::{self, Bm25Explain, CollectionStats, WordInDoc, N_FIELDS};
 use super::eval::{Match, Sources, Term, Work};
 use super::query::{Matching, Node, Query, Ranking};
-use super::rank::{field_position, Explain, RankingWeights, Scorer};
-use super::Searcher;
+use super::rank::{field_position, Explain, HitType, RankingWeights, Scorer, HIT_TYPES};
+use super::{RankBounds, Searcher};
 use crate::docstore::DocStore;
 use crate::error::Result;
 use crate::index::hit::Hit;
+use crate::index::inverted::{bound_value, BoundParams, BOUND_BM25, BOUND_BM25F};
 use crate::index::{Barrel, BarrelSet, DoclistCursor};
 
 /// What the retrieval found.
@@ -242,28 +243,31 @@ pub fn best_first(a: &Match, b: &Match) -> Ordering {
         .then(a.doc.cmp(&b.doc))
 }
 
-/// One document's words: present or not, and their hits once read.
+/// One document's words: present or not, and their hits once read (the
+/// buffers are the retrieval's, reused from document to document).
 struct DocWords<'c, 'b> {
     doc: u32,
     cursors: &'c mut [Option<DoclistCursor<'b>>],
-    present: Vec<bool>,
-    hits: Vec<Option<Vec<Hit>>>,
+    present: &'c [bool],
+    hits: &'c mut [Vec<Hit>],
+    read: &'c mut [bool],
     hits_read: u64,
 }
 
 impl DocWords<'_, '_> {
     fn hits(&mut self, i: usize) -> Result<&[Hit]> {
-        if self.hits[i].is_none() {
-            let mut h = Vec::new();
+        if !self.read[i] {
+            let h = &mut self.hits[i];
+            h.clear();
             if self.present[i] {
                 if let Some(c) = &mut self.cursors[i] {
-                    c.hits(&mut h)?;
+                    c.hits(h)?;
                 }
             }
             self.hits_read += h.len() as u64;
-            self.hits[i] = Some(h);
+            self.read[i] = true;
         }
-        Ok(self.hits[i].as_deref().unwrap_or_default())
+        Ok(&self.hits[i])
     }
 }
 
@@ -402,10 +406,16 @@ impl<'a> DocScorer<'a> {
             let pr = pagerank.unwrap_or(0.0);
             return (0.0, pr, None);
         }
+        let present = words.iter().filter(|(_, _, h)| !h.is_empty()).count();
+        // BM25's proximity needs two words present (the paper's ranking
+        // always places the hits).
+        let proximity = explain
+            || q.ranking == Ranking::Paper
+            || (present > 1 && q.bm25.proximity_weight != 0.0);
         self.scorer.load(
             words
                 .iter()
-                .filter(|(_, _, h)| !h.is_empty())
+                .filter(|(_, _, h)| !h.is_empty() && proximity)
                 .map(|(_, _, h)| *h),
         );
         match q.ranking {
@@ -428,19 +438,7 @@ impl<'a> DocScorer<'a> {
                 (ir, score, ex)
             }
             Ranking::Bm25 | Ranking::Bm25f => {
-                let mut counts = self.scorer.counts().iter();
-                let wd: Vec<WordInDoc<'_>> = words
-                    .iter()
-                    .map(|&(word, df, h)| WordInDoc {
-                        word,
-                        df,
-                        counts: if h.is_empty() {
-                            Default::default()
-                        } else {
-                            counts.next().copied().unwrap_or_default()
-                        },
-                    })
-                    .collect();
+                let wd = word_counts(words);
                 let prox = self.scorer.proximity(&q.weights);
                 let (score, ex) = bm25::score(
                     &q.bm25,
@@ -456,6 +454,48 @@ impl<'a> DocScorer<'a> {
                 (ir, score, ex.map(Explanation::Bm25))
             }
         }
+    }
+}
+
+/// Each scored word's hits per type (zero when absent), as the ranking's
+/// scorer counts them.
+fn word_counts<'w>(words: &[(&'w str, u32, &[Hit])]) -> Vec<WordInDoc<'w>> {
+    words
+        .iter()
+        .map(|&(word, df, h)| {
+            let mut counts = [0u32; HIT_TYPES];
+            for &x in h {
+                counts[HitType::of(x).index()] += 1;
+            }
+            WordInDoc { word, df, counts }
+        })
+        .collect()
+}
+
+impl DocScorer<'_> {
+    /// At least the BM25 or BM25F score [`Self::score`] gives a document,
+    /// without placing its hits: the proximity bonus at its limit
+    /// (`proximity_weight ·` the words' mean idf).
+    fn bound(
+        &self,
+        words: &[(&str, u32, &[Hit])],
+        lens: Option<&[u32; N_FIELDS]>,
+        pagerank: Option<f64>,
+    ) -> f64 {
+        let q = self.query;
+        let present = words.iter().filter(|(_, _, h)| !h.is_empty()).count();
+        let prox = if present > 1 { 1e300 } else { 0.0 };
+        bm25::score(
+            &q.bm25,
+            q.ranking == Ranking::Bm25f,
+            &self.stats,
+            &word_counts(words),
+            lens,
+            prox,
+            pagerank,
+            false,
+        )
+        .0
     }
 }
 
@@ -495,7 +535,14 @@ fn has_phrase(n: &Node) -> bool {
 }
 
 /// The upper bounds of BM25 and BM25F scores that pruning works with.
-struct Bounds {
+struct Bounds<'s> {
+    /// Per slot: its barrel's block bounds were computed with the query's
+    /// weights, so they bound its scores.
+    blockmax: Vec<bool>,
+    /// Which bound byte of a postings block is the query's ranking's.
+    byte: usize,
+    /// The largest PageRank of docID ranges (`None`: no ranks).
+    ranks: Option<&'s RankBounds>,
     /// Per slot: its idf (0 for a slot not scored).
     idf: Vec<f64>,
     /// Per slot: the most its word can add, `idf · (k1 + 1)`.
@@ -512,15 +559,16 @@ struct Bounds {
 /// so a sum added in another order cannot make it too small.
 const SLACK: f64 = 1e-9;
 
-impl Bounds {
+impl<'s> Bounds<'s> {
     /// Bounds for `query`, or `None` when its ranking cannot be bounded
     /// (the paper's, or negative weights).
     fn new(
-        s: &Searcher,
+        s: &'s Searcher,
         query: &Query,
         slots: &[Slot],
         scored: &[usize],
-    ) -> Result<Option<Bounds>> {
+        barrels: &[Option<Arc<Barrel>>],
+    ) -> Result<Option<Bounds<'s>>> {
         let w = &query.bm25;
         let fielded = match query.ranking {
             Ranking::Paper => return Ok(None),
@@ -550,15 +598,30 @@ impl Bounds {
                 word[i] = idf[i] * (w.k1 + 1.0);
             }
         }
-        let factor = match s.pagerank_max()? {
-            Some(pr) => RankingWeights {
+        let ranks = s.rank_bounds()?;
+        let factor = match ranks {
+            Some(r) => RankingWeights {
                 pagerank_weight: w.pagerank_weight,
                 ..RankingWeights::default()
             }
-            .pagerank_factor(pr, stats.docs),
+            .pagerank_factor(r.max(), stats.docs),
             None => 1.0,
         };
+        let same = |p: &BoundParams| {
+            p.k1 == w.k1
+                && p.b == w.b
+                && p.field_weight == w.field_weight
+                && p.field_b == w.field_b
+                && p.avg_len == stats.avg_len
+        };
+        let blockmax = barrels
+            .iter()
+            .map(|b| b.as_ref().and_then(|b| b.bound_params()).is_some_and(same))
+            .collect();
         Ok(Some(Bounds {
+            blockmax,
+            byte: if fielded { BOUND_BM25F } else { BOUND_BM25 },
+            ranks,
             idf,
             word,
             factor,
@@ -613,6 +676,24 @@ impl Bounds {
             };
             let norm = w.k1 * (1.0 - w.b + w.b * ratio);
             self.idf[i] * c * (w.k1 + 1.0) / (c + norm).max(1e-9)
+        }
+    }
+
+    /// The most word `i` can add to a document of a postings block with
+    /// bound bytes `bound`.
+    fn of_block(&self, i: usize, bound: [u8; 2]) -> f64 {
+        if self.blockmax[i] {
+            self.idf[i] * bound_value(bound[self.byte], self.weights.k1)
+        } else {
+            self.word[i]
+        }
+    }
+
+    /// The largest PageRank factor of docIDs `first..=last`.
+    fn factor_in(&self, first: u32, last: u32) -> f64 {
+        match self.ranks {
+            Some(r) => self.factor_of(Some(r.max_in(first, last))),
+            None => 1.0,
         }
     }
 
@@ -684,7 +765,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut pagerank = s.pagerank()?;
     let mut scorer = DocScorer::new(s, query);
     let keep = keep.max(1);
-    let bounds = Bounds::new(s, query, &slots, &scored)?;
+    let bounds = Bounds::new(s, query, &slots, &scored, &barrels)?;
     let phrases = has_phrase(&query.expr);
     let slot_of = |w: &str| ev.slot(w);
 
@@ -730,6 +811,10 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         }
     }
     let by_site = !merged.is_empty();
+    let mut can = vec![false; slots.len()];
+    let mut present = vec![false; slots.len()];
+    let mut hit_bufs: Vec<Vec<Hit>> = vec![Vec::new(); slots.len()];
+    let mut read = vec![false; slots.len()];
     let mut site_docs = merged.into_iter().flatten();
     let mut evaluated = 0u64;
     let mut scored_docs = 0usize;
@@ -769,6 +854,55 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 None => break,
             }
         };
+        // Block-max: can any document from `doc` on enter, by the bounds of
+        // the postings blocks the words' cursors would stop in? If not,
+        // the essential cursors skip to where one might.
+        if let (Some(b), false) = (&bounds, by_site) {
+            if let Some(worst) = (heap.len() >= keep)
+                .then(|| heap.peek().map(|r| r.0))
+                .flatten()
+            {
+                let mut t = doc;
+                let mut end = false;
+                let mut skipped = false;
+                while let Some(next) = block_skip(
+                    b,
+                    &query.expr,
+                    &slot_of,
+                    &scored,
+                    &mut cursors,
+                    &heads,
+                    &essential,
+                    &worst,
+                    must_complete_always,
+                    &mut can,
+                    t,
+                )? {
+                    skipped = true;
+                    out.work.block_skips += 1;
+                    match u32::try_from(next) {
+                        Ok(n) => t = n,
+                        Err(_) => {
+                            end = true;
+                            break;
+                        }
+                    }
+                }
+                if skipped {
+                    out.estimated = true;
+                    for &i in &candidate_cursors {
+                        if !essential[i] || heads[i].is_none_or(|h| h >= t) {
+                            continue;
+                        }
+                        heads[i] = match (&mut cursors[i], end) {
+                            (Some(c), false) => c.seek(t)?,
+                            _ => None,
+                        };
+                    }
+                    continue;
+                }
+            }
+        }
         // The clock is read before the second document and every 1,024th
         // after it, so a deadline already past still answers with a match.
         if evaluated % 1024 == 1
@@ -780,7 +914,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             break;
         }
         evaluated += 1;
-        let mut present = vec![false; slots.len()];
+        present.fill(false);
         for (i, c) in cursors.iter_mut().enumerate() {
             let Some(c) = c else { continue };
             let at = if candidate_cursors.contains(&i) {
@@ -837,11 +971,13 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 }
             }
         }
+        read.fill(false);
         let mut d = DocWords {
             doc,
             cursors: &mut cursors,
-            present,
-            hits: vec![None; slots.len()],
+            present: &present,
+            hits: &mut hit_bufs,
+            read: &mut read,
             hits_read: 0,
         };
         if hopeless && phrases {
@@ -880,7 +1016,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         (
                             slots[i].word.as_str(),
                             slots[i].term.as_ref().map_or(0, |t| t.info.docs),
-                            d.hits[i].as_deref().unwrap_or_default(),
+                            d.hits[i].as_slice(),
                         )
                     })
                     .collect();
@@ -892,6 +1028,18 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         Some(f) => Some(f(doc)?),
                         None => None,
                     };
+                }
+                // The exact text score with proximity at its limit: if even
+                // that cannot enter, the hits need not be placed.
+                if bounds.is_some() {
+                    if let Some(worst) = (heap.len() >= keep).then(|| heap.peek()).flatten() {
+                        let bound = scorer.bound(&words, lens.as_ref(), pr);
+                        if !may_pass(&worst.0, complete, bound) {
+                            out.work.hits += d.hits_read;
+                            advance(&candidate_cursors, &mut cursors, &mut heads, doc)?;
+                            continue;
+                        }
+                    }
                 }
                 let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
                 let m = Match {
@@ -915,13 +1063,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             }
         }
         out.work.hits += d.hits_read;
-        for &i in &candidate_cursors {
-            if heads[i] == Some(doc) {
-                if let Some(c) = &mut cursors[i] {
-                    heads[i] = c.next()?;
-                }
-            }
-        }
+        advance(&candidate_cursors, &mut cursors, &mut heads, doc)?;
     }
     if !out.timed_out && !out.cut_off && candidate_cursors.iter().any(|&i| heads[i].is_some()) {
         // Non-essential words' documents after the last candidate.
@@ -947,6 +1089,86 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     out.matches = heap.into_iter().map(|r| r.0).collect();
     out.matches.sort_by(best_first);
     Ok(out)
+}
+
+/// Moves the candidate cursors standing at `doc` to their next document.
+fn advance(
+    candidates: &[usize],
+    cursors: &mut [Option<DoclistCursor<'_>>],
+    heads: &mut [Option<u32>],
+    doc: u32,
+) -> Result<()> {
+    for &i in candidates {
+        if heads[i] == Some(doc) {
+            if let Some(c) = &mut cursors[i] {
+                heads[i] = c.next()?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Block-max: `Some(next)` when no document of docIDs `t..next` can enter
+/// a full heap whose worst match is `worst` (`next` past `u32::MAX`: none
+/// after `t`), `None` when one might. Each scored word adds the bound of the
+/// postings block its cursor would stop in for `t` (nothing when `t` falls
+/// before that block or after the doclist), PageRank the largest factor of
+/// the docIDs until the first block boundary; an essential cursor already
+/// at or past `t` says exactly whether its word is in `t`.
+#[allow(clippy::too_many_arguments)]
+fn block_skip(
+    b: &Bounds<'_>,
+    expr: &Node,
+    slot_of: &impl Fn(&str) -> usize,
+    scored: &[usize],
+    cursors: &mut [Option<DoclistCursor<'_>>],
+    heads: &[Option<u32>],
+    essential: &[bool],
+    worst: &Match,
+    must_complete_always: bool,
+    can: &mut [bool],
+    t: u32,
+) -> Result<Option<u64>> {
+    let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
+    let mut next = u64::MAX;
+    can.fill(false);
+    for &i in scored {
+        let Some(c) = cursors[i].as_mut() else {
+            continue;
+        };
+        let info = if essential[i] && heads[i].is_none_or(|h| h >= t) {
+            match heads[i] {
+                None => continue,
+                Some(h) if h > t => {
+                    next = next.min(u64::from(h));
+                    continue;
+                }
+                Some(_) => c.shallow(t)?,
+            }
+        } else {
+            c.shallow(t)?
+        };
+        let Some(info) = info else { continue };
+        if t < info.first {
+            next = next.min(u64::from(info.first));
+            continue;
+        }
+        next = next.min(u64::from(info.last) + 1);
+        can[i] = true;
+        sum += b.of_block(i, info.bound);
+        max_idf = max_idf.max(b.idf[i]);
+        n += 1;
+    }
+    let may_complete = possible(expr, slot_of, &|i| can.get(i).copied().unwrap_or(false));
+    if must_complete_always && !may_complete {
+        return Ok(Some(next));
+    }
+    if n > 1 {
+        sum += b.weights.proximity_weight * max_idf;
+    }
+    let last = u32::try_from(next.saturating_sub(1)).unwrap_or(u32::MAX);
+    let bound = sum * b.factor_in(t, last);
+    Ok((!may_pass(worst, may_complete, bound)).then_some(next))
 }
 
 /// Chooses the essential words (MaxScore): the smallest total document
