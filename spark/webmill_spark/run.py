@@ -181,6 +181,14 @@ def main(argv: list[str]) -> int:
         spark = spark.config("spark.executorEnv.WEBMILL_SPARK_TASK_DELAY", delay)
     spark = spark.getOrCreate()
     sc = spark.sparkContext
+    # The tasks' functions travel by value, so the executors need pyspark
+    # but not this package.
+    from pyspark import cloudpickle
+
+    from . import shuffle as shuffle_module
+
+    for m in (sys.modules[__name__], shuffle_module):
+        cloudpickle.register_pickle_by_value(m)
     sc.setLogLevel("ERROR")
     segments.mkdir(parents=True, exist_ok=True)
     shuffled = segments / "shuffle"
