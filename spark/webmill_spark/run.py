@@ -181,6 +181,14 @@ def main(argv: list[str]) -> int:
         spark = spark.config("spark.executorEnv.WEBMILL_SPARK_TASK_DELAY", delay)
     spark = spark.getOrCreate()
     sc = spark.sparkContext
+    # The tasks' functions travel by value, so the executors need pyspark
+    # but not this package.
+    from pyspark import cloudpickle
+
+    from . import shuffle as shuffle_module
+
+    for m in (sys.modules[__name__], shuffle_module):
+        cloudpickle.register_pickle_by_value(m)
     sc.setLogLevel("ERROR")
     segments.mkdir(parents=True, exist_ok=True)
     shuffled = segments / "shuffle"
@@ -236,7 +244,7 @@ def main(argv: list[str]) -> int:
     numbering = {d: f for d, f in figures.items() if d.startswith("webmill resolve")}
     rss = max((r.get("peak_rss", 0) for r in reports), default=0)
     rows = [
-        ("plan", "driver", t1 - t0, None, f"{len(plan)} units, {total:,} bytes of input"),
+        ("plan, Spark session", "driver", t1 - t0, None, f"{len(plan)} units, {total:,} bytes of input"),
         ("ingest", "Spark", t2 - t1, None, f"{len(reports)} tasks, {pages:,} pages, {skipped:,} skipped; webmill peak RSS {_bytes(rss)} at --mem {a.mem}"),
         ("URL numbering, link joins", "Spark", t3 - t2, sum(f["shuffle_write"] for f in numbering.values()), f"{numbered['docs']:,} docs in {parts} key ranges"),
         ("join of the segments", "driver", t4 - t3, None, "beside the numbering; this is the wait after it"),

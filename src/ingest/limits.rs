@@ -1,15 +1,16 @@
-//! What one record may cost: per-record limits derived from `--mem`, and the
-//! gate that lets one big record at a time through.
+//! What one record may cost: per-record limits derived from the ingest
+//! stage's declared `big record` share of its budget, and the gate that lets
+//! one big record at a time through.
 //!
 //! The web sends pages with a million links, gzip bombs that inflate to
 //! gigabytes, records of hundreds of megabytes. Ingest's memory must stay
 //! within the budget whatever one record holds, so every piece of per-record
-//! work is bounded by [`RecordLimits`], computed from the budget alone (never
-//! from the thread count, so that the outputs do not depend on it):
+//! work is bounded by [`RecordLimits`], computed from the stage's budget alone
+//! (never from the thread count, so that the outputs do not depend on it):
 //!
 //! | what | limit | beyond it |
 //! |---|---|---|
-//! | a WARC record's block (or a directory file) read into memory | [`RecordLimits::record_bytes`] = `--mem` / 16, between 256 KiB and 1 GiB | the rest is read and dropped; the page is kept, cut (`block-cut`) |
+//! | a WARC record's block (or a directory file) read into memory | [`RecordLimits::record_bytes`] = the `big record` share / 8 (`--mem` / 16), between 256 KiB and 1 GiB | the rest is read and dropped; the page is kept, cut (`block-cut`) |
 //! | a decoded body (`Content-Encoding: gzip`/`deflate`) | `record_bytes` | decoding stops; the page is kept, cut (`body-cut`) |
 //! | links of one page | [`RecordLimits::links`] = `record_bytes` / 64 | the page is kept with its first `links` links (`links-cut`) |
 //! | a record's whole block | `--max-record-bytes` (default 64 MiB) | the record is skipped (`too-large`), its bytes never buffered |
@@ -25,10 +26,13 @@
 //! words and flags (≤ 1.5×), the link list (≤ 200 bytes a link, so ≤ 3× at
 //! 64 bytes of HTML a link), and the page's payloads (text, repository,
 //! links: ≤ 3.5×). Measured on the hostile inputs (`webmill-hostile`): about
-//! 8× the record for a page of dense links, less for text. One big record at
-//! a time ([`RecordGate`]) then costs at most half the budget, and the
-//! ordinary batches of the other units (each a share of the budget, see
-//! `batch_limit` in [`super`]) the rest.
+//! 8× the record for a page of dense links, less for text. The ingest stage
+//! declares a `big record` share of half its budget (see `SHARES` in
+//! [`super`]); the per-record limit is that share's eighth, so one big record
+//! at a time ([`RecordGate`]) stays within it, and the ordinary batches of
+//! the other units (the `batches` share, see `batch_limit` in [`super`]) take
+//! the rest. The limit is one of ingest's recorded parameters: a different
+//! `--mem` changes it, and with it the outputs of pages over it.
 //!
 //! # The gate
 //!
@@ -43,8 +47,9 @@
 
 use std::sync::{Arc, Condvar, Mutex};
 
-/// Share of the budget one record's block may take (1/16).
-const RECORD_SHARE: u64 = 16;
+/// A record's working set, in multiples of its block (see the module docs):
+/// the per-record limit is the `big record` share over this.
+pub const WORKING_SET: u64 = 8;
 /// Smallest per-record limit, whatever the budget.
 const MIN_RECORD_BYTES: u64 = 256 << 10;
 /// Largest per-record limit, whatever the budget.
@@ -65,14 +70,16 @@ pub struct RecordLimits {
 }
 
 impl RecordLimits {
-    /// The limits under a budget of `mem` bytes shared by `threads` units.
-    pub fn from_budget(mem: u64, threads: usize) -> RecordLimits {
-        let record_bytes = (mem / RECORD_SHARE).clamp(MIN_RECORD_BYTES, MAX_RECORD_BYTES);
+    /// The limits when one big record may take `big_record` bytes (the
+    /// stage's `big record` share) and `threads` units read at once.
+    pub fn from_share(big_record: u64, threads: usize) -> RecordLimits {
+        let block = big_record / WORKING_SET;
+        let record_bytes = block.clamp(MIN_RECORD_BYTES, MAX_RECORD_BYTES);
         let threads = threads.max(1) as u64;
         RecordLimits {
             record_bytes,
             links: (record_bytes / BYTES_PER_LINK) as usize,
-            gate_bytes: (mem / 16 / threads).clamp(64 << 10, record_bytes),
+            gate_bytes: (block / threads).clamp(64 << 10, record_bytes),
         }
     }
 }
@@ -136,17 +143,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn limits_follow_the_budget_not_the_threads() {
-        let a = RecordLimits::from_budget(64 << 20, 1);
-        let b = RecordLimits::from_budget(64 << 20, 16);
+    fn limits_follow_the_share_not_the_threads() {
+        let a = RecordLimits::from_share(32 << 20, 1);
+        let b = RecordLimits::from_share(32 << 20, 16);
         assert_eq!(a.record_bytes, 4 << 20);
         assert_eq!((a.record_bytes, a.links), (b.record_bytes, b.links));
         assert!(b.gate_bytes < a.gate_bytes);
         assert_eq!(
-            RecordLimits::from_budget(1 << 20, 2).record_bytes,
+            RecordLimits::from_share(512 << 10, 2).record_bytes,
             256 << 10
         );
-        assert_eq!(RecordLimits::from_budget(1 << 40, 2).record_bytes, 1 << 30);
+        assert_eq!(RecordLimits::from_share(1 << 39, 2).record_bytes, 1 << 30);
     }
 
     #[test]

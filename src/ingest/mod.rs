@@ -63,8 +63,8 @@ pub use crate::ingest::source::Counts;
 use crate::ingest::source::{Content, InputKind, Item, Next, ReadContext, Reader};
 use crate::input::{SkipEntry, SkipWriter, KEEP_SKIPS};
 use crate::job::{
-    phase, share, Amount, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings, Stage,
-    StageContext, StageId,
+    phase, share, Amount, Budget, Figure, FigureList, Job, JobFile, Outcome, Phase, Settings,
+    Stage, StageContext, StageId,
 };
 use crate::progress::{Task, Unit as ProgressUnit};
 use crate::resources::format_bytes;
@@ -373,12 +373,29 @@ pub struct Ingest {
 /// What holds memory at the same time in `ingest`: the units' batches of
 /// bodies and their parsed pages (one unit per thread), and the one big
 /// record let through the gate, whose working set is about 8 times its
-/// per-record limit of 1/16 of the budget (see [`limits`]). The segment
-/// writers' block buffers are fixed (256 KiB a file), outside the budget.
+/// block: the per-record limit is this share's eighth, 1/16 of the budget
+/// (see [`limits`]). The segment writers' block buffers are fixed (256 KiB a
+/// file), outside the budget.
 const SHARES: &[Phase] = &[phase(
     "read and parse",
-    &[share("batches", 1.0 / 8.0), share("big record", 1.0 / 2.0)],
+    &[share("batches", 1.0 / 8.0), share(BIG_RECORD, 1.0 / 2.0)],
 )];
+
+/// The share of ingest's budget that one big record may take.
+const BIG_RECORD: &str = "big record";
+
+/// The ingest stage's budget under `mem` bytes (the one its context hands
+/// out; also a shard's task's, and what `export dataset` reads the inputs
+/// again with).
+pub fn stage_budget(mem: u64) -> Result<Budget> {
+    Budget::new(StageId::Ingest, mem, SHARES)
+}
+
+/// The per-record limits `budget` (ingest's) allows when `threads` units
+/// read at once: from its `big record` share.
+pub fn record_limits(budget: &Budget, threads: usize) -> Result<RecordLimits> {
+    Ok(RecordLimits::from_share(budget.bytes(BIG_RECORD)?, threads))
+}
 
 impl Stage for Ingest {
     type Params = IngestParams;
@@ -417,7 +434,7 @@ impl Stage for Ingest {
                 },
             });
         }
-        let limits = RecordLimits::from_budget(self.mem, 1);
+        let limits = record_limits(&stage_budget(self.mem)?, 1)?;
         Ok(IngestParams {
             inputs,
             segment_records: opts.segment_records,
@@ -531,23 +548,28 @@ pub fn ingest(job: &mut Job, opts: &IngestOptions, s: &Settings) -> Result<Outco
     )
 }
 
-/// How the units of `opts` are read under `s`, with `batches` bytes (the
-/// stage's `batches` share) for the pages gathered before parsing.
-fn read_context<'a>(opts: &IngestOptions, s: &'a Settings, batches: u64) -> ReadContext<'a> {
-    ReadContext {
+/// How the units of `opts` are read under `s` with the stage's `budget`:
+/// its `batches` share for the pages gathered before parsing, its `big
+/// record` share for the per-record limits.
+fn read_context<'a>(
+    opts: &IngestOptions,
+    s: &'a Settings,
+    budget: &Budget,
+) -> Result<ReadContext<'a>> {
+    Ok(ReadContext {
         max_record_bytes: opts.max_record_bytes,
         settings: s,
-        limits: RecordLimits::from_budget(s.mem, rayon::current_num_threads()),
+        limits: record_limits(budget, rayon::current_num_threads())?,
         gate: RecordGate::new(),
-        batch_bytes: batch_limit(batches),
-    }
+        batch_bytes: batch_limit(budget.bytes("batches")?),
+    })
 }
 
 fn run_ingest(opts: &IngestOptions, cx: &StageContext) -> Result<IngestFigures> {
     let s = cx.settings();
     let seg_dir = cx.tmp().join("segments");
     std::fs::create_dir_all(&seg_dir).at(&seg_dir)?;
-    let ctx = read_context(opts, s, cx.budget().bytes("batches")?);
+    let ctx = read_context(opts, s, cx.budget())?;
     let limits = &ctx.limits;
     if opts.max_record_bytes > limits.record_bytes {
         cx.note(&format!(
@@ -748,8 +770,7 @@ pub fn ingest_unit(
     if !target.exists() {
         std::fs::create_dir_all(&attempt).at(&attempt)?;
         // A shard's task has the stage's budget and shares.
-        let batches = crate::job::Budget::new(StageId::Ingest, s.mem, SHARES)?.bytes("batches")?;
-        let ctx = read_context(opts, s, batches);
+        let ctx = read_context(opts, s, &stage_budget(s.mem)?)?;
         let progress = Progress {
             task: s
                 .reporter

@@ -7,7 +7,11 @@
 //! 1. Every URL seen goes into one sort keyed by [`url::sort_key`] (host
 //!    reversed, then path): crawled pages as `(key, page, title + size)`, link
 //!    targets as `(key, MAX, source page + kind + anchor)`. A URL's crawled
-//!    captures come first (lowest page first), then the links to it.
+//!    captures come first: those with a body (lowest page first), then those
+//!    without one (a WAT record's page, an empty response; tagged
+//!    [`NO_BODY`]), then the links to it. The first is the doc's canonical
+//!    capture, so a WAT page never displaces the WARC page of its URL,
+//!    whichever input came first.
 //! 2. Walking that order hands out docIDs: one per distinct URL, so one host's
 //!    docs are contiguous. Each doc goes to the doc table; `(fingerprint,
 //!    docID)` to the URL-table sort; `(page, docID)` to the page-map sort; each
@@ -55,6 +59,9 @@ type LinkRec = (u64, u64, Vec<u8>);
 type AnchorRec = (u64, u64, Vec<u8>);
 
 const LINK_TAG: u64 = u64::MAX;
+/// Set in a page's tag when the page has no body (0 bytes): such captures
+/// sort after a URL's captures with a body. Page numbers stay below it.
+const NO_BODY: u64 = 1 << 62;
 
 /// `resolve` has no parameters of its own: what it computes depends only on
 /// its inputs, whose checksums the manifest records.
@@ -412,7 +419,8 @@ fn collect_urls(
         let mut payload = Vec::with_capacity(p.title.len() + 8);
         varint::put(&mut payload, p.bytes);
         varint::put_bytes(&mut payload, p.title.as_bytes());
-        urls.push((key, page, payload))?;
+        let tag = if p.bytes == 0 { page | NO_BODY } else { page };
+        urls.push((key, tag, payload))?;
         n += 1;
         if n.is_multiple_of(65536) {
             task.set_position(n);
@@ -465,6 +473,7 @@ fn number_urls(mut urls: Sorted<UrlRec>, out: &mut Numbering, cx: &StageContext)
     let mut host: Option<Vec<u8>> = None;
     let mut n = 0u64;
     while let Some((key, tag, payload)) = urls.next_record()? {
+        let page = if tag == LINK_TAG { tag } else { tag & !NO_BODY };
         n += 1;
         if n.is_multiple_of(65536) {
             task.set_position(n);
@@ -499,9 +508,9 @@ fn number_urls(mut urls: Sorted<UrlRec>, out: &mut Numbering, cx: &StageContext)
                 )
                 .map_err(|_| bad_record("page"))?;
                 doc.crawled = true;
-                doc.page = Some(tag);
+                doc.page = Some(page);
                 c.crawled += 1;
-                page_sort.push((tag, c.docs << 1 | 1))?;
+                page_sort.push((page, c.docs << 1 | 1))?;
             }
             current = Some((key, doc));
             if tag != LINK_TAG {
@@ -510,7 +519,7 @@ fn number_urls(mut urls: Sorted<UrlRec>, out: &mut Numbering, cx: &StageContext)
         } else if tag != LINK_TAG {
             // Another capture of the same URL: same doc, not its page.
             c.duplicate_captures += 1;
-            page_sort.push((tag, c.docs << 1))?;
+            page_sort.push((page, c.docs << 1))?;
             continue;
         }
         let mut input = &payload[..];

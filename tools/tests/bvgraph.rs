@@ -1,8 +1,10 @@
 //! `webmill export bvgraph` and `import-graph --format bvgraph` end to end:
 //! the round trip, the errors naming the file, and — when webgraph-cli is
 //! installed (`cargo install webgraph-cli`; on PATH or in $WEBGRAPH_CLI) —
-//! WebGraph's own tools reading our export: `webgraph check ef` on it, and
-//! `webgraph check eq` against LAW's file of the same graph.
+//! WebGraph's own tools reading our export of cnr-2000 and uk-2007-05@100000:
+//! `webgraph check ef` on it, `webgraph check eq` against LAW's file of the
+//! same graph, and `webgraph-rank pagerank` on its transpose giving our ranks
+//! (L1 < 1e-10). Without webgraph-cli it skips, saying so.
 
 #[path = "../../tests/common/mod.rs"]
 mod common;
@@ -118,45 +120,121 @@ fn a_missing_or_broken_bvgraph_is_an_error_naming_the_file() {
         .failure();
 }
 
+/// `webmill export ranks JOB`: the rank of each docID, in docID order.
+fn ranks(job: &Path) -> Vec<f64> {
+    let out = webmill()
+        .args(["export", "ranks", "-q"])
+        .arg(job)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.rsplit('\t').next().unwrap().parse().unwrap())
+        .collect()
+}
+
 #[test]
 fn webgraph_cli_reads_our_export() {
     let Some(data) = data_dir() else { return };
     let Some(webgraph) = webgraph_tool("webgraph") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let job = dir.path().join("job");
-    // With its self-loops, the job's graph is LAW's cnr-2000 exactly.
-    webmill()
-        .args(["import-graph", "-q", "--keep-self-loops", "--out"])
-        .arg(&job)
-        .arg(data.join("graphs/cnr-2000.tsv.gz"))
-        .assert()
-        .success();
-    let out = dir.path().join("cnr");
-    export_bvgraph(&job, &out);
-    let run = |args: &[&std::ffi::OsStr]| {
-        let status = Std::new(&webgraph).args(args).status().unwrap();
-        assert!(status.success(), "webgraph {args:?} failed");
+    let Some(rank) = webgraph_tool("webgraph-rank") else {
+        return;
     };
-    run(&["build".as_ref(), "ef".as_ref(), out.as_os_str()]);
-    run(&["check".as_ref(), "ef".as_ref(), out.as_os_str()]);
-    // LAW's file, copied (webgraph wants its .ef beside it).
-    let law = dir.path().join("law");
-    for ext in ["graph", "properties"] {
-        std::fs::copy(
-            data.join("graphs/cnr-2000").with_extension(ext),
-            law.with_extension(ext),
-        )
-        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for graph in ["cnr-2000", "uk-2007-05@100000"] {
+        let job = dir.path().join(format!("job-{graph}"));
+        // With its self-loops, the job's graph is LAW's exactly.
+        webmill()
+            .args(["import-graph", "-q", "--keep-self-loops", "--out"])
+            .arg(&job)
+            .arg(data.join(format!("graphs/{graph}.tsv.gz")))
+            .assert()
+            .success();
+        webmill()
+            .args(["pagerank", "-q", "--tol", "1e-13"])
+            .arg(&job)
+            .assert()
+            .success();
+        let out = dir.path().join(format!("ours-{graph}"));
+        export_bvgraph(&job, &out);
+        let run = |tool: &Path, args: &[&std::ffi::OsStr]| {
+            let status = Std::new(tool).args(args).status().unwrap();
+            assert!(status.success(), "{} {args:?} failed", tool.display());
+        };
+        run(
+            &webgraph,
+            &["build".as_ref(), "ef".as_ref(), out.as_os_str()],
+        );
+        run(
+            &webgraph,
+            &["check".as_ref(), "ef".as_ref(), out.as_os_str()],
+        );
+        // LAW's file, copied (webgraph wants its .ef beside it).
+        let law = dir.path().join(format!("law-{graph}"));
+        for ext in ["graph", "properties"] {
+            std::fs::copy(
+                data.join(format!("graphs/{graph}.{ext}")),
+                dir.path().join(format!("law-{graph}.{ext}")),
+            )
+            .unwrap();
+        }
+        run(
+            &webgraph,
+            &["build".as_ref(), "ef".as_ref(), law.as_os_str()],
+        );
+        run(
+            &webgraph,
+            &[
+                "check".as_ref(),
+                "eq".as_ref(),
+                out.as_os_str(),
+                law.as_os_str(),
+            ],
+        );
+        // webgraph-rank's PageRank of our export (on its transpose) is ours.
+        let t = dir.path().join(format!("ours-{graph}-t"));
+        run(
+            &webgraph,
+            &[
+                "transform".as_ref(),
+                "transpose".as_ref(),
+                out.as_os_str(),
+                t.as_os_str(),
+            ],
+        );
+        run(&webgraph, &["build".as_ref(), "ef".as_ref(), t.as_os_str()]);
+        let theirs = dir.path().join(format!("wg-{graph}.txt"));
+        run(
+            &rank,
+            &[
+                "pagerank".as_ref(),
+                "--threshold".as_ref(),
+                "1e-13".as_ref(),
+                "--precision".as_ref(),
+                "17".as_ref(),
+                "-o".as_ref(),
+                theirs.as_os_str(),
+                t.as_os_str(),
+            ],
+        );
+        let theirs: Vec<f64> = std::fs::read_to_string(&theirs)
+            .unwrap()
+            .lines()
+            .map(|l| l.trim().parse().unwrap())
+            .collect();
+        let ours = ranks(&job);
+        assert_eq!(ours.len(), theirs.len(), "{graph}");
+        let l1: f64 = ours.iter().zip(&theirs).map(|(a, b)| (a - b).abs()).sum();
+        eprintln!("{graph}: L1(webmill, webgraph-rank) = {l1:e}");
+        assert!(l1 < 1e-10, "{graph}: L1 {l1:e}");
     }
-    run(&["build".as_ref(), "ef".as_ref(), law.as_os_str()]);
-    run(&[
-        "check".as_ref(),
-        "eq".as_ref(),
-        out.as_os_str(),
-        law.as_os_str(),
-    ]);
 }
 
 use predicates::prelude::PredicateBooleanExt;

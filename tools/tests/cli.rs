@@ -88,6 +88,87 @@ fn help_explains_flags_and_defaults() {
         );
 }
 
+/// The flags of a command's `--help`, each with its explanation: flag → its
+/// block of help lines.
+fn flag_blocks(args: &[&str]) -> std::collections::BTreeMap<String, String> {
+    let help = stdout_of(args);
+    let mut blocks = std::collections::BTreeMap::new();
+    let mut current: Option<(String, String)> = None;
+    for line in help.lines() {
+        let t = line.trim_start();
+        let starts = line.starts_with("  ") && (t.starts_with("--") || t.starts_with('-'));
+        let indent = line.len() - t.len();
+        if starts && indent <= 6 {
+            if let Some((k, v)) = current.take() {
+                blocks.insert(k, v);
+            }
+            let name = t
+                .split([' ', ',', '='])
+                .find(|w| w.starts_with("--"))
+                .unwrap_or(t)
+                .to_string();
+            current = Some((name, format!("{t}\n")));
+        } else if !line.starts_with(' ') && !line.is_empty() {
+            // A section header ("Options:", "Arguments:").
+            if let Some((k, v)) = current.take() {
+                blocks.insert(k, v);
+            }
+        } else if let Some((_, v)) = current.as_mut() {
+            v.push_str(t);
+            v.push('\n');
+        }
+    }
+    if let Some((k, v)) = current.take() {
+        blocks.insert(k, v);
+    }
+    // The same words whatever the layout (clap wraps a command's help
+    // beside the flags or below them).
+    blocks
+        .into_iter()
+        .map(|(k, v)| (k, v.split_whitespace().collect::<Vec<_>>().join(" ")))
+        .collect()
+}
+
+/// Ingest's flags are one struct, flattened into `ingest`, `shard` and
+/// `run`: each of `ingest --help`'s own flags appears in `run --help` and in
+/// `shard plan --help` with the same explanation and default, so the three
+/// cannot drift apart.
+#[test]
+fn ingest_flags_are_the_same_in_ingest_shard_and_run() {
+    let ingest = flag_blocks(&["ingest", "--help"]);
+    let run = flag_blocks(&["run", "--help"]);
+    let shard = flag_blocks(&["shard", "plan", "--help"]);
+    // The job's own flags, which `run` words for the whole job, and the
+    // global ones (--mem, --threads…).
+    let job_flags = ["--out", "--segments-from", "--strict", "--force", "--help"];
+    let global = flag_blocks(&["--help"]);
+    let own: Vec<&String> = ingest
+        .keys()
+        .filter(|k| !job_flags.contains(&k.as_str()) && !global.contains_key(*k))
+        .collect();
+    for flag in [
+        "--base-url",
+        "--segment-records",
+        "--max-record-bytes",
+        "--text-field",
+    ] {
+        assert!(own.iter().any(|k| *k == flag), "{flag} missing: {ingest:?}");
+    }
+    for flag in own {
+        let block = &ingest[flag];
+        assert_eq!(run.get(flag), Some(block), "run --help differs on {flag}");
+        assert_eq!(
+            shard.get(flag),
+            Some(block),
+            "shard plan --help differs on {flag}"
+        );
+        assert!(
+            block.contains("[default"),
+            "{flag} has no default in --help: {block}"
+        );
+    }
+}
+
 #[test]
 fn import_stats_exports_and_tools() {
     let dir = tempfile::tempdir().unwrap();

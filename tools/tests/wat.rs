@@ -148,22 +148,30 @@ fn a_wat_only_job_has_the_warcs_graph_ranks_anchors_and_titles() {
     assert!(found.contains("docs/15/sql-vacuum.html"), "{found}");
 }
 
+/// WARC + WAT of the same crawl give what the WARC alone gives, in either
+/// order: a WAT page (no body) never displaces the WARC page of its URL.
 #[test]
 fn warc_and_wat_of_the_same_crawl_give_what_the_warc_alone_gives() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((warc, wat)) = pg_warc_and_wat(dir.path(), "pg.warc.wat.gz") else {
+    let Some((made_warc, made_wat)) = pg_warc_and_wat(dir.path(), "pg.warc.wat.gz") else {
         return;
     };
     let (alone, both) = (dir.path().join("alone"), dir.path().join("both"));
-    run(&alone, &[&warc]);
+    run(&alone, &[&made_warc]);
     // In a directory's sorted order, as Common Crawl names them
     // (X.warc.gz before X.warc.wat.gz).
     let crawl = dir.path().join("crawl");
     std::fs::create_dir(&crawl).unwrap();
-    std::fs::rename(&warc, crawl.join("pg.warc.gz")).unwrap();
-    std::fs::rename(&wat, crawl.join("pg.warc.wat.gz")).unwrap();
+    let (warc, wat) = (crawl.join("pg.warc.gz"), crawl.join("pg.warc.wat.gz"));
+    std::fs::rename(&made_warc, &warc).unwrap();
+    std::fs::rename(&made_wat, &wat).unwrap();
     run(&both, &[&crawl]);
-    // Everything but the per-page files (and the plots) is the same.
+    // The WAT first: its pages are numbered first.
+    let wat_first = dir.path().join("wat-first");
+    run(&wat_first, &[&wat, &warc]);
+    // Everything but the per-page files (and the plots) is the same; with
+    // the WAT first, the doc table's page numbers are those of the same
+    // WARC pages, after the WAT's.
     let per_page = [
         "pages.wm",
         "pagedoc.wm",
@@ -172,22 +180,38 @@ fn warc_and_wat_of_the_same_crawl_give_what_the_warc_alone_gives() {
         "repository.wm",
         "skips-ingest.wm",
     ];
-    let (a, b) = (job_files(&alone), job_files(&both));
-    let mut compared = 0;
-    for (f, bytes) in &a {
-        if per_page.contains(&f.as_str()) || f.ends_with(".svg") {
-            continue;
+    let a = job_files(&alone);
+    let pages = ingest_figures(&alone)["pages"].as_u64().unwrap();
+    for (job, shift) in [(&both, 0), (&wat_first, pages)] {
+        let b = job_files(job);
+        let mut compared = 0;
+        for (f, bytes) in &a {
+            if per_page.contains(&f.as_str()) || f.ends_with(".svg") {
+                continue;
+            }
+            if f == "docs.wm" && shift > 0 {
+                continue;
+            }
+            assert!(b.get(f) == Some(bytes), "{f} differs ({})", job.display());
+            compared += 1;
         }
-        assert!(b.get(f) == Some(bytes), "{f} differs");
-        compared += 1;
+        assert!(compared >= 20, "{compared} files compared");
+        // Both were read: every page twice, the WAT's as further captures.
+        let x = ingest_figures(job);
+        assert_eq!(x["pages"], pages * 2);
+        let docs = |j: &Path| -> Vec<webmill::docs::Doc> {
+            let t = webmill::docs::DocTable::open(j.join("docs.wm")).unwrap();
+            t.iter().map(|d| d.unwrap().1).collect()
+        };
+        let want: Vec<webmill::docs::Doc> = docs(&alone)
+            .into_iter()
+            .map(|mut d| {
+                d.page = d.page.map(|p| p + shift);
+                d
+            })
+            .collect();
+        assert_eq!(docs(job), want, "{}", job.display());
     }
-    assert!(compared >= 20, "{compared} files compared");
-    // Both were read: every page twice, the WAT's as further captures.
-    let x = ingest_figures(&both);
-    assert_eq!(
-        x["pages"],
-        ingest_figures(&alone)["pages"].as_u64().unwrap() * 2
-    );
 }
 
 #[test]

@@ -16,7 +16,8 @@ use crate::ingest::source::{
     ReadContext, Reader,
 };
 use crate::ingest::warc::{
-    self, RecordType, ResumePoint, WarcEvent, WarcOptions, WarcReader, WarcRecord,
+    self, ArchiveFormat, RecordType, ResumePoint, WarcEvent, WarcOptions, WarcPosition, WarcReader,
+    WarcRecord,
 };
 use crate::input::SkipKind;
 use crate::resources::format_bytes;
@@ -88,6 +89,7 @@ impl InputKind for WarcFile {
             path: &self.path,
             reader,
             cx,
+            last: None,
         })
     }
 }
@@ -97,6 +99,21 @@ pub struct WarcItems<'a> {
     path: &'a Path,
     reader: WarcReader,
     cx: &'a ReadContext<'a>,
+    /// Where the last record read starts.
+    last: Option<WarcPosition>,
+}
+
+impl WarcItems<'_> {
+    /// Where the record the last item came from starts (`export dataset`
+    /// copies it whole from there).
+    pub fn last_record_at(&self) -> Option<WarcPosition> {
+        self.last
+    }
+
+    /// Whether the file is gzip, and whether it is WARC or ARC.
+    pub fn archive(&self) -> (bool, ArchiveFormat) {
+        (self.reader.is_gzip(), self.reader.format())
+    }
 }
 
 impl Reader for WarcItems<'_> {
@@ -106,10 +123,13 @@ impl Reader for WarcItems<'_> {
         Ok(match self.reader.next_event()? {
             None => Next::End,
             Some(WarcEvent::Skip { skip, .. }) => Next::Item(Item::Skip(skip.into())),
-            Some(WarcEvent::Record(rec)) => match warc_item(self.path, rec, self.cx, counts) {
-                Some(item) => Next::Item(item),
-                None => Next::Counted,
-            },
+            Some(WarcEvent::Record(rec)) => {
+                self.last = Some(rec.pos);
+                match warc_item(self.path, rec, self.cx, counts) {
+                    Some(item) => Next::Item(item),
+                    None => Next::Counted,
+                }
+            }
         })
     }
 

@@ -47,8 +47,10 @@ pub struct Args {
     /// the Java WebGraph and `import-graph --format bvgraph`;
     /// dataset = the input records near-duplicate detection (--alg) kept,
     /// in input order: JSONL lines byte for byte, Parquet rows with every
-    /// column (as Parquet); --removed FILE for the others, --cluster for a
-    /// `cluster` field or column; -o FILE required
+    /// column (as Parquet), WARC records whole (gzip members as they are;
+    /// only the records that became pages); --removed FILE for the others,
+    /// --cluster for a `cluster` field or column (not for WARC); -o FILE
+    /// required
     #[arg(value_enum)]
     what: What,
     /// Job directory

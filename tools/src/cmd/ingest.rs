@@ -47,27 +47,17 @@ pub struct Args {
     force: bool,
 }
 
-/// What to read and how to cut it (shared by `ingest` and `shard`).
+/// What to read (shared by `ingest` and `shard`): the inputs and ingest's
+/// flags.
 #[derive(clap::Args, Debug)]
 pub struct SourceArgs {
-    /// Base URL for directory inputs given without one (`BASE_URL=DIR` sets it
-    /// per directory) [default: file:// + the directory's absolute path]
-    #[arg(long, value_name = "URL")]
-    base_url: Option<String>,
-    /// Checkpoint interval: WARC records (or directory files) per segment
-    #[arg(long, value_name = "N", default_value_t = 10_000)]
-    segment_records: u64,
-    /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
-    /// and reported. Of a record up to this size, at most --mem / 16 is kept in
-    /// memory: the rest is cut (and reported)
-    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
-    max_record_bytes: u64,
     #[command(flatten)]
-    fields: FieldArgs,
+    flags: IngestArgs,
     /// Inputs, read in this order: a WARC file (.warc or .warc.gz, per-record
-    /// or whole-file gzip), a directory of .html files and WARC/ARC files (read
-    /// recursively in byte order of the paths, each archive as if given on its
-    /// own), or BASE_URL=DIR
+    /// or whole-file gzip; WET and WAT files too), an ARC file, a JSONL
+    /// (.jsonl, .jsonl.gz, .jsonl.zst) or Parquet document set, a directory of
+    /// .html files and of such files (read recursively in byte order of the
+    /// paths, each file as if given on its own), or BASE_URL=DIR
     #[arg(required = true, value_name = "INPUT")]
     inputs: Vec<String>,
 }
@@ -75,9 +65,36 @@ pub struct SourceArgs {
 impl SourceArgs {
     /// As the library takes them.
     pub fn options(&self) -> webmill::Result<IngestOptions> {
+        self.flags.options(&self.inputs)
+    }
+}
+
+/// Ingest's flags: how the inputs are read and cut (one struct, flattened
+/// into `ingest`, `shard` and `run`).
+#[derive(clap::Args, Debug)]
+pub struct IngestArgs {
+    /// Base URL for directory inputs given without one (`BASE_URL=DIR` sets it
+    /// per directory) [default: file:// + the directory's absolute path]
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Ingest's checkpoint interval: WARC records (or directory files, or
+    /// document set records) per segment
+    #[arg(long, value_name = "N", default_value_t = IngestOptions::default().segment_records)]
+    segment_records: u64,
+    /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
+    /// and reported. Of a record up to this size, at most ingest's per-record
+    /// share of --mem (1/16) is kept in memory: the rest is cut (and reported)
+    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
+    max_record_bytes: u64,
+    #[command(flatten)]
+    fields: FieldArgs,
+}
+
+impl IngestArgs {
+    /// As the library takes them, for `inputs` (as given on the command line).
+    pub fn options(&self, inputs: &[String]) -> webmill::Result<IngestOptions> {
         Ok(IngestOptions {
-            inputs: self
-                .inputs
+            inputs: inputs
                 .iter()
                 .map(|a| InputSpec::parse(a, self.base_url.as_deref()))
                 .collect::<webmill::Result<Vec<_>>>()?,
@@ -87,9 +104,15 @@ impl SourceArgs {
             segments_from: Vec::new(),
         })
     }
+
+    /// `true` when a flag that only ingest reads was given (`--base-url`;
+    /// the others have defaults).
+    pub fn given(&self) -> bool {
+        self.base_url.is_some()
+    }
 }
 
-/// The fields of JSONL records (shared by `ingest` and `run`).
+/// The fields of document set records (part of [`IngestArgs`]).
 #[derive(clap::Args, Debug)]
 pub struct FieldArgs {
     /// JSONL and Parquet document sets: the field (column) holding a record's text (a dotted
@@ -201,7 +224,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         ));
         if x.duplicate_captures > 0 {
             reporter.note(&format!(
-                "resolve: {} pages are further captures of a URL captured before: each is kept as a page of the same doc, whose canonical capture is the first (the others have canonical 0 in {}: `webmill dump` it)",
+                "resolve: {} pages are further captures of a URL captured before: each is kept as a page of the same doc, whose canonical capture is the first with a body, else the first (the others have canonical 0 in {}: `webmill dump` it)",
                 thousands(x.duplicate_captures),
                 args.out.join(JobFile::PageDoc.name()).display(),
             ));

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use webmill::dedup::Alg;
-use webmill::ingest::{IngestOptions, InputSpec};
 use webmill::job::{JobView, StageId};
 use webmill::pipeline::{How, JobSummary, Pipeline, PipelineOptions, Source};
 use webmill::progress::Reporter;
@@ -14,7 +13,7 @@ use webmill::resources::format_bytes;
 use super::dedup::{parse_alg, DedupArgs};
 use super::import_graph::{Format, GraphArgs};
 use super::index::IndexArgs;
-use super::ingest::FieldArgs;
+use super::ingest::IngestArgs;
 use super::pagerank::PageRankArgs;
 use super::thousands;
 use crate::job_display::{JobDisplay, Running};
@@ -54,18 +53,8 @@ pub struct Args {
     #[command(flatten)]
     graph_flags: GraphArgs,
 
-    /// Base URL for directory inputs given without one (`BASE_URL=DIR` sets
-    /// it per directory) [default: file:// + the directory's absolute path]
-    #[arg(long, value_name = "URL", conflicts_with = "graph")]
-    base_url: Option<String>,
-    /// Ingest's checkpoint interval: WARC records (or files) per segment
-    #[arg(long, value_name = "N", default_value_t = IngestOptions::default().segment_records)]
-    segment_records: u64,
-    /// Largest WARC record read (K, M, G suffixes); bigger ones are skipped
-    #[arg(long, value_name = "BYTES", default_value = "64M", value_parser = parse_size)]
-    max_record_bytes: u64,
     #[command(flatten)]
-    fields: FieldArgs,
+    ingest: IngestArgs,
     #[command(flatten)]
     pagerank: PageRankArgs,
     #[command(flatten)]
@@ -97,14 +86,13 @@ pub struct Args {
     top: usize,
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
-    webmill::resources::parse_bytes(s).map_err(|e| e.to_string())
-}
-
 /// The pipeline the flags ask for.
 fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
     if args.graph.is_none() && args.graph_flags.given() {
         anyhow::bail!("--order and --keep-self-loops apply to --graph edge lists only");
+    }
+    if args.graph.is_some() && args.ingest.given() {
+        anyhow::bail!("--base-url applies to web inputs, not to --graph edge lists");
     }
     let source = match args.graph {
         Some(format) => Source::Graph(args.graph_flags.options(
@@ -112,17 +100,7 @@ fn options(args: &Args) -> anyhow::Result<PipelineOptions> {
             "--graph",
             args.inputs.iter().map(PathBuf::from).collect(),
         )?),
-        None => Source::Web(IngestOptions {
-            inputs: args
-                .inputs
-                .iter()
-                .map(|a| InputSpec::parse(a, args.base_url.as_deref()))
-                .collect::<webmill::Result<Vec<_>>>()?,
-            segment_records: args.segment_records,
-            max_record_bytes: args.max_record_bytes,
-            fields: args.fields.doc_fields(),
-            segments_from: Vec::new(),
-        }),
+        None => Source::Web(args.ingest.options(&args.inputs)?),
     };
     let web = matches!(source, Source::Web(_));
     let algs = if args.dedup.is_empty() {

@@ -15,9 +15,13 @@
 //! when one is given. Lines that never became pages (bad JSON, no text) are
 //! in neither. Parquet sets are written as Parquet: the rows with every
 //! column as read (the first set's schema; each set must have it), zstd, and
-//! with `cluster` a last nullable `UInt64` column `cluster`. The inputs must
-//! be JSONL sets or Parquet sets, not both; WARC records are not written
-//! yet.
+//! with `cluster` a last nullable `UInt64` column `cluster`. WARC files (WARC,
+//! WET, WAT; given, or found in directories) are written as WARC: each record
+//! that became a page whole, byte for byte, a per-record gzip member copied
+//! as it is ([`warc`]); records that are not pages (`warcinfo`, `request`,
+//! the `metadata` of a WARC, revisits, responses that were skipped) are in
+//! neither file; `cluster` does not apply (a record is written whole). The
+//! inputs must be all JSONL sets, all Parquet sets or all WARC files.
 //!
 //! Memory: the removed docs and, with `cluster`, each clustered doc's
 //! cluster, 8 and 16 bytes a doc in a cluster (the docs dedup held in memory
@@ -41,13 +45,17 @@ use crate::dedup::files::for_each_cluster_member;
 use crate::dedup::Alg;
 use crate::error::{Error, IoContext, Result};
 use crate::ingest::dir::list_dir;
-use crate::ingest::limits::{RecordGate, RecordLimits};
+use crate::ingest::limits::RecordGate;
 use crate::ingest::records::{decode_pagedoc, PAGEDOC};
 use crate::ingest::source::jsonl::{is_jsonl_name, JsonlFile};
 use crate::ingest::source::parquet::{is_parquet_name, ParquetFile, BATCH_ROWS};
+use crate::ingest::source::warc::{is_archive_name, WarcFile};
 use crate::ingest::source::{Counts, InputKind, Item, Next, ReadContext, Reader};
-use crate::ingest::{IngestParams, InputParam};
+use crate::ingest::warc::ArchiveFormat;
+use crate::ingest::{record_limits, stage_budget, IngestParams, InputParam};
 use crate::job::{JobFile, JobView, Settings, StageId};
+
+pub mod warc;
 
 /// What an export wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -84,30 +92,48 @@ pub fn export_dataset(
         )
     })?;
     let fields = params.fields.clone().unwrap_or_default();
+    // The inputs' files in ingest's order (directories listed as ingest
+    // lists them).
     let mut sets: Vec<PathBuf> = Vec::new();
     for input in &params.inputs {
         match input {
             InputParam::Jsonl { jsonl: p, .. } | InputParam::Parquet { parquet: p, .. } => {
                 sets.push(PathBuf::from(p))
             }
+            InputParam::Warc { warc: p, .. } => sets.push(PathBuf::from(p)),
             InputParam::Dir { dir, .. } => {
                 let dir = PathBuf::from(dir);
                 for e in list_dir(&dir)? {
-                    if e.skip.is_none() && (is_jsonl_name(&e.rel) || is_parquet_name(&e.rel)) {
+                    let readable =
+                        is_jsonl_name(&e.rel) || is_parquet_name(&e.rel) || is_archive_name(&e.rel);
+                    if e.skip.is_none() && readable {
                         sets.push(dir.join(&e.rel));
                     } else if e.skip.is_none() {
                         return Err(not_a_set(&dir.join(&e.rel).to_string_lossy()));
                     }
                 }
             }
-            InputParam::Warc { warc, .. } => return Err(not_a_set(warc)),
         }
     }
     let parquet = sets.iter().filter(|p| is_parquet_name(p)).count();
-    if parquet > 0 && parquet < sets.len() {
+    let jsonl = sets.iter().filter(|p| is_jsonl_name(p)).count();
+    let archives = sets.len() - parquet - jsonl;
+    if [parquet, jsonl, archives]
+        .iter()
+        .filter(|&&n| n > 0)
+        .count()
+        > 1
+    {
         return Err(Error::usage(
-            "export dataset writes JSONL sets as JSONL and Parquet sets as Parquet: this job's inputs mix both",
+            "export dataset writes JSONL sets as JSONL, Parquet sets as Parquet and WARC records as WARC: this job's inputs mix them",
         ));
+    }
+    if archives > 0 && cluster {
+        return Err(Error::usage(format!(
+            "--cluster does not apply to WARC records, which are written whole, byte for byte; `webmill export clusters {} --alg {}` lists each cluster's docs",
+            job.dir().display(),
+            alg.name()
+        )));
     }
     // The removed docs, and each clustered doc's cluster, by docID.
     let mut gone: Vec<u64> = Vec::new();
@@ -131,7 +157,7 @@ pub fn export_dataset(
         Ok(())
     })?;
     let settings = Settings::new(crate::resources::default_budget());
-    let mut limits = RecordLimits::from_budget(settings.mem, 1);
+    let mut limits = record_limits(&stage_budget(settings.mem)?, 1)?;
     if params.record_bytes > 0 {
         limits.record_bytes = params.record_bytes;
     }
@@ -153,6 +179,10 @@ pub fn export_dataset(
     };
     if parquet > 0 {
         export_parquet(&sets, &fields, &cx, &mut d, cluster, kept, removed)?;
+        return d.finish();
+    }
+    if archives > 0 {
+        export_warc(&sets, &cx, &mut d, kept, removed)?;
         return d.finish();
     }
     let mut scratch = Counts::default();
@@ -246,6 +276,54 @@ impl Decider<'_> {
         }
         Ok(self.counts)
     }
+}
+
+/// WARC files: each read again by ingest's reader (which records became
+/// pages, and where each starts), the records that became pages copied
+/// whole (see [`warc`]), gzip when the first file is gzip.
+fn export_warc(
+    files: &[PathBuf],
+    cx: &ReadContext,
+    d: &mut Decider,
+    kept: &mut (dyn Write + Send),
+    mut removed: Option<&mut (dyn Write + Send)>,
+) -> Result<()> {
+    let mut scratch = Counts::default();
+    let mut gzip_out = None;
+    for path in files {
+        let unit = WarcFile::new(path);
+        let mut reader = unit.open(None, cx)?;
+        let (gzip, format) = reader.archive();
+        if let ArchiveFormat::Arc { .. } = format {
+            return Err(Error::usage_at(
+                path,
+                "an ARC file: export dataset writes WARC records whole, and ARC records are not WARC records",
+            ));
+        }
+        let gzip_out = *gzip_out.get_or_insert(gzip);
+        let mut raw = warc::RawRecords::new(path, gzip);
+        loop {
+            match reader.next(&mut scratch)? {
+                Next::End => break,
+                Next::Counted | Next::Item(Item::Skip(_)) => continue,
+                Next::Item(Item::Page(_)) => {}
+            }
+            let at = reader
+                .last_record_at()
+                .ok_or_else(|| Error::internal("a WARC page without its record"))?;
+            let (keep, _) = d.next(path)?;
+            let out: &mut dyn Write = if keep {
+                kept
+            } else {
+                match removed.as_deref_mut() {
+                    Some(w) => w,
+                    None => continue,
+                }
+            };
+            raw.copy(at, out, gzip_out)?;
+        }
+    }
+    Ok(())
 }
 
 /// The column `export dataset --cluster` adds.
@@ -410,7 +488,7 @@ fn write_rows(
 
 fn not_a_set(path: &str) -> Error {
     Error::usage(format!(
-        "{path}: export dataset writes the records of JSONL and Parquet document sets; this input is not one"
+        "{path}: export dataset writes the records of WARC files and of JSONL and Parquet document sets; this input is none of them (a directory's HTML files are not records)"
     ))
 }
 
