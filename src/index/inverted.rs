@@ -66,7 +66,9 @@ use std::path::Path;
 use serde_json::json;
 
 use super::hit::Hit;
-use super::postings::{decode_block, BlockEncoder, BlockView, DecodedBlock, Posting, BLOCK_DOCS};
+use super::postings::{
+    decode_block, BlockEncoder, BlockView, DecodedBlock, HitClasses, Posting, BLOCK_DOCS,
+};
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind, MappedContainer};
 use crate::error::{Error, Result};
 
@@ -1045,6 +1047,17 @@ impl<'a> DoclistCursor<'a> {
     /// The current document's hit counts: (plain, fancy).
     pub fn hit_counts(&self) -> (u32, u32) {
         (self.dec.np[self.i], self.dec.nf[self.i])
+    }
+
+    /// The current document's hits by class, without decoding positions.
+    pub fn classes(&mut self) -> Result<HitClasses> {
+        let view = self
+            .view
+            .ok_or_else(|| Error::internal("cursor without a block"))?;
+        let (block, entry) = (self.block, self.entry);
+        self.dec
+            .classes(&view, self.i)
+            .map_err(|d| self.barrel.corrupt(block, format!("entry {entry}: {d}")))
     }
 
     /// Appends the current document's hits to `out` (plain hits in position

@@ -367,6 +367,51 @@ impl<'a> BlockView<'a> {
     }
 }
 
+/// A document's hits of one word by class, without their positions: plain
+/// hits per font (0..=6), fancy hits per type code (0..=15).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HitClasses {
+    /// Plain hits per relative font.
+    pub fonts: [u32; MAX_FONT as usize + 1],
+    /// Fancy hits per type code ([`super::hit::FancyType::code`]).
+    pub fancy: [u32; 16],
+}
+
+impl BlockView<'_> {
+    /// The classes of the hits [`Self::hits`] would give, reading only the
+    /// attributes and fancy hits (not the positions).
+    pub fn classes(
+        &self,
+        cols: &HitColumns,
+        (plain_first, np): (usize, usize),
+        (fancy_first, nf): (usize, usize),
+    ) -> Result<HitClasses, String> {
+        let mut c = HitClasses::default();
+        if self.w_attr == 0 {
+            c.fonts[usize::from(self.font_base)] += np as u32;
+        } else {
+            let attrs = &self.bytes[cols.attrs_at..cols.fancy_at];
+            for k in 0..np {
+                let attr = bitpack::get(attrs, self.w_attr, plain_first + k);
+                let font = u32::from(self.font_base) + (attr >> 1);
+                if font > u32::from(MAX_FONT) {
+                    return Err(format!("plain hit font {font} over {MAX_FONT}"));
+                }
+                c.fonts[font as usize] += 1;
+            }
+        }
+        for k in 0..nf {
+            let at = cols.fancy_at + 2 * (fancy_first + k);
+            let h = Hit(u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]]));
+            match h.fancy_type() {
+                Some(t) => c.fancy[usize::from(t.code())] += 1,
+                None => return Err(format!("fancy hit {:#06x} is not fancy", h.0)),
+            }
+        }
+        Ok(c)
+    }
+}
+
 /// A postings block decoded for reading: docIDs, counts and their prefix
 /// sums; hits on request.
 pub struct DecodedBlock {
@@ -419,13 +464,7 @@ impl DecodedBlock {
         Ok(())
     }
 
-    /// Appends document `i`'s hits to `out`.
-    pub fn hits(
-        &mut self,
-        view: &BlockView<'_>,
-        i: usize,
-        out: &mut Vec<Hit>,
-    ) -> Result<(), String> {
+    fn columns(&mut self, view: &BlockView<'_>) -> Result<&HitColumns, String> {
         if self.cols.is_none() {
             let mut cols = HitColumns::default();
             view.columns(
@@ -435,6 +474,27 @@ impl DecodedBlock {
             )?;
             self.cols = Some(cols);
         }
+        self.cols
+            .as_ref()
+            .ok_or_else(|| "no hit columns".to_string())
+    }
+
+    /// Document `i`'s hit classes (see [`BlockView::classes`]).
+    pub fn classes(&mut self, view: &BlockView<'_>, i: usize) -> Result<HitClasses, String> {
+        let (p, np) = (self.plain_at[i] as usize, self.np[i] as usize);
+        let (f, nf) = (self.fancy_at[i] as usize, self.nf[i] as usize);
+        let cols = self.columns(view)?;
+        view.classes(cols, (p, np), (f, nf))
+    }
+
+    /// Appends document `i`'s hits to `out`.
+    pub fn hits(
+        &mut self,
+        view: &BlockView<'_>,
+        i: usize,
+        out: &mut Vec<Hit>,
+    ) -> Result<(), String> {
+        self.columns(view)?;
         let cols = self.cols.as_ref().ok_or("no hit columns")?;
         view.hits(
             cols,

@@ -205,6 +205,54 @@ impl RankingWeights {
         }
     }
 
+    /// At least the proximity score ([`Scorer::proximity`]) of a document
+    /// whose query words have these hit counts per type (in query order,
+    /// zeros for an absent word), without placing a hit: the pivot (the
+    /// present word with fewest hits, the first such) puts each of its
+    /// hits of type `t` in one bin, and a bin's count-weight is at most
+    /// `min(count, max(knee, cap))` (slope ≤ 1, never above the cap), so
+    /// the most its hits can add is their count spread over the bins from
+    /// the heaviest down, at most that much per bin.
+    pub fn proximity_bound(&self, counts: &[[u32; HIT_TYPES]]) -> f64 {
+        let mut present = counts.iter().filter(|c| c.iter().any(|&x| x > 0));
+        let Some(first) = present.next() else {
+            return 0.0;
+        };
+        let mut pivot = first;
+        let mut several = false;
+        for c in present {
+            several = true;
+            if c.iter().sum::<u32>() < pivot.iter().sum::<u32>() {
+                pivot = c;
+            }
+        }
+        if !several {
+            return 0.0;
+        }
+        let mut b = 0.0;
+        for t in HitType::ALL {
+            let n = pivot[t.index()];
+            if n == 0 {
+                continue;
+            }
+            let mut w = self.type_prox_weight[t.index()];
+            if w.iter().any(|&x| x < 0.0 || x.is_nan()) {
+                return f64::INFINITY;
+            }
+            w.sort_by(|a, b| b.total_cmp(a));
+            let per_bin = self.knee[t.index()].max(1.0).max(self.cap[t.index()]);
+            let mut left = f64::from(n);
+            for x in w {
+                if left <= 0.0 {
+                    break;
+                }
+                b += x * left.min(per_bin);
+                left -= per_bin;
+            }
+        }
+        b * (1.0 + 1e-9) + 1e-9
+    }
+
     /// The count-weight of `n` hits (or matched sets) of type `t`: `n` up to
     /// the knee `K`, then `K + (C − K)(1 − e^{−(n − K)/(C − K)})` towards
     /// the cap `C` (slope 1 at the knee); `K` past it when `C ≤ K`.

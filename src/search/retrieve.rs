@@ -43,11 +43,29 @@
 //!   doclist alone — the conjunctive case). Candidates come from the
 //!   essential words' doclists only; the others are moved by `seek`, which
 //!   skips postings blocks by their last docID without decoding them.
+//! * **Block-max** (Ding & Suel 2011, in its MaxScore form): each postings
+//!   block's directory entry stores a bound of its documents' saturated
+//!   frequencies ([`crate::index::inverted`], "Block bounds"). For a
+//!   candidate `t`, every scored word's cursor looks up, without decoding,
+//!   the block a seek to `t` would stop in ([`DoclistCursor::shallow`]):
+//!   its bound times the word's idf, or nothing when `t` falls before the
+//!   block or past the doclist (the word is then known absent, which is
+//!   block-max AND for a conjunction); PageRank's factor is bounded by
+//!   the largest PageRank of the docIDs up to the first block boundary
+//!   ([`super::RankBounds`]). When that sum (with the proximity bound)
+//!   cannot pass the bar, or the query cannot be satisfied there, every
+//!   docID up to the boundary is skipped — essential cursors seek past it,
+//!   never decoding the blocks in between — and the next boundary is tried.
+//!   The bounds were computed with the default weights; a query with
+//!   other BM25 weights uses the doclists' bounds instead.
 //! * **Per document**, before any hit list is decoded: the word's hit
 //!   counts (kept in the postings block's header columns) and the
 //!   document's field lengths bound its BM25F part (for BM25: give it
 //!   exactly), PageRank is looked up; a document whose bound, even if it
 //!   satisfied the query, cannot pass the bar is not decoded further.
+//!   Once decoded, its exact BM25/BM25F text score with the proximity
+//!   bonus at its limit is checked again before the hits are placed for
+//!   the proximity match (the costly part of scoring).
 //!
 //! A safety valve stops the evaluation once [`Query::cutoff`] documents
 //! have been scored (hit lists decoded) and says so
@@ -72,8 +90,9 @@ use super::rank::{field_position, Explain, HitType, RankingWeights, Scorer, HIT_
 use super::{RankBounds, Searcher};
 use crate::docstore::DocStore;
 use crate::error::Result;
-use crate::index::hit::Hit;
+use crate::index::hit::{FancyType, Hit};
 use crate::index::inverted::{bound_value, BoundParams, BOUND_BM25, BOUND_BM25F};
+use crate::index::postings::HitClasses;
 use crate::index::{Barrel, BarrelSet, DoclistCursor};
 
 /// What the retrieval found.
@@ -250,13 +269,42 @@ struct DocWords<'c, 'b> {
     cursors: &'c mut [Option<DoclistCursor<'b>>],
     present: &'c [bool],
     hits: &'c mut [Vec<Hit>],
-    read: &'c mut [bool],
+    /// Per word: its hits are in `hits` ([`READ`]), or were counted
+    /// ([`COUNTED`]).
+    read: &'c mut [u8],
     hits_read: u64,
 }
 
+/// A word's hits were counted by class ([`DocWords::counts`]).
+const COUNTED: u8 = 1;
+/// A word's hits were decoded ([`DocWords::hits`]).
+const READ: u8 = 2;
+
 impl DocWords<'_, '_> {
+    /// Word `i`'s hits per type (zero when absent).
+    fn counts(&mut self, i: usize) -> Result<[u32; HIT_TYPES]> {
+        if self.read[i] == READ {
+            let mut t = [0u32; HIT_TYPES];
+            for &h in &self.hits[i] {
+                t[HitType::of(h).index()] += 1;
+            }
+            return Ok(t);
+        }
+        match &mut self.cursors[i] {
+            Some(c) if self.present[i] => {
+                if self.read[i] == 0 {
+                    let (np, nf) = c.hit_counts();
+                    self.hits_read += u64::from(np) + u64::from(nf);
+                    self.read[i] = COUNTED;
+                }
+                Ok(type_counts(&c.classes()?))
+            }
+            _ => Ok([0; HIT_TYPES]),
+        }
+    }
+
     fn hits(&mut self, i: usize) -> Result<&[Hit]> {
-        if !self.read[i] {
+        if self.read[i] != READ {
             let h = &mut self.hits[i];
             h.clear();
             if self.present[i] {
@@ -264,8 +312,10 @@ impl DocWords<'_, '_> {
                     c.hits(h)?;
                 }
             }
-            self.hits_read += h.len() as u64;
-            self.read[i] = true;
+            if self.read[i] == 0 {
+                self.hits_read += h.len() as u64;
+            }
+            self.read[i] = READ;
         }
         Ok(&self.hits[i])
     }
@@ -473,23 +523,41 @@ fn word_counts<'w>(words: &[(&'w str, u32, &[Hit])]) -> Vec<WordInDoc<'w>> {
 }
 
 impl DocScorer<'_> {
+    /// Whether [`Self::score`] places the hits of a document whose words
+    /// have these counts (for the proximity match): under the paper's
+    /// ranking, or with two words present and a proximity weight (and,
+    /// to keep one path, for a query without words).
+    fn places(&self, words: &[WordInDoc<'_>]) -> bool {
+        let q = self.query;
+        if words.is_empty() {
+            // `site:` alone: ranked by PageRank (no hits to place).
+            return true;
+        }
+        let present = words
+            .iter()
+            .filter(|w| w.counts.iter().any(|&c| c > 0))
+            .count();
+        q.ranking == Ranking::Paper || (present > 1 && q.bm25.proximity_weight != 0.0)
+    }
+
     /// At least the BM25 or BM25F score [`Self::score`] gives a document,
-    /// without placing its hits: the proximity bonus at its limit
-    /// (`proximity_weight ·` the words' mean idf).
+    /// without placing its hits: the exact text score, the proximity score
+    /// at its bound from the hit counts
+    /// ([`RankingWeights::proximity_bound`]).
     fn bound(
         &self,
-        words: &[(&str, u32, &[Hit])],
+        words: &[WordInDoc<'_>],
         lens: Option<&[u32; N_FIELDS]>,
         pagerank: Option<f64>,
     ) -> f64 {
         let q = self.query;
-        let present = words.iter().filter(|(_, _, h)| !h.is_empty()).count();
-        let prox = if present > 1 { 1e300 } else { 0.0 };
+        let counts: Vec<[u32; HIT_TYPES]> = words.iter().map(|w| w.counts).collect();
+        let prox = q.weights.proximity_bound(&counts).min(1e300);
         bm25::score(
             &q.bm25,
             q.ranking == Ranking::Bm25f,
             &self.stats,
-            &word_counts(words),
+            words,
             lens,
             prox,
             pagerank,
@@ -497,6 +565,49 @@ impl DocScorer<'_> {
         )
         .0
     }
+
+    /// The (IR score, final score) [`Self::score`] gives a document whose
+    /// hits it would not place ([`Self::places`] false), from its words'
+    /// counts.
+    fn score_counts(
+        &self,
+        words: &[WordInDoc<'_>],
+        lens: Option<&[u32; N_FIELDS]>,
+        pagerank: Option<f64>,
+    ) -> (f64, f64) {
+        let q = self.query;
+        let (score, _) = bm25::score(
+            &q.bm25,
+            q.ranking == Ranking::Bm25f,
+            &self.stats,
+            words,
+            lens,
+            0.0,
+            pagerank,
+            false,
+        );
+        (score, score)
+    }
+}
+
+/// A word's hit counts per [`HitType`] from its hit classes, as
+/// [`HitType::of`] types each hit.
+fn type_counts(c: &HitClasses) -> [u32; HIT_TYPES] {
+    let mut t = [0u32; HIT_TYPES];
+    t[HitType::Small.index()] = c.fonts[0];
+    t[HitType::Plain.index()] = c.fonts[1];
+    t[HitType::Bold.index()] = c.fonts[2];
+    t[HitType::Large.index()] = c.fonts[3..].iter().sum();
+    for (code, &n) in c.fancy.iter().enumerate() {
+        let ty = match FancyType::from_code(code as u8) {
+            FancyType::Url => HitType::Url,
+            FancyType::Title => HitType::Title,
+            FancyType::Anchor => HitType::Anchor,
+            _ => HitType::Plain,
+        };
+        t[ty.index()] += n;
+    }
+    t
 }
 
 /// Whether a node can hold, or must hold, for a document of which only the
@@ -814,7 +925,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut can = vec![false; slots.len()];
     let mut present = vec![false; slots.len()];
     let mut hit_bufs: Vec<Vec<Hit>> = vec![Vec::new(); slots.len()];
-    let mut read = vec![false; slots.len()];
+    let mut read = vec![0u8; slots.len()];
     let mut site_docs = merged.into_iter().flatten();
     let mut evaluated = 0u64;
     let mut scored_docs = 0usize;
@@ -971,7 +1082,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 }
             }
         }
-        read.fill(false);
+        read.fill(0);
         let mut d = DocWords {
             doc,
             cursors: &mut cursors,
@@ -1007,19 +1118,17 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     break;
                 }
                 scored_docs += 1;
+                // Each word's hits per type, from the postings block's
+                // attributes and fancy hits (positions are decoded only
+                // when the proximity match needs them).
+                let mut wd: Vec<WordInDoc<'_>> = Vec::with_capacity(scored.len());
                 for &i in &scored {
-                    d.hits(i)?;
+                    wd.push(WordInDoc {
+                        word: slots[i].word.as_str(),
+                        df: slots[i].term.as_ref().map_or(0, |t| t.info.docs),
+                        counts: d.counts(i)?,
+                    });
                 }
-                let words: Vec<(&str, u32, &[Hit])> = scored
-                    .iter()
-                    .map(|&i| {
-                        (
-                            slots[i].word.as_str(),
-                            slots[i].term.as_ref().map_or(0, |t| t.info.docs),
-                            d.hits[i].as_slice(),
-                        )
-                    })
-                    .collect();
                 if bounds.is_none() || lens.is_none() {
                     lens = s.field_lengths(doc)?;
                 }
@@ -1029,11 +1138,12 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         None => None,
                     };
                 }
+                let placed = scorer.places(&wd);
                 // The exact text score with proximity at its limit: if even
                 // that cannot enter, the hits need not be placed.
-                if bounds.is_some() {
+                if placed && bounds.is_some() {
                     if let Some(worst) = (heap.len() >= keep).then(|| heap.peek()).flatten() {
-                        let bound = scorer.bound(&words, lens.as_ref(), pr);
+                        let bound = scorer.bound(&wd, lens.as_ref(), pr);
                         if !may_pass(&worst.0, complete, bound) {
                             out.work.hits += d.hits_read;
                             advance(&candidate_cursors, &mut cursors, &mut heads, doc)?;
@@ -1041,7 +1151,20 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         }
                     }
                 }
-                let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
+                let (ir, score) = if placed {
+                    for &i in &scored {
+                        d.hits(i)?;
+                    }
+                    let words: Vec<(&str, u32, &[Hit])> = scored
+                        .iter()
+                        .zip(&wd)
+                        .map(|(&i, w)| (w.word, w.df, d.hits[i].as_slice()))
+                        .collect();
+                    let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
+                    (ir, score)
+                } else {
+                    scorer.score_counts(&wd, lens.as_ref(), pr)
+                };
                 let m = Match {
                     doc,
                     ir,
