@@ -671,8 +671,67 @@ impl Barrel {
         Ok(())
     }
 
+    /// When the field lengths the bounds were computed from lie beside the
+    /// barrel (`fieldlens.wm`, as in a job's `index/`): that every
+    /// directory entry's bound bytes are its postings block's largest.
+    fn verify_bounds(&self) -> Result<()> {
+        let Some(params) = &self.bounds else {
+            return Ok(());
+        };
+        let c = self.container();
+        let Some(path) = c.path().parent().map(|d| d.join("fieldlens.wm")) else {
+            return Ok(());
+        };
+        if params.avg_len.is_none() || !path.exists() {
+            return Ok(());
+        }
+        let f = super::fieldlens::FieldLengths::open(&path)?;
+        if Some(f.averages()) != params.avg_len {
+            return Err(Error::corrupt(
+                c.path(),
+                "header parameters",
+                0,
+                format!(
+                    "bounds computed with average field lengths {:?}, {} has {:?}",
+                    params.avg_len,
+                    path.display(),
+                    f.averages()
+                ),
+            ));
+        }
+        let impacts = super::sorter::Impacts {
+            params: params.clone(),
+            lens: super::sorter::Lengths::File(Box::new(f)),
+        };
+        let mut reader = super::sorter::LengthReader::new(&impacts.lens);
+        for i in 0..c.blocks().len() {
+            let (p, m) = self.block(i)?;
+            for j in 0..m {
+                let e = self.entry(i, p, m, j)?;
+                let postings = decode_block(&p[e.start..e.end])
+                    .map_err(|d| self.corrupt(i, format!("entry {j} (word {}): {d}", e.word)))?;
+                let mut want = [0u8; 2];
+                for (doc, plain, fancy) in &postings {
+                    let b = impacts.bytes(&mut reader, *doc, plain, fancy)?;
+                    want = [want[0].max(b[0]), want[1].max(b[1])];
+                }
+                if want != e.bound {
+                    return Err(self.corrupt(
+                        i,
+                        format!(
+                            "entry {j} (word {}): bounds {:?}, its documents give {want:?}",
+                            e.word, e.bound
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Checks every byte (container checksums and padding) and every record:
-    /// directories, postings blocks, order, totals.
+    /// directories, postings blocks, order, totals; and the block bounds
+    /// when the field lengths lie beside the file.
     pub fn verify(&self) -> Result<BarrelTotals> {
         self.container().verify(|_, _, _| Ok(()))?;
         let mut t = BarrelTotals::default();
@@ -689,6 +748,7 @@ impl Barrel {
             }
             Ok(())
         })?;
+        self.verify_bounds()?;
         let c = self.container();
         if c.meta() != &t.to_json() {
             return Err(Error::corrupt(
@@ -1187,6 +1247,65 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `verify` recomputes the block bounds from the field lengths beside
+    /// the barrel, and names an entry whose bounds are not its documents'.
+    #[test]
+    fn verify_checks_block_bounds() {
+        use super::super::fieldlens::{FieldLengths, FieldLengthsWriter};
+        use super::super::sorter::{Impacts, LengthReader, Lengths};
+        let dir = tempfile::tempdir().unwrap();
+        let lens_path = dir.path().join("fieldlens.wm");
+        let mut w = FieldLengthsWriter::create(&lens_path, 300).unwrap();
+        for d in 0..300u32 {
+            w.push(&[d % 3, d % 5, 2, d % 7, 10 + d % 50]).unwrap();
+        }
+        w.finish().unwrap();
+        let f = FieldLengths::open(&lens_path).unwrap();
+        let d = crate::search::Bm25Weights::default();
+        let params = BoundParams {
+            k1: d.k1,
+            b: d.b,
+            field_weight: d.field_weight,
+            field_b: d.field_b,
+            avg_len: Some(f.averages()),
+        };
+        let impacts = Impacts {
+            params: params.clone(),
+            lens: Lengths::File(Box::new(f)),
+        };
+        let write = |wrong: Option<u32>| {
+            let path = dir.path().join("full-000.wm");
+            let mut w =
+                BarrelWriter::create(&path, BarrelSet::Full, 0, 0, 1, Some(&params)).unwrap();
+            let mut reader = LengthReader::new(&impacts.lens);
+            w.begin_word(0).unwrap();
+            for doc in (0..300u32).step_by(2) {
+                let plain: Vec<Hit> = (0..(doc % 9)).map(|p| Hit::plain(false, 1, p)).collect();
+                let fancy = [Hit::title(false, 0)];
+                let mut b = impacts.bytes(&mut reader, doc, &plain, &fancy).unwrap();
+                if wrong == Some(doc) {
+                    b[0] = 254;
+                }
+                w.push(doc, &plain, &fancy, b).unwrap();
+            }
+            w.finish().unwrap();
+            Barrel::open(&path).unwrap().verify()
+        };
+        write(None).unwrap();
+        let e = write(Some(200)).unwrap_err().to_string();
+        assert!(e.contains("bounds"), "{e}");
+        // A doclist of 150 documents: two postings blocks, both bounded.
+        let path = dir.path().join("full-000.wm");
+        let b = Barrel::open(&path).unwrap();
+        let loc = Location { block: 0, entry: 0 };
+        let mut c = b.doclist(0, loc, 150).unwrap();
+        let first = c.shallow(0).unwrap().unwrap();
+        let second = c.shallow(first.last + 1).unwrap().unwrap();
+        assert_eq!((first.first, first.last, second.first), (0, 254, 256));
+        assert!(first.bound[0] > 0 && second.bound[0] > 0);
+        assert_eq!(c.shallow(299).unwrap(), None);
     }
 
     #[test]

@@ -334,12 +334,17 @@ pub enum Lengths {
 }
 
 /// One barrel's reader of [`Lengths`], with the last file block read.
-struct LengthReader<'a> {
+pub(crate) struct LengthReader<'a> {
     lens: &'a Lengths,
     block: Option<(u64, Vec<[u32; FIELDS]>)>,
 }
 
-impl LengthReader<'_> {
+impl<'a> LengthReader<'a> {
+    /// A reader of `lens`.
+    pub(crate) fn new(lens: &'a Lengths) -> LengthReader<'a> {
+        LengthReader { lens, block: None }
+    }
+
     fn get(&mut self, doc: u32) -> Result<Option<[u32; FIELDS]>> {
         match self.lens {
             Lengths::Memory(v) => Ok(v.get(doc as usize).copied()),
@@ -368,7 +373,7 @@ impl Impacts {
 
     /// The bound bytes (BM25F's, BM25's) of a posting: its saturated
     /// frequency under each ranking.
-    fn bytes(
+    pub(crate) fn bytes(
         &self,
         reader: &mut LengthReader<'_>,
         doc: u32,
