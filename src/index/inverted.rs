@@ -699,9 +699,15 @@ impl Barrel {
                 ),
             ));
         }
+        // In memory up to 64 MiB (3.3M documents), else a block at a time.
+        let lens = if f.docs().saturating_mul(4 * super::fieldlens::FIELDS as u64) <= 64 << 20 {
+            super::sorter::Lengths::Memory(f.load()?)
+        } else {
+            super::sorter::Lengths::File(Box::new(f))
+        };
         let impacts = super::sorter::Impacts {
             params: params.clone(),
-            lens: super::sorter::Lengths::File(Box::new(f)),
+            lens,
         };
         let mut reader = super::sorter::LengthReader::new(&impacts.lens);
         for i in 0..c.blocks().len() {
