@@ -335,25 +335,36 @@ impl<'a> BlockView<'a> {
         (fancy_first, nf): (usize, usize),
         out: &mut Vec<Hit>,
     ) -> Result<(), String> {
+        // Run by run, a slice of positions and attributes unpacked at once.
+        let attrs = &self.bytes[cols.attrs_at..cols.fancy_at];
+        let (mut positions, mut attr_buf) = ([0u32; RUN_HITS], [0u32; RUN_HITS]);
+        out.reserve(np + nf);
         let mut pos = 0u32;
-        for k in 0..np {
+        let mut k = 0;
+        while k < np {
             let i = plain_first + k;
-            let r = i / RUN_HITS;
+            let (r, off) = (i / RUN_HITS, i % RUN_HITS);
+            let take = (RUN_HITS - off).min(np - k);
             let w = self.bytes[cols.widths_at + r];
             let run = &self.bytes[cols.run_at[r]..cols.run_at[r + 1]];
-            let v = bitpack::get(run, w, i % RUN_HITS);
-            pos = if k == 0 { v } else { pos + v };
-            if pos > MAX_PLAIN_POSITION {
-                return Err(format!(
-                    "plain hit position {pos} over {MAX_PLAIN_POSITION}"
-                ));
+            bitpack::unpack_into(run, w, off, &mut positions[..take])
+                .ok_or("position run cut short")?;
+            bitpack::unpack_into(attrs, self.w_attr, i, &mut attr_buf[..take])
+                .ok_or("attributes cut short")?;
+            for (j, (&v, &attr)) in positions[..take].iter().zip(&attr_buf[..take]).enumerate() {
+                pos = if k + j == 0 { v } else { pos + v };
+                if pos > MAX_PLAIN_POSITION {
+                    return Err(format!(
+                        "plain hit position {pos} over {MAX_PLAIN_POSITION}"
+                    ));
+                }
+                let font = u32::from(self.font_base) + (attr >> 1);
+                if font > u32::from(MAX_FONT) {
+                    return Err(format!("plain hit font {font} over {MAX_FONT}"));
+                }
+                out.push(Hit::plain(attr & 1 == 1, font as u8, pos));
             }
-            let attr = bitpack::get(&self.bytes[cols.attrs_at..cols.fancy_at], self.w_attr, i);
-            let font = u32::from(self.font_base) + (attr >> 1);
-            if font > u32::from(MAX_FONT) {
-                return Err(format!("plain hit font {font} over {MAX_FONT}"));
-            }
-            out.push(Hit::plain(attr & 1 == 1, font as u8, pos));
+            k += take;
         }
         for k in 0..nf {
             let at = cols.fancy_at + 2 * (fancy_first + k);
@@ -391,13 +402,20 @@ impl BlockView<'_> {
             c.fonts[usize::from(self.font_base)] += np as u32;
         } else {
             let attrs = &self.bytes[cols.attrs_at..cols.fancy_at];
-            for k in 0..np {
-                let attr = bitpack::get(attrs, self.w_attr, plain_first + k);
-                let font = u32::from(self.font_base) + (attr >> 1);
-                if font > u32::from(MAX_FONT) {
-                    return Err(format!("plain hit font {font} over {MAX_FONT}"));
+            let mut buf = [0u32; RUN_HITS];
+            let mut k = 0;
+            while k < np {
+                let take = RUN_HITS.min(np - k);
+                bitpack::unpack_into(attrs, self.w_attr, plain_first + k, &mut buf[..take])
+                    .ok_or("attributes cut short")?;
+                for &attr in &buf[..take] {
+                    let font = u32::from(self.font_base) + (attr >> 1);
+                    if font > u32::from(MAX_FONT) {
+                        return Err(format!("plain hit font {font} over {MAX_FONT}"));
+                    }
+                    c.fonts[font as usize] += 1;
                 }
-                c.fonts[font as usize] += 1;
+                k += take;
             }
         }
         for k in 0..nf {
@@ -579,7 +597,16 @@ mod tests {
                 d.hits(&view, i, &mut hits).unwrap();
                 let mut all = want[i].1.clone();
                 all.extend_from_slice(&want[i].2);
-                prop_assert_eq!(hits, all);
+                prop_assert_eq!(hits, all.clone());
+                // Its classes, without the positions.
+                let mut classes = HitClasses::default();
+                for h in &all {
+                    match h.fancy_type() {
+                        Some(t) => classes.fancy[usize::from(t.code())] += 1,
+                        None => classes.fonts[usize::from(h.font())] += 1,
+                    }
+                }
+                prop_assert_eq!(d.classes(&view, i).unwrap(), classes);
             }
             // A block cut or extended by a byte is refused.
             prop_assert!(decode_block(&out[..out.len() - 1]).is_err());
