@@ -38,6 +38,10 @@
 //!   block-max WAND), on the merged index. Prints p50/p99 per class and
 //!   their ratios.
 //!
+//! `WEBMILL_BENCH_KEEP=DIR` keeps the ranked job, the token file and
+//! tantivy's index in `DIR/SITE` for the next run, which then indexes a
+//! fresh copy of the job; with `RUNS=0` it times the queries only.
+//!
 //! `cargo bench --bench index`
 
 mod common;
