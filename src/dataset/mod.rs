@@ -190,27 +190,17 @@ pub fn export_dataset(
     for set in &sets {
         let unit = JsonlFile::new(set, &fields);
         let mut reader = unit.open(None, &cx)?;
-        loop {
-            match reader.next(&mut scratch)? {
-                Next::End => break,
-                Next::Counted | Next::Item(Item::Skip(_)) => continue,
-                Next::Item(Item::Page(_)) => {}
-            }
+        while next_page(&mut reader, &mut scratch)? {
             let (keep, in_cluster) = d.next(set)?;
+            let Some(out) = side(keep, kept, &mut removed) else {
+                continue;
+            };
             line.clear();
             line.extend_from_slice(reader.last_line());
             if let (true, Some(c)) = (cluster, in_cluster) {
                 add_field(&mut line, "cluster", c);
             }
             line.push(b'\n');
-            let out: &mut dyn Write = if keep {
-                kept
-            } else {
-                match removed.as_deref_mut() {
-                    Some(w) => w,
-                    None => continue,
-                }
-            };
             out.write_all(&line).at("the dataset")?;
         }
     }
@@ -302,28 +292,42 @@ fn export_warc(
         }
         let gzip_out = *gzip_out.get_or_insert(gzip);
         let mut raw = warc::RawRecords::new(path, gzip);
-        loop {
-            match reader.next(&mut scratch)? {
-                Next::End => break,
-                Next::Counted | Next::Item(Item::Skip(_)) => continue,
-                Next::Item(Item::Page(_)) => {}
-            }
+        while next_page(&mut reader, &mut scratch)? {
             let at = reader
                 .last_record_at()
                 .ok_or_else(|| Error::internal("a WARC page without its record"))?;
             let (keep, _) = d.next(path)?;
-            let out: &mut dyn Write = if keep {
-                kept
-            } else {
-                match removed.as_deref_mut() {
-                    Some(w) => w,
-                    None => continue,
-                }
-            };
-            raw.copy(at, out, gzip_out)?;
+            if let Some(out) = side(keep, kept, &mut removed) {
+                raw.copy(at, out, gzip_out)?;
+            }
         }
     }
     Ok(())
+}
+
+/// Reads `reader` on to its next record that became a page: `false` at its
+/// end.
+fn next_page(reader: &mut impl Reader, scratch: &mut Counts) -> Result<bool> {
+    loop {
+        match reader.next(scratch)? {
+            Next::End => return Ok(false),
+            Next::Item(Item::Page(_)) => return Ok(true),
+            Next::Counted | Next::Item(Item::Skip(_)) => {}
+        }
+    }
+}
+
+/// Where a record goes: `kept`, or `removed` when it is given.
+fn side<'w>(
+    keep: bool,
+    kept: &'w mut (dyn Write + Send),
+    removed: &'w mut Option<&mut (dyn Write + Send)>,
+) -> Option<&'w mut dyn Write> {
+    if keep {
+        Some(kept)
+    } else {
+        removed.as_deref_mut().map(|w| w as &mut dyn Write)
+    }
 }
 
 /// The column `export dataset --cluster` adds.

@@ -21,8 +21,13 @@ fn webmill() -> Command {
 
 /// `webmill export edges JOB` as text.
 fn edges_tsv(job: &Path) -> String {
+    export_tsv("edges", job)
+}
+
+/// `webmill export WHAT JOB` as text.
+fn export_tsv(what: &str, job: &Path) -> String {
     let out = webmill()
-        .args(["export", "edges", "-q"])
+        .args(["export", what, "-q"])
         .arg(job)
         .assert()
         .success()
@@ -122,16 +127,7 @@ fn a_missing_or_broken_bvgraph_is_an_error_naming_the_file() {
 
 /// `webmill export ranks JOB`: the rank of each docID, in docID order.
 fn ranks(job: &Path) -> Vec<f64> {
-    let out = webmill()
-        .args(["export", "ranks", "-q"])
-        .arg(job)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    String::from_utf8(out)
-        .unwrap()
+    export_tsv("ranks", job)
         .lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| l.rsplit('\t').next().unwrap().parse().unwrap())

@@ -2,7 +2,6 @@
 //! read back by an independent reader (pyarrow) and compared cell by cell
 //! with the TSV; `export pairs --urls` against a join by hand.
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::collections::BTreeMap;
@@ -114,11 +113,7 @@ fn job(dir: &Path) -> std::path::PathBuf {
         .arg(format!("http://site.example/={}", site.display()))
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     job
 }
 
@@ -318,21 +313,13 @@ fn warc_dataset_round_trip_kept_plus_removed_are_the_page_records() {
         ]);
         run.arg(&job).args(&inputs);
         let out = run.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(&out);
         let kept = dir.path().join(format!("kept-{name}.warc.gz"));
         let removed = dir.path().join(format!("removed-{name}.warc.gz"));
         let mut export = webmill(&["export", "dataset", "--alg", "exact", "-o"]);
         export.arg(&kept).arg("--removed").arg(&removed).arg(&job);
         let out = export.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(&out);
         let figures: serde_json::Value =
             serde_json::from_slice(&std::fs::read(job.join("job.json")).unwrap()).unwrap();
         let pages = figures["stages"]["ingest"]["published"]["figures"]["extra"]["pages"]

@@ -2,7 +2,6 @@
 //! JSON results, answers to queries without results, `--explain`, and a
 //! corrupt index making `search` fail with `verify`'s message and exit code.
 
-#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -45,11 +44,7 @@ fn search_prints_results_and_answers() {
     let dir = tempfile::tempdir().unwrap();
     let job = indexed(dir.path());
     let out = webmill(&["search", "alpha beta", "-k", "3", "--json"], &job);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v["total"].as_u64().unwrap() > 3);
     let results = v["results"].as_array().unwrap();
@@ -129,11 +124,7 @@ fn search_prints_results_and_answers() {
     std::fs::write(&queries, "q1\talpha beta\nq2\tqqqzzz\n\nalpha\n").unwrap();
     let q = queries.to_str().unwrap();
     let out = webmill(&["search", "--queries", q, "--trec", "-k", "5"], &job);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let run = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<Vec<&str>> = run.lines().map(|l| l.split(' ').collect()).collect();
     assert_eq!(lines.len(), 10, "{run}");
@@ -198,11 +189,7 @@ fn export_ciff_writes_a_strict_ciff_stream() {
         .arg(&job)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let c = webmill::index::ciff::check(&out.stdout[..], |_| {}).unwrap();
     let lex = webmill::index::Lexicon::open(job.join("index/lexicon.wm")).unwrap();
     assert_eq!(c.header.num_postings_lists as u32, lex.words());

@@ -303,11 +303,7 @@ fn dataset_round_trip_kept_plus_removed_is_the_input() {
         .arg(&set)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    succeeded(&out);
     let (kept, removed) = (
         dir.path().join("kept.jsonl"),
         dir.path().join("removed.jsonl"),
