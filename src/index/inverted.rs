@@ -65,6 +65,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use super::fieldlens::{field_of_hit, FieldLengths, FIELDS};
 use super::hit::Hit;
 use super::postings::{
     decode_block, BlockEncoder, BlockView, DecodedBlock, HitClasses, Posting, BLOCK_DOCS,
@@ -110,6 +111,20 @@ pub struct BoundParams {
 }
 
 impl BoundParams {
+    /// The default BM25 and BM25F weights — the searcher's defaults take
+    /// theirs from here (`search::Bm25Weights::default`), so the stored
+    /// bounds fit a query ranked with the defaults — and the collection's
+    /// average field lengths `avg_len`.
+    pub fn default_weights(avg_len: Option<[f64; super::fieldlens::FIELDS]>) -> Self {
+        BoundParams {
+            k1: 1.2,
+            b: 0.75,
+            field_weight: [2.0, 1.0, 0.5, 1.0, 1.0],
+            field_b: [0.5, 0.5, 0.5, 0.75, 0.75],
+            avg_len,
+        }
+    }
+
     /// A word's saturated frequency in a document where it has `tf` hits
     /// per field, with field lengths `lens`: BM25F's (`fielded`) or BM25's
     /// score of the word divided by its idf — the formulas of
@@ -701,15 +716,15 @@ impl Barrel {
         }
         // In memory up to 64 MiB (3.3M documents), else a block at a time.
         let lens = if f.docs().saturating_mul(4 * super::fieldlens::FIELDS as u64) <= 64 << 20 {
-            super::sorter::Lengths::Memory(f.load()?)
+            Lengths::Memory(f.load()?)
         } else {
-            super::sorter::Lengths::File(Box::new(f))
+            Lengths::File(Box::new(f))
         };
-        let impacts = super::sorter::Impacts {
+        let impacts = Impacts {
             params: params.clone(),
             lens,
         };
-        let mut reader = super::sorter::LengthReader::new(&impacts.lens);
+        let mut reader = LengthReader::new(&impacts.lens);
         for i in 0..c.blocks().len() {
             let (p, m) = self.block(i)?;
             for j in 0..m {
@@ -1139,6 +1154,90 @@ impl<'a> DoclistCursor<'a> {
     }
 }
 
+/// What the block bounds of the barrels are computed from: the ranking's
+/// parameters and every document's field lengths.
+pub struct Impacts {
+    /// The parameters.
+    pub params: BoundParams,
+    /// The field lengths.
+    pub lens: Lengths,
+}
+
+/// Every document's field lengths: in memory, or read from the file a
+/// block at a time.
+pub enum Lengths {
+    /// Per docID.
+    Memory(Vec<[u32; FIELDS]>),
+    /// The file.
+    File(Box<FieldLengths>),
+}
+
+/// One barrel's reader of [`Lengths`], with the last file block read.
+pub(crate) struct LengthReader<'a> {
+    lens: &'a Lengths,
+    block: Option<(u64, Vec<[u32; FIELDS]>)>,
+}
+
+impl<'a> LengthReader<'a> {
+    /// A reader of `lens`.
+    pub(crate) fn new(lens: &'a Lengths) -> LengthReader<'a> {
+        LengthReader { lens, block: None }
+    }
+
+    fn get(&mut self, doc: u32) -> Result<Option<[u32; FIELDS]>> {
+        match self.lens {
+            Lengths::Memory(v) => Ok(v.get(doc as usize).copied()),
+            Lengths::File(f) => {
+                if u64::from(doc) >= f.docs() {
+                    return Ok(None);
+                }
+                let b = u64::from(doc) / super::fieldlens::BLOCK_DOCS as u64;
+                if self.block.as_ref().is_none_or(|(x, _)| *x != b) {
+                    self.block = Some((b, f.block(b as usize)?));
+                }
+                Ok(self
+                    .block
+                    .as_ref()
+                    .and_then(|(_, v)| v.get(doc as usize % super::fieldlens::BLOCK_DOCS).copied()))
+            }
+        }
+    }
+}
+
+impl Impacts {
+    /// Whether the field lengths are in memory.
+    pub fn in_memory(&self) -> bool {
+        matches!(self.lens, Lengths::Memory(_))
+    }
+
+    /// The bound bytes (BM25F's, BM25's) of a posting: its saturated
+    /// frequency under each ranking.
+    pub(crate) fn bytes(
+        &self,
+        reader: &mut LengthReader<'_>,
+        doc: u32,
+        plain: &[Hit],
+        fancy: &[Hit],
+    ) -> Result<[u8; 2]> {
+        let mut tf = [0u32; FIELDS];
+        for &h in plain.iter().chain(fancy) {
+            tf[field_of_hit(h)] += 1;
+        }
+        let lens = match self.params.avg_len {
+            None => None,
+            Some(_) => match reader.get(doc)? {
+                Some(l) => Some(l),
+                None => return Ok([NO_BOUND; 2]),
+            },
+        };
+        let k1 = self.params.k1;
+        Ok([
+            bound_byte(self.params.saturated(true, &tf, lens.as_ref()), k1),
+            bound_byte(self.params.saturated(false, &tf, lens.as_ref()), k1),
+        ])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1260,7 +1359,7 @@ mod tests {
     #[test]
     fn verify_checks_block_bounds() {
         use super::super::fieldlens::{FieldLengths, FieldLengthsWriter};
-        use super::super::sorter::{Impacts, LengthReader, Lengths};
+        use super::super::inverted::{Impacts, LengthReader, Lengths};
         let dir = tempfile::tempdir().unwrap();
         let lens_path = dir.path().join("fieldlens.wm");
         let mut w = FieldLengthsWriter::create(&lens_path, 300).unwrap();
@@ -1269,14 +1368,7 @@ mod tests {
         }
         w.finish().unwrap();
         let f = FieldLengths::open(&lens_path).unwrap();
-        let d = crate::search::Bm25Weights::default();
-        let params = BoundParams {
-            k1: d.k1,
-            b: d.b,
-            field_weight: d.field_weight,
-            field_b: d.field_b,
-            avg_len: Some(f.averages()),
-        };
+        let params = BoundParams::default_weights(Some(f.averages()));
         let impacts = Impacts {
             params: params.clone(),
             lens: Lengths::File(Box::new(f)),

@@ -131,22 +131,15 @@ pub struct IndexSummary {
 /// BM25F weights and the field lengths at `path`, loaded whole when they fit
 /// in `budget` bytes, else read from the file a block at a time (the same
 /// bounds, more slowly).
-fn impacts(path: &Path, budget: u64) -> Result<Option<sorter::Impacts>> {
+fn impacts(path: &Path, budget: u64) -> Result<Option<inverted::Impacts>> {
     let f = fieldlens::FieldLengths::open(path)?;
-    let w = crate::search::Bm25Weights::default();
-    let params = inverted::BoundParams {
-        k1: w.k1,
-        b: w.b,
-        field_weight: w.field_weight,
-        field_b: w.field_b,
-        avg_len: Some(f.averages()),
-    };
+    let params = inverted::BoundParams::default_weights(Some(f.averages()));
     let lens = if f.docs().saturating_mul(4 * fieldlens::FIELDS as u64) <= budget {
-        sorter::Lengths::Memory(f.load()?)
+        inverted::Lengths::Memory(f.load()?)
     } else {
-        sorter::Lengths::File(Box::new(f))
+        inverted::Lengths::File(Box::new(f))
     };
-    Ok(Some(sorter::Impacts { params, lens }))
+    Ok(Some(inverted::Impacts { params, lens }))
 }
 
 /// What holds memory at the same time in `index`: pass 1's vocabulary sort

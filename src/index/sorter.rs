@@ -21,11 +21,10 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::fieldlens::{field_of_hit, FieldLengths, FIELDS};
 use super::forward::{ForwardBarrel, Part};
 use super::hit::Hit;
 use super::inverted::{
-    bound_byte, BarrelSet, BarrelTotals, BarrelWriter, BoundParams, Location, NO_BOUND,
+    BarrelSet, BarrelTotals, BarrelWriter, Impacts, LengthReader, Location, NO_BOUND,
 };
 use super::lexicon::TermInfo;
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
@@ -221,10 +220,7 @@ pub fn sort_barrel(
     let mut sorted = sorter.finish()?;
     let runs = sorted.stats().runs;
     let bounds = impacts.map(|i| &i.params);
-    let mut reader = impacts.map(|i| LengthReader {
-        lens: &i.lens,
-        block: None,
-    });
+    let mut reader = impacts.map(|i| LengthReader::new(&i.lens));
     let mut fw = BarrelWriter::create(full, BarrelSet::Full, barrel, first, end, bounds)?;
     let mut sw = BarrelWriter::create(short, BarrelSet::Short, barrel, first, end, bounds)?;
     let mut entries = PartWriter::create(part, barrel, first, end)?;
@@ -313,90 +309,6 @@ pub fn sort_barrel(
         bytes: (full_bytes, short_bytes),
         runs,
     })
-}
-
-/// What the block bounds of the barrels are computed from: the ranking's
-/// parameters and every document's field lengths.
-pub struct Impacts {
-    /// The parameters.
-    pub params: BoundParams,
-    /// The field lengths.
-    pub lens: Lengths,
-}
-
-/// Every document's field lengths: in memory, or read from the file a
-/// block at a time.
-pub enum Lengths {
-    /// Per docID.
-    Memory(Vec<[u32; FIELDS]>),
-    /// The file.
-    File(Box<FieldLengths>),
-}
-
-/// One barrel's reader of [`Lengths`], with the last file block read.
-pub(crate) struct LengthReader<'a> {
-    lens: &'a Lengths,
-    block: Option<(u64, Vec<[u32; FIELDS]>)>,
-}
-
-impl<'a> LengthReader<'a> {
-    /// A reader of `lens`.
-    pub(crate) fn new(lens: &'a Lengths) -> LengthReader<'a> {
-        LengthReader { lens, block: None }
-    }
-
-    fn get(&mut self, doc: u32) -> Result<Option<[u32; FIELDS]>> {
-        match self.lens {
-            Lengths::Memory(v) => Ok(v.get(doc as usize).copied()),
-            Lengths::File(f) => {
-                if u64::from(doc) >= f.docs() {
-                    return Ok(None);
-                }
-                let b = u64::from(doc) / super::fieldlens::BLOCK_DOCS as u64;
-                if self.block.as_ref().is_none_or(|(x, _)| *x != b) {
-                    self.block = Some((b, f.block(b as usize)?));
-                }
-                Ok(self
-                    .block
-                    .as_ref()
-                    .and_then(|(_, v)| v.get(doc as usize % super::fieldlens::BLOCK_DOCS).copied()))
-            }
-        }
-    }
-}
-
-impl Impacts {
-    /// Whether the field lengths are in memory.
-    pub fn in_memory(&self) -> bool {
-        matches!(self.lens, Lengths::Memory(_))
-    }
-
-    /// The bound bytes (BM25F's, BM25's) of a posting: its saturated
-    /// frequency under each ranking.
-    pub(crate) fn bytes(
-        &self,
-        reader: &mut LengthReader<'_>,
-        doc: u32,
-        plain: &[Hit],
-        fancy: &[Hit],
-    ) -> Result<[u8; 2]> {
-        let mut tf = [0u32; FIELDS];
-        for &h in plain.iter().chain(fancy) {
-            tf[field_of_hit(h)] += 1;
-        }
-        let lens = match self.params.avg_len {
-            None => None,
-            Some(_) => match reader.get(doc)? {
-                Some(l) => Some(l),
-                None => return Ok([NO_BOUND; 2]),
-            },
-        };
-        let k1 = self.params.k1;
-        Ok([
-            bound_byte(self.params.saturated(true, &tf, lens.as_ref()), k1),
-            bound_byte(self.params.saturated(false, &tf, lens.as_ref()), k1),
-        ])
-    }
 }
 
 fn finish_word(

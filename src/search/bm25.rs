@@ -73,11 +73,12 @@ pub struct Bm25Weights {
 
 impl Default for Bm25Weights {
     fn default() -> Self {
+        let text = crate::index::inverted::BoundParams::default_weights(None);
         Bm25Weights {
-            k1: 1.2,
-            b: 0.75,
-            field_weight: [2.0, 1.0, 0.5, 1.0, 1.0],
-            field_b: [0.5, 0.5, 0.5, 0.75, 0.75],
+            k1: text.k1,
+            b: text.b,
+            field_weight: text.field_weight,
+            field_b: text.field_b,
             proximity_weight: 0.5,
             proximity_k: 50.0,
             pagerank_weight: 0.1,
