@@ -859,7 +859,8 @@ impl Job {
 const CREATION_LEFTOVERS: [&str; 2] = [LOCK_FILE, ".job.json.partial"];
 
 /// Refuses a directory without a manifest that holds anything but what an
-/// interrupted creation leaves (a missing directory is fine).
+/// interrupted creation leaves (a missing directory is fine, and so is one
+/// whose manifest appears meanwhile: another starter made it a job).
 fn refuse_foreign(dir: &Path) -> Result<()> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Ok(());
@@ -867,6 +868,11 @@ fn refuse_foreign(dir: &Path) -> Result<()> {
     for e in entries {
         let name = e.at(dir)?.file_name();
         if !CREATION_LEFTOVERS.iter().any(|l| name == *l) {
+            // A concurrent starter may have finished creating the job since
+            // the caller looked for its manifest: then it is a job.
+            if dir.join(MANIFEST).exists() {
+                return Ok(());
+            }
             return Err(Error::usage_at(
                 dir,
                 format!(
