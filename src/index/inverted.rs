@@ -715,11 +715,7 @@ impl Barrel {
             ));
         }
         // In memory up to 64 MiB (3.3M documents), else a block at a time.
-        let lens = if f.docs().saturating_mul(4 * super::fieldlens::FIELDS as u64) <= 64 << 20 {
-            Lengths::Memory(f.load()?)
-        } else {
-            Lengths::File(Box::new(f))
-        };
+        let lens = Lengths::within(f, 64 << 20)?;
         let impacts = Impacts {
             params: params.clone(),
             lens,
@@ -1170,6 +1166,18 @@ pub enum Lengths {
     Memory(Vec<[u32; FIELDS]>),
     /// The file.
     File(Box<FieldLengths>),
+}
+
+impl Lengths {
+    /// The field lengths of `f`: loaded whole when they fit in `budget`
+    /// bytes, else read from the file a block at a time.
+    pub fn within(f: FieldLengths, budget: u64) -> Result<Lengths> {
+        Ok(if f.docs().saturating_mul(4 * FIELDS as u64) <= budget {
+            Lengths::Memory(f.load()?)
+        } else {
+            Lengths::File(Box::new(f))
+        })
+    }
 }
 
 /// One barrel's reader of [`Lengths`], with the last file block read.

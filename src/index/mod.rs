@@ -134,11 +134,7 @@ pub struct IndexSummary {
 fn impacts(path: &Path, budget: u64) -> Result<Option<inverted::Impacts>> {
     let f = fieldlens::FieldLengths::open(path)?;
     let params = inverted::BoundParams::default_weights(Some(f.averages()));
-    let lens = if f.docs().saturating_mul(4 * fieldlens::FIELDS as u64) <= budget {
-        inverted::Lengths::Memory(f.load()?)
-    } else {
-        inverted::Lengths::File(Box::new(f))
-    };
+    let lens = inverted::Lengths::within(f, budget)?;
     Ok(Some(inverted::Impacts { params, lens }))
 }
 
