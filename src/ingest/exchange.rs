@@ -595,7 +595,9 @@ pub fn for_each_url(dir: &Path, mut f: impl FnMut(u64, u64, Bad) -> Result<()>) 
         let fp = b.bits("fp")?;
         let doc = b.i64s("doc", true)?;
         for i in 0..b.rows() {
-            f(fp[i], doc[i].unwrap_or_default(), &|detail| b.bad(i, detail))?;
+            f(fp[i], doc[i].unwrap_or_default(), &|detail| {
+                b.bad(i, detail)
+            })?;
         }
         Ok(())
     })

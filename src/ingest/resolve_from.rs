@@ -286,7 +286,12 @@ fn page_map(dir: &Path, path: &Path, pages: u64, c: &mut Counts) -> Result<()> {
     let table = dir.join("pagedoc");
     let mut w = match PageFile::open(path, &records::PAGEDOC) {
         Ok(_) => None,
-        Err(_) => Some(PageFileWriter::create(path, &records::PAGEDOC, 64 << 10, 3)?),
+        Err(_) => Some(PageFileWriter::create(
+            path,
+            &records::PAGEDOC,
+            64 << 10,
+            3,
+        )?),
     };
     let mut sum = 0u64;
     let (mut expect, mut firsts) = (0u64, 0u64);

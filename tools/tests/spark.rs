@@ -520,9 +520,18 @@ fn the_exchange_tables_read_back_with_pyarrow_rebuild_the_resolved_job() {
     // disagree, naming the table.
     for (name, fault) in [
         ("good", None),
-        ("bad", Some(("docs/part-00000-x.parquet", "unsigned byte order"))),
-        ("bad-urls", Some(("urls/part-00001-x.parquet", "unsigned fingerprint"))),
-        ("bad-arcs", Some(("edges-t", "not those of edges/ reversed"))),
+        (
+            "bad",
+            Some(("docs/part-00000-x.parquet", "unsigned byte order")),
+        ),
+        (
+            "bad-urls",
+            Some(("urls/part-00001-x.parquet", "unsigned fingerprint")),
+        ),
+        (
+            "bad-arcs",
+            Some(("edges-t", "not those of edges/ reversed")),
+        ),
     ] {
         let job = dir.path().join(format!("job-{name}"));
         join(&job, &seg, &inputs, &flags);
@@ -599,7 +608,10 @@ fn shard_resolve_from_interrupted_then_rerun_gives_the_same_bytes() {
     let want = job_files(&reference);
     let local = job_files(&local);
     for (name, bytes) in &want {
-        assert!(local.get(name) == Some(bytes), "{name} differs from webmill run's");
+        assert!(
+            local.get(name) == Some(bytes),
+            "{name} differs from webmill run's"
+        );
     }
     let hits = std::fs::read_to_string(&log).unwrap().lines().count() as u64;
     assert!(hits >= 8, "only {hits} failpoint hits");
@@ -627,8 +639,14 @@ fn shard_resolve_from_interrupted_then_rerun_gives_the_same_bytes() {
                 .success(),
             "failpoint hit {n} of {hits} was never reached"
         );
-        assert!(resolve_cmd(&job, &tables, &flags).status().unwrap().success());
-        same(&job, &format!("after an abort at failpoint hit {n} of {hits}"));
+        assert!(resolve_cmd(&job, &tables, &flags)
+            .status()
+            .unwrap()
+            .success());
+        same(
+            &job,
+            &format!("after an abort at failpoint hit {n} of {hits}"),
+        );
     }
     // SIGKILLed at random moments until a run gets through, three times.
     let mut rng = Rng(23);
@@ -645,6 +663,11 @@ fn shard_resolve_from_interrupted_then_rerun_gives_the_same_bytes() {
         same(&job, &format!("after {k} kills"));
         kills += k;
     }
-    eprintln!("shard resolve --from: {hits} failpoint hits, {full} ms uninterrupted, {kills} kills");
-    assert!(kills >= 3, "{kills} kills: the runs ended before they were killed");
+    eprintln!(
+        "shard resolve --from: {hits} failpoint hits, {full} ms uninterrupted, {kills} kills"
+    );
+    assert!(
+        kills >= 3,
+        "{kills} kills: the runs ended before they were killed"
+    );
 }
