@@ -705,7 +705,7 @@ impl<'s> Bounds<'s> {
         let mut word = vec![0.0; slots.len()];
         for &i in scored {
             if let Some(t) = &slots[i].term {
-                idf[i] = stats.idf(t.info.docs);
+                idf[i] = stats.idf(t.df);
                 word[i] = idf[i] * (w.k1 + 1.0);
             }
         }
@@ -839,7 +839,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut site_err = None;
     query.expr.visit_sites(&mut |h| {
         if !sites.iter().any(|(x, _)| x == h) {
-            match site_ranges(s.store(), h) {
+            match s.site_ranges(h) {
                 Ok(r) => sites.push((h.to_string(), r)),
                 Err(e) => site_err = Some(e),
             }
@@ -1125,7 +1125,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 for &i in &scored {
                     wd.push(WordInDoc {
                         word: slots[i].word.as_str(),
-                        df: slots[i].term.as_ref().map_or(0, |t| t.info.docs),
+                        df: slots[i].term.as_ref().map_or(0, |t| t.df),
                         counts: d.counts(i)?,
                     });
                 }
@@ -1323,12 +1323,7 @@ fn choose_essential(
             None => false,
         }
     };
-    let df = |i: usize| {
-        slots[i]
-            .term
-            .as_ref()
-            .map_or(0u64, |t| u64::from(t.info.docs))
-    };
+    let df = |i: usize| slots[i].term.as_ref().map_or(0u64, |t| u64::from(t.df));
     let mut by_bound: Vec<usize> = candidates.to_vec();
     by_bound.sort_by(|&x, &y| b.word[x].total_cmp(&b.word[y]).then(x.cmp(&y)));
     let mut cut = 0;
@@ -1378,7 +1373,7 @@ pub fn explain(
         let mut h = Vec::new();
         let mut df = 0;
         if let Some(t) = &sl.term {
-            df = t.info.docs;
+            df = t.df;
             let b = s.barrel(BarrelSet::Full, t.barrel)?;
             let mut c = b.doclist(t.id, t.info.full, t.info.docs)?;
             if c.seek(m.doc)? == Some(m.doc) {
