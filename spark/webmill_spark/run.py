@@ -137,6 +137,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--segments", help="shared directory for the units' segments (default: JOB.segments beside the job; removed at the end)")
     ap.add_argument("--executor-memory", default="512m", help="memory of each Spark executor's JVM (default 512m; webmill runs beside it)")
     ap.add_argument("--partitions", type=int, help="partitions of the global steps' shuffles (default: twice Spark's default parallelism)")
+    ap.add_argument("--index-shards", type=int, help="the index as this many document-partitioned shards, built as Spark tasks (default: Spark's default parallelism; 0: one index, built on the driver)")
     for f in SOURCE_FLAGS:
         ap.add_argument(f, help=f"as `webmill ingest {f}`")
     ap.add_argument("inputs", nargs="+", metavar="INPUT", help="WARC/WET/JSONL files and directories, as `webmill run` takes them")
@@ -185,9 +186,10 @@ def main(argv: list[str]) -> int:
     # but not this package.
     from pyspark import cloudpickle
 
+    from . import index as index_module
     from . import shuffle as shuffle_module
 
-    for m in (sys.modules[__name__], shuffle_module):
+    for m in (sys.modules[__name__], shuffle_module, index_module):
         cloudpickle.register_pickle_by_value(m)
     sc.setLogLevel("ERROR")
     segments.mkdir(parents=True, exist_ok=True)
@@ -229,15 +231,20 @@ def main(argv: list[str]) -> int:
         )
         if join.wait() != 0:
             raise SystemExit(f"webmill_spark: the join of the segments (webmill shard join) exited {join.returncode}")
+        t4 = time.monotonic()
+        # Resolve with Spark's numbering; then the index's shards on Spark
+        # while the driver runs the other stages after resolve.
+        _webmill([webmill, *gflags, "--quiet", "shard", "resolve", "--from", str(shuffled), str(out)])
+        t5 = time.monotonic()
+        n_shards = sc.defaultParallelism if a.index_shards is None else a.index_shards
+        later = subprocess.Popen([webmill, *gflags, "run", "--out", str(out), *run_flags, *(["--no-index"] if n_shards else []), *source])
+        indexed = index_module.build_shards(sc, webmill, gflags, str(out), n_shards, index_module.index_flags(run_flags)) if n_shards else None
+        if later.wait() != 0:
+            raise SystemExit(f"webmill_spark: the stages after resolve (webmill run) exited {later.returncode}")
+        t6 = time.monotonic()
         figures = _spark_figures(sc)
     finally:
         spark.stop()
-    t4 = time.monotonic()
-    # Resolve with Spark's numbering, then the stages after it, here.
-    _webmill([webmill, *gflags, "--quiet", "shard", "resolve", "--from", str(shuffled), str(out)])
-    t5 = time.monotonic()
-    _webmill([webmill, *gflags, "run", "--out", str(out), *run_flags, *source], capture=False)
-    t6 = time.monotonic()
     if not a.segments:
         shutil.rmtree(segments, ignore_errors=True)
     shuffled = sum(f["shuffle_write"] for f in figures.values())
@@ -249,8 +256,10 @@ def main(argv: list[str]) -> int:
         ("URL numbering, link joins", "Spark", t3 - t2, sum(f["shuffle_write"] for f in numbering.values()), f"{numbered['docs']:,} docs in {parts} key ranges"),
         ("join of the segments", "driver", t4 - t3, None, "beside the numbering; this is the wait after it"),
         ("resolve from Spark's tables", "driver", t5 - t4, None, "doc and URL tables, page map, edges, anchors"),
-        ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank, index, dedup"),
+        ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank, dedup" + ("" if indexed else ", index")),
     ]
+    if indexed:
+        rows.append(("index shards", "Spark", indexed["seconds"], None, index_module.summary(indexed, a.mem)))
     lines = [f"webmill_spark: the job through Spark ({a.master}):"]
     for step, where, secs, shuf, what in rows:
         sh = "" if shuf is None else f"shuffled {_bytes(shuf)}"
