@@ -43,9 +43,41 @@ pub fn about(n: u64) -> String {
     thousands(rounded)
 }
 
+/// An estimated count `n` known to lie in `least..=most`, as it is shown:
+/// "about N (L–M)", N with two significant digits unless that rounding
+/// leaves the bounds ("about 1,187 (1,150–1,190)").
+pub fn about_within(n: u64, least: u64, most: u64) -> String {
+    let mut scale = 1u64;
+    while n / scale >= 100 {
+        scale *= 10;
+    }
+    let rounded = (n + scale / 2) / scale * scale;
+    let shown = if (least..=most).contains(&rounded) {
+        rounded
+    } else {
+        n
+    };
+    if least == most {
+        return thousands(least);
+    }
+    format!(
+        "about {} ({}–{})",
+        thousands(shown),
+        thousands(least),
+        thousands(most)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn about_within_keeps_the_bounds() {
+        assert_eq!(about_within(1187, 1100, 1300), "about 1,200 (1,100–1,300)");
+        assert_eq!(about_within(1187, 1150, 1190), "about 1,187 (1,150–1,190)");
+        assert_eq!(about_within(5, 5, 5), "5");
+    }
 
     #[test]
     fn about_keeps_two_digits() {

@@ -219,16 +219,19 @@ def main(argv: list[str]) -> int:
         join = subprocess.Popen(
             [webmill, *gflags, "--quiet", "shard", "join", "--out", str(out), "--segments-from", str(segments), *source]
         )
-        from .shuffle import number_urls
+        from .shuffle import number_urls, sort_for_resolve
 
         unit_pages = {r["unit"]: r["counts"]["pages"] for r in reports}
         parts = a.partitions or max(2, 2 * sc.defaultParallelism)
         numbered = number_urls(spark, str(segments), unit_pages, str(shuffled), parts)
-        t3 = time.monotonic()
+        t3a = time.monotonic()
         print(
-            f"webmill_spark: URL numbering on Spark: {numbered['docs']:,} docs in {parts} ranges, {t3 - t2:.1f} s",
+            f"webmill_spark: URL numbering on Spark: {numbered['docs']:,} docs in {parts} ranges, {t3a - t2:.1f} s",
             file=sys.stderr,
         )
+        sort_for_resolve(spark, str(shuffled), parts)
+        t3 = time.monotonic()
+        print(f"webmill_spark: resolve's sorts on Spark: {t3 - t3a:.1f} s", file=sys.stderr)
         if join.wait() != 0:
             raise SystemExit(f"webmill_spark: the join of the segments (webmill shard join) exited {join.returncode}")
         t4 = time.monotonic()
@@ -248,14 +251,17 @@ def main(argv: list[str]) -> int:
     if not a.segments:
         shutil.rmtree(segments, ignore_errors=True)
     shuffled = sum(f["shuffle_write"] for f in figures.values())
-    numbering = {d: f for d, f in figures.items() if d.startswith("webmill resolve")}
+    resolve_steps = {d: f for d, f in figures.items() if d.startswith("webmill resolve")}
+    numbering = {d: f for d, f in resolve_steps.items() if int(d.split()[2].split("/")[0]) <= 4}
+    sorts = {d: f for d, f in resolve_steps.items() if d not in numbering}
     rss = max((r.get("peak_rss", 0) for r in reports), default=0)
     rows = [
         ("plan, Spark session", "driver", t1 - t0, None, f"{len(plan)} units, {total:,} bytes of input"),
         ("ingest", "Spark", t2 - t1, None, f"{len(reports)} tasks, {pages:,} pages, {skipped:,} skipped; webmill peak RSS {_bytes(rss)} at --mem {a.mem}"),
-        ("URL numbering, link joins", "Spark", t3 - t2, sum(f["shuffle_write"] for f in numbering.values()), f"{numbered['docs']:,} docs in {parts} key ranges"),
+        ("URL numbering, link joins", "Spark", t3a - t2, sum(f["shuffle_write"] for f in numbering.values()), f"{numbered['docs']:,} docs in {parts} key ranges"),
+        ("resolve's sorts", "Spark", t3 - t3a, sum(f["shuffle_write"] for f in sorts.values()), "URL table, arcs both ways, anchors"),
         ("join of the segments", "driver", t4 - t3, None, "beside the numbering; this is the wait after it"),
-        ("resolve from Spark's tables", "driver", t5 - t4, None, "doc and URL tables, page map, edges, anchors"),
+        ("resolve from Spark's tables", "driver", t5 - t4, None, "streamed: doc and URL tables, page map, edges, anchors"),
         ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank, dedup" + ("" if indexed else ", index")),
     ]
     if indexed:
@@ -264,7 +270,7 @@ def main(argv: list[str]) -> int:
     for step, where, secs, shuf, what in rows:
         sh = "" if shuf is None else f"shuffled {_bytes(shuf)}"
         lines.append(f"  {step:<28} {where:<7} {secs:7.1f} s  {sh:<17} {what}")
-    for d, f in sorted(numbering.items()):
+    for d, f in sorted(resolve_steps.items()):
         lines.append(f"    {d}: {f['stages']} stages, shuffle write {_bytes(f['shuffle_write'])}, read {_bytes(f['shuffle_read'])}, task time {f['task_ms'] / 1000:.1f} s")
     per_page = f", {shuffled / max(pages, 1):.0f} bytes shuffled per page" if figures else ""
     lines.append(f"Job {out} is complete through Spark in {t6 - t0:.1f} s{per_page}.")

@@ -14,6 +14,12 @@ and link join:
 - `docs/`: doc, key, host, page, bytes, title — one row per URL, docID order;
 - `pagedoc/`: page, doc, first — one row per page, page order;
 - `links/`: page, source, target, kind, anchor — one row per link.
+
+`sort_for_resolve` then sorts what `resolve` writes, so that webmill makes
+its own files from them by streaming, without a sort of its own: `urls/`
+(fp, doc by unsigned fingerprint), `edges/` (source, target), `edges-t/`
+(target, source) and `anchors/` (target, source, kind, anchor), each a
+range-partitioned sort whose part files in name order are the table's order.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ DOCS_SCHEMA = T.StructType(
         T.StructField("page", T.LongType(), True),
         T.StructField("bytes", T.LongType(), True),
         T.StructField("title", T.StringType(), True),
+        T.StructField("fp", T.LongType(), False),
     ]
 )
 
@@ -84,9 +91,9 @@ def _assign(plan):
                 prev = h
             c = r.c
             if c is None:
-                yield (doc, k, host, None, None, None)
+                yield (doc, k, host, None, None, None, r.fp)
             else:
-                yield (doc, k, host, c.page, c.bytes, c.title)
+                yield (doc, k, host, c.page, c.bytes, c.title, r.fp)
             doc += 1
 
     return go
@@ -105,8 +112,8 @@ def unit_tables(spark: SparkSession, segments: str, unit_pages: dict[int, int]) 
     page = (F.col("page") + F.col("base")).alias("page")
     pages = spark.read.parquet(*[os.path.join(d, "pages.parquet") for d in dirs])
     links = spark.read.parquet(*[os.path.join(d, "links.parquet") for d in dirs])
-    pages = pages.join(off, "unit").select(page, "key", "bytes", "title")
-    links = links.join(off, "unit").select(page, F.col("target_key").alias("key"), "kind", "anchor")
+    pages = pages.join(off, "unit").select(page, "key", "bytes", "title", "fp")
+    links = links.join(off, "unit").select(page, F.col("target_key").alias("key"), F.col("target_fp").alias("fp"), "kind", "anchor")
     return pages, links
 
 
@@ -119,18 +126,19 @@ def number_urls(spark: SparkSession, segments: str, unit_pages: dict[int, int], 
     capture_type = pages.select(capture.alias("c")).schema["c"].dataType
     # Every URL seen: a page's URL with its capture, a link's target without
     # one; per URL its first capture (lowest page; min skips the nulls).
-    urls = pages.select("key", capture.alias("c")).unionByName(
-        links.select("key", F.lit(None).cast(capture_type).alias("c"))
+    urls = pages.select("key", "fp", capture.alias("c")).unionByName(
+        links.select("key", "fp", F.lit(None).cast(capture_type).alias("c"))
     )
-    firsts = urls.groupBy("key").agg(F.min("c").alias("c")).repartitionByRange(partitions, "key")
+    # (The fingerprint is the URL's, so the same in every row of a key.)
+    firsts = urls.groupBy("key").agg(F.min("c").alias("c"), F.min("fp").alias("fp")).repartitionByRange(partitions, "key")
     ordered = firsts.sortWithinPartitions("key").rdd.setName("URLs by host-reversed key")
-    sc.setJobDescription("webmill resolve 1/4: sort URLs by host-reversed key, count each range")
+    sc.setJobDescription("webmill resolve 1/8: sort URLs by host-reversed key, count each range")
     plan, docs = _offsets(ordered.mapPartitionsWithIndex(_partition_stats).collect())
     numbered = ordered.mapPartitionsWithIndex(_assign(sc.broadcast(plan))).setName("docIDs from range offsets")
-    sc.setJobDescription(f"webmill resolve 2/4: hand out {docs:,} docIDs from the ranges' offsets")
+    sc.setJobDescription(f"webmill resolve 2/8: hand out {docs:,} docIDs from the ranges' offsets")
     spark.createDataFrame(numbered, DOCS_SCHEMA).write.mode("overwrite").parquet(os.path.join(out, "docs"))
     doc_of = spark.read.parquet(os.path.join(out, "docs")).select("key", "doc", F.col("page").alias("first_page"))
-    sc.setJobDescription("webmill resolve 3/4: join pages with their docIDs (page map)")
+    sc.setJobDescription("webmill resolve 3/8: join pages with their docIDs (page map)")
     (
         pages.join(doc_of, "key")
         .select("page", "doc", (F.col("page") == F.col("first_page")).alias("first"))
@@ -138,7 +146,7 @@ def number_urls(spark: SparkSession, segments: str, unit_pages: dict[int, int], 
         .write.mode("overwrite")
         .parquet(os.path.join(out, "pagedoc"))
     )
-    sc.setJobDescription("webmill resolve 4/4: join links with their targets' and their sources' docIDs")
+    sc.setJobDescription("webmill resolve 4/8: join links with their targets' and their sources' docIDs")
     source_of = spark.read.parquet(os.path.join(out, "pagedoc")).select("page", F.col("doc").alias("source"))
     (
         links.join(doc_of.select("key", F.col("doc").alias("target")), "key")
@@ -148,3 +156,41 @@ def number_urls(spark: SparkSession, segments: str, unit_pages: dict[int, int], 
         .parquet(os.path.join(out, "links"))
     )
     return {"docs": docs, "partitions": partitions}
+
+
+# Spark orders longs as signed; a fingerprint's bits with the top bit
+# flipped order as the unsigned fingerprint does.
+_SIGN = -(1 << 63)
+
+
+def _sorted_write(df: DataFrame, order: list, partitions: int, path: str, helpers: tuple = ()) -> None:
+    """`df` range-partitioned and sorted by `order`, written to `path` (less
+    the `helpers` columns, which only order it): the part files in name
+    order are the table in that order."""
+    df = df.repartitionByRange(partitions, *order).sortWithinPartitions(*order)
+    df.drop(*helpers).write.mode("overwrite").parquet(path)
+
+
+def sort_for_resolve(spark: SparkSession, out: str, partitions: int) -> None:
+    """From `docs/` and `links/` under `out`, the tables `resolve` writes its
+    URL table, edge files and anchors from (formats/spark.md): `urls/`,
+    `edges/`, `edges-t/`, `anchors/`, each sorted as webmill's file is."""
+    sc = spark.sparkContext
+    docs = spark.read.parquet(os.path.join(out, "docs"))
+    links = spark.read.parquet(os.path.join(out, "links"))
+    sc.setJobDescription("webmill resolve 5/8: sort the URL table by fingerprint")
+    urls = docs.select("fp", "doc", F.col("fp").bitwiseXOR(F.lit(_SIGN)).alias("unsigned"))
+    _sorted_write(urls, ["unsigned", "doc"], partitions, os.path.join(out, "urls"), ("unsigned",))
+    # The arcs: distinct, self-loops left out.
+    arcs = links.where(F.col("source") != F.col("target"))
+    sc.setJobDescription("webmill resolve 6/8: sort the arcs by source")
+    _sorted_write(arcs.select("source", "target").distinct(), ["source", "target"], partitions, os.path.join(out, "edges"))
+    sc.setJobDescription("webmill resolve 7/8: sort the arcs by target")
+    _sorted_write(arcs.select("target", "source").distinct(), ["target", "source"], partitions, os.path.join(out, "edges-t"))
+    # The anchors with text, distinct, in (target, source, kind, text's
+    # UTF-8 bytes) order: sorted by the text as binary, whatever Spark's
+    # string collation.
+    sc.setJobDescription("webmill resolve 8/8: sort the anchors by target")
+    texts = arcs.where(F.length("anchor") > 0).select("target", "source", "kind", "anchor").distinct()
+    texts = texts.withColumn("text", F.col("anchor").cast("binary"))
+    _sorted_write(texts, ["target", "source", "kind", "text"], partitions, os.path.join(out, "anchors"), ("text",))

@@ -11,13 +11,16 @@
 //!   this), `url` (string, normalized), `key` (binary, the URL's sort key
 //!   [`crate::url::sort_key`]: host labels reversed, port, `)`, path, query,
 //!   a 0 byte, the URL; webmill numbers URLs in the unsigned byte order of
-//!   these keys), `bytes` (int64, the body's size), `title` (string).
+//!   these keys), `bytes` (int64, the body's size), `title` (string), `fp`
+//!   (int64: the bits of the URL's 64-bit fingerprint [`crate::url::fingerprint`],
+//!   which keys the job's URL table).
 //! - [`LINKS_TABLE`] (`links.parquet`), one row per link kept, in page
 //!   order and, within a page, in document order: `unit` (int32), `page`
 //!   (int64, the source page within its unit), `source_url` (string),
 //!   `target_url` (string), `target_key` (binary, the target's sort key),
 //!   `kind` (int8: 0 `<a>`/`<area>`, 1 frame, 2 refresh, 3 redirect),
-//!   `anchor` (string, empty when none).
+//!   `anchor` (string, empty when none), `target_fp` (int64, the
+//!   target's fingerprint's bits).
 //!
 //! Both carry the key–value metadata `webmill.table` (`pages` or `links`)
 //! and `webmill.version` ([`VERSION`]). Integers are signed so that Spark
@@ -38,6 +41,18 @@
 //!   `source` (int64, the source page's docID), `target` (int64, the
 //!   target's docID), `kind` (int8), `anchor` (string).
 //!
+//! and, sorted so that webmill writes its own files from them by streaming
+//! (no sort of its own; see `resolve_from`):
+//!
+//! - `urls/`: one row per doc, `fp` (int64, the fingerprint's bits), `doc`
+//!   (int64), in the unsigned order of `fp`, then `doc`.
+//! - `edges/`: the distinct arcs, self-loops left out: `source`, `target`
+//!   (int64), in (source, target) order; `edges-t/`: the same arcs as
+//!   `target`, `source`, in (target, source) order.
+//! - `anchors/`: the distinct links with anchor text, self-loops left out:
+//!   `target`, `source` (int64), `kind` (int8), `anchor` (string), in
+//!   (target, source, kind, anchor's UTF-8 bytes) order.
+//!
 //! A directory's tables are its `part-*.parquet` files in name order.
 
 use std::fs::File;
@@ -50,7 +65,7 @@ use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::arrow::ArrowWriter;
+use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 
@@ -64,7 +79,7 @@ pub const PAGES_TABLE: &str = "pages.parquet";
 /// The links table of a unit.
 pub const LINKS_TABLE: &str = "links.parquet";
 /// The tables' version (metadata `webmill.version`).
-pub const VERSION: &str = "1";
+pub const VERSION: &str = "2";
 
 /// Rows per batch handed to the writer, and per row group.
 const BATCH_ROWS: usize = 8192;
@@ -94,6 +109,7 @@ pub fn pages_schema() -> SchemaRef {
             field("key", DataType::Binary, false),
             field("bytes", DataType::Int64, false),
             field("title", DataType::Utf8, false),
+            field("fp", DataType::Int64, false),
         ],
     )
 }
@@ -110,6 +126,7 @@ pub fn links_schema() -> SchemaRef {
             field("target_key", DataType::Binary, false),
             field("kind", DataType::Int8, false),
             field("anchor", DataType::Utf8, false),
+            field("target_fp", DataType::Int64, false),
         ],
     )
 }
@@ -170,6 +187,7 @@ struct PageColumns {
     key: BinaryBuilder,
     bytes: Int64Builder,
     title: StringBuilder,
+    fp: Int64Builder,
     rows: usize,
 }
 
@@ -183,6 +201,7 @@ impl PageColumns {
             Arc::new(self.key.finish()),
             Arc::new(self.bytes.finish()),
             Arc::new(self.title.finish()),
+            Arc::new(self.fp.finish()),
         ]
     }
 }
@@ -197,6 +216,7 @@ struct LinkColumns {
     target_key: BinaryBuilder,
     kind: Int8Builder,
     anchor: StringBuilder,
+    target_fp: Int64Builder,
     rows: usize,
 }
 
@@ -211,6 +231,7 @@ impl LinkColumns {
             Arc::new(self.target_key.finish()),
             Arc::new(self.kind.finish()),
             Arc::new(self.anchor.finish()),
+            Arc::new(self.target_fp.finish()),
         ]
     }
 }
@@ -257,6 +278,7 @@ pub fn write_unit_tables(dir: &Path, unit: usize, segs: &[PathBuf]) -> Result<Ta
             pc.key.append_value(&key);
             pc.bytes.append_value(as_i64(p.bytes, "page size")?);
             pc.title.append_value(&p.title);
+            pc.fp.append_value(url::fingerprint(&p.url) as i64);
             pc.rows += 1;
             if pc.rows == BATCH_ROWS {
                 pw.write(pc.take())?;
@@ -281,6 +303,7 @@ pub fn write_unit_tables(dir: &Path, unit: usize, segs: &[PathBuf]) -> Result<Ta
             lc.target_key.append_value(&key);
             lc.kind.append_value(kind as i8);
             lc.anchor.append_value(anchor);
+            lc.target_fp.append_value(url::fingerprint(target) as i64);
             lc.rows += 1;
             if lc.rows == BATCH_ROWS {
                 lw.write(lc.take())?;
@@ -386,6 +409,20 @@ impl Batch<'_> {
             .collect()
     }
 
+    /// Column `name` (int64, none null) as the bits of u64s.
+    pub fn bits(&self, name: &str) -> Result<Vec<u64>> {
+        let c = self.column(name, &DataType::Int64)?;
+        let a = c.as_primitive::<Int64Type>();
+        (0..a.len())
+            .map(|i| {
+                if a.is_null(i) {
+                    return Err(self.bad(i, format!("`{name}` is null")));
+                }
+                Ok(a.value(i) as u64)
+            })
+            .collect()
+    }
+
     /// Column `name` as int8s, none null.
     pub fn i8s(&self, name: &str) -> Result<Vec<u8>> {
         let c = self.column(name, &DataType::Int8)?;
@@ -429,15 +466,23 @@ impl Batch<'_> {
     }
 }
 
-/// Calls `f` with each batch of the table in directory `dir`, in order.
-pub fn for_each_batch(dir: &Path, mut f: impl FnMut(&Batch) -> Result<()>) -> Result<()> {
+/// Calls `f` with each batch of the table in directory `dir`, in order;
+/// with `columns`, only those columns are read.
+pub fn for_each_batch(
+    dir: &Path,
+    columns: Option<&[&str]>,
+    mut f: impl FnMut(&Batch) -> Result<()>,
+) -> Result<()> {
     for path in parts(dir)? {
         let file = File::open(&path).at(&path)?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        let mut builder = ParquetRecordBatchReaderBuilder::try_new(file)
             .map_err(|e| parquet_error(&path, &e))?
-            .with_batch_size(BATCH_ROWS)
-            .build()
-            .map_err(|e| parquet_error(&path, &e))?;
+            .with_batch_size(BATCH_ROWS);
+        if let Some(names) = columns {
+            let mask = ProjectionMask::columns(builder.parquet_schema(), names.iter().copied());
+            builder = builder.with_projection(mask);
+        }
+        let reader = builder.build().map_err(|e| parquet_error(&path, &e))?;
         let mut first_row = 0u64;
         for b in reader {
             let batch = b.map_err(|e| parquet_error(&path, &e))?;
@@ -452,6 +497,9 @@ pub fn for_each_batch(dir: &Path, mut f: impl FnMut(&Batch) -> Result<()>) -> Re
     }
     Ok(())
 }
+
+/// A row's error: what is wrong with it, named by file and row.
+pub type Bad<'a> = &'a dyn Fn(String) -> Error;
 
 /// A row of the `docs/` table the URL numbering wrote.
 pub struct NumberedDoc<'a> {
@@ -472,9 +520,9 @@ pub struct NumberedDoc<'a> {
 /// Calls `f` with each row of the `docs/` table in `dir`, with where it is.
 pub fn for_each_numbered(
     dir: &Path,
-    mut f: impl FnMut(&NumberedDoc, &dyn Fn(String) -> Error) -> Result<()>,
+    mut f: impl FnMut(&NumberedDoc, Bad) -> Result<()>,
 ) -> Result<()> {
-    for_each_batch(dir, |b| {
+    for_each_batch(dir, None, |b| {
         let doc = b.i64s("doc", true)?;
         let host = b.i64s("host", true)?;
         let page = b.i64s("page", false)?;
@@ -496,9 +544,13 @@ pub fn for_each_numbered(
     })
 }
 
-/// Calls `f(page, doc, first)` with each row of the `pagedoc/` table in `dir`.
-pub fn for_each_pagedoc(dir: &Path, mut f: impl FnMut(u64, u64, bool) -> Result<()>) -> Result<()> {
-    for_each_batch(dir, |b| {
+/// Calls `f(page, doc, first, bad)` with each row of the `pagedoc/` table
+/// in `dir`.
+pub fn for_each_pagedoc(
+    dir: &Path,
+    mut f: impl FnMut(u64, u64, bool, Bad) -> Result<()>,
+) -> Result<()> {
+    for_each_batch(dir, None, |b| {
         let page = b.i64s("page", true)?;
         let doc = b.i64s("doc", true)?;
         let first = b.bools("first")?;
@@ -507,34 +559,71 @@ pub fn for_each_pagedoc(dir: &Path, mut f: impl FnMut(u64, u64, bool) -> Result<
                 page[i].unwrap_or_default(),
                 doc[i].unwrap_or_default(),
                 first[i],
+                &|detail| b.bad(i, detail),
             )?;
         }
         Ok(())
     })
 }
 
-/// Calls `f(source, target, kind, anchor)` with each row of the `links/`
-/// table in `dir`.
-pub fn for_each_link(
+/// Calls `f(a, b, bad)` with columns `a` and `b` (int64, none null) of
+/// each row of the table in `dir`, reading no other column: the `links/`
+/// table's `source` and `target`, the arcs of `edges/` and `edges-t/`.
+pub fn for_each_pair(
     dir: &Path,
-    mut f: impl FnMut(u64, u64, u8, &str) -> Result<()>,
+    [a, b]: [&str; 2],
+    mut f: impl FnMut(u64, u64, Bad) -> Result<()>,
 ) -> Result<()> {
-    for_each_batch(dir, |b| {
-        let source = b.i64s("source", true)?;
+    for_each_batch(dir, Some(&[a, b]), |batch| {
+        let x = batch.i64s(a, true)?;
+        let y = batch.i64s(b, true)?;
+        for i in 0..batch.rows() {
+            f(
+                x[i].unwrap_or_default(),
+                y[i].unwrap_or_default(),
+                &|detail| batch.bad(i, detail),
+            )?;
+        }
+        Ok(())
+    })
+}
+
+/// Calls `f(fp, doc, bad)` with each row of the `urls/` table in `dir`
+/// (`fp` the fingerprint, from its int64's bits).
+pub fn for_each_url(dir: &Path, mut f: impl FnMut(u64, u64, Bad) -> Result<()>) -> Result<()> {
+    for_each_batch(dir, Some(&["fp", "doc"]), |b| {
+        let fp = b.bits("fp")?;
+        let doc = b.i64s("doc", true)?;
+        for i in 0..b.rows() {
+            f(fp[i], doc[i].unwrap_or_default(), &|detail| {
+                b.bad(i, detail)
+            })?;
+        }
+        Ok(())
+    })
+}
+
+/// Calls `f(target, source, kind, anchor, bad)` with each row of the
+/// `anchors/` table in `dir`.
+pub fn for_each_anchor(
+    dir: &Path,
+    mut f: impl FnMut(u64, u64, u8, &str, Bad) -> Result<()>,
+) -> Result<()> {
+    for_each_batch(dir, None, |b| {
         let target = b.i64s("target", true)?;
+        let source = b.i64s("source", true)?;
         let kind = b.i8s("kind")?;
         let anchor = b.strings("anchor")?;
         for i in 0..b.rows() {
-            let a = if anchor.is_null(i) {
-                ""
-            } else {
-                anchor.value(i)
-            };
+            if anchor.is_null(i) {
+                return Err(b.bad(i, "`anchor` is null"));
+            }
             f(
-                source[i].unwrap_or_default(),
                 target[i].unwrap_or_default(),
+                source[i].unwrap_or_default(),
                 kind[i],
-                a,
+                anchor.value(i),
+                &|detail| b.bad(i, detail),
             )?;
         }
         Ok(())

@@ -32,6 +32,7 @@ pub mod limits;
 pub mod page;
 pub mod records;
 pub mod resolve;
+pub mod resolve_from;
 pub mod source;
 pub mod text;
 /// URL normalization lives in [`crate::url`] (shared with `import-graph`).

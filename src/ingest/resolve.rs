@@ -38,7 +38,6 @@ use crate::docs::{Doc, DocWriter};
 use crate::error::{Error, Result};
 use crate::graph::import::write_edges;
 use crate::graph::Direction;
-use crate::ingest::exchange;
 use crate::ingest::records::{self, PageRec};
 use crate::ingest::urltable::UrlTableWriter;
 use crate::job::{
@@ -201,57 +200,7 @@ impl Stage for Resolve {
     }
 
     fn run(&self, cx: &mut StageContext) -> Result<ResolveFigures> {
-        run_resolve(cx, None)
-    }
-}
-
-/// The `resolve` stage with its URL numbering (steps 1 and 2) read from the
-/// exchange tables a distributed job's global step wrote under `from`
-/// (`docs/`, `pagedoc/`, `links/`, see [`crate::ingest::exchange`]): the
-/// same stage with the same outputs, byte for byte, as [`Resolve`] makes.
-pub struct ResolveFrom {
-    /// The directory holding the tables.
-    pub from: std::path::PathBuf,
-}
-
-impl Stage for ResolveFrom {
-    type Params = ResolveParams;
-    type Figures = ResolveFigures;
-
-    fn id(&self) -> StageId {
-        Resolve.id()
-    }
-
-    fn params(&self) -> Result<ResolveParams> {
-        Resolve.params()
-    }
-
-    fn inputs(&self) -> Vec<JobFile> {
-        Resolve.inputs()
-    }
-
-    fn outputs(&self) -> Vec<JobFile> {
-        Resolve.outputs()
-    }
-
-    fn records(f: &ResolveFigures) -> u64 {
-        Resolve::records(f)
-    }
-
-    fn shares(&self) -> &'static [Phase] {
-        Resolve.shares()
-    }
-
-    fn headline(&self, f: &ResolveFigures) -> String {
-        Resolve.headline(f)
-    }
-
-    fn stats(&self, f: &ResolveFigures) -> Vec<Figure> {
-        Resolve.stats(f)
-    }
-
-    fn run(&self, cx: &mut StageContext) -> Result<ResolveFigures> {
-        run_resolve(cx, Some(&self.from))
+        run_resolve(cx)
     }
 }
 
@@ -260,18 +209,7 @@ pub fn resolve(job: &mut Job, s: &Settings) -> Result<Outcome<ResolveFigures>> {
     job.run(&Resolve, s)
 }
 
-/// Runs (or resumes, or skips) the resolver with its URL numbering read
-/// from the exchange tables under `from` (see [`ResolveFrom`]).
-pub fn resolve_from(job: &mut Job, s: &Settings, from: &Path) -> Result<Outcome<ResolveFigures>> {
-    job.run(
-        &ResolveFrom {
-            from: from.to_path_buf(),
-        },
-        s,
-    )
-}
-
-fn run_resolve(cx: &StageContext, from: Option<&Path>) -> Result<ResolveFigures> {
+fn run_resolve(cx: &StageContext) -> Result<ResolveFigures> {
     let pages = PageFile::open(cx.input(JobFile::Pages)?, &records::PAGES)?;
     let links = PageFile::open(cx.input(JobFile::Links)?, &records::LINKS)?;
     let docs_path = cx.output(JobFile::Docs)?;
@@ -298,17 +236,12 @@ fn run_resolve(cx: &StageContext, from: Option<&Path>) -> Result<ResolveFigures>
                 page_sort: &mut page_sort,
                 link_sort: &mut link_sort,
             };
-            counts = match from {
-                Some(dir) => number_from(dir, &mut out, cx)?,
-                None => {
-                    let mut urls = cx.sorter::<UrlRec>("urls", Combine::Dedup)?;
-                    if !urls.input_complete() {
-                        collect_urls(&pages, &links, &mut urls, cx)?;
-                    }
-                    urls.set_merge_budget(cx.budget().bytes("urls merge")?);
-                    number_urls(urls.finish()?, &mut out, cx)?
-                }
-            };
+            let mut urls = cx.sorter::<UrlRec>("urls", Combine::Dedup)?;
+            if !urls.input_complete() {
+                collect_urls(&pages, &links, &mut urls, cx)?;
+            }
+            urls.set_merge_budget(cx.budget().bytes("urls merge")?);
+            counts = number_urls(urls.finish()?, &mut out, cx)?;
             cx.save_checkpoint(COUNTS, &counts)?;
         }
         // Publish the page map and the URL table first, so that their sorts'
@@ -333,17 +266,8 @@ fn run_resolve(cx: &StageContext, from: Option<&Path>) -> Result<ResolveFigures>
             anchors: &mut anchors,
             self_loops: 0,
         };
-        match from {
-            Some(dir) => {
-                // Empty here, but finished: a resume then finds step 2 done.
-                drop(link_sort.finish()?);
-                joined_links(dir, links.records(), &mut arcs, cx)?;
-            }
-            None => {
-                link_sort.set_merge_budget(cx.budget().bytes("links merge")?);
-                join_sources(link_sort.finish()?, &pagedoc_path, &mut arcs, cx)?;
-            }
-        }
+        link_sort.set_merge_budget(cx.budget().bytes("links merge")?);
+        join_sources(link_sort.finish()?, &pagedoc_path, &mut arcs, cx)?;
         counts.self_loops = arcs.self_loops;
         cx.save_checkpoint(COUNTS, &counts)?;
     }
@@ -537,71 +461,6 @@ fn number_urls(mut urls: Sorted<UrlRec>, out: &mut Numbering, cx: &StageContext)
     Ok(c)
 }
 
-/// Steps 1 and 2 done elsewhere: the numbered URLs and the page map read
-/// from the exchange tables under `dir`, checked (docIDs consecutive, keys
-/// strictly rising in unsigned byte order, host numbers following the keys'
-/// hosts; the page map's pages by `write_pagedoc`) and written where
-/// [`number_urls`] writes; the links come joined (see [`joined_links`]).
-fn number_from(dir: &Path, out: &mut Numbering, cx: &StageContext) -> Result<Counts> {
-    let task = cx.task("reading the numbered URLs", None, Unit::Records);
-    let mut docs = DocWriter::create(out.docs_path, &StageId::Resolve.name())?;
-    let mut c = Counts::default();
-    let mut last: Option<Vec<u8>> = None;
-    let mut host = 0u64;
-    exchange::for_each_numbered(&dir.join("docs"), |d, bad| {
-        if d.doc != c.docs {
-            return Err(bad(format!(
-                "docID {} where {} was expected",
-                d.doc, c.docs
-            )));
-        }
-        if let Some(prev) = &last {
-            if prev.as_slice() >= d.key {
-                return Err(bad(
-                    "its key is not above the previous row's (unsigned byte order)".into(),
-                ));
-            }
-            if url::host_of_key(prev) != url::host_of_key(d.key) {
-                host += 1;
-            }
-        }
-        if d.host != host {
-            return Err(bad(format!("host {} where {host} was expected", d.host)));
-        }
-        let u = String::from_utf8(url::url_of_key(d.key).to_vec())
-            .map_err(|_| bad("its key's URL is not UTF-8".into()))?;
-        out.url_sort.push((url::fingerprint(&u), c.docs))?;
-        if d.page.is_some() {
-            c.crawled += 1;
-        }
-        docs.push(&Doc {
-            url: u,
-            crawled: d.page.is_some(),
-            bytes: d.bytes,
-            title: d.title.to_string(),
-            page: d.page,
-            host,
-        })?;
-        c.docs += 1;
-        if c.docs.is_multiple_of(65536) {
-            task.set_position(c.docs);
-        }
-        last = Some(d.key.to_vec());
-        Ok(())
-    })?;
-    if last.is_some() {
-        c.hosts = host + 1;
-    }
-    docs.finish()?;
-    exchange::for_each_pagedoc(&dir.join("pagedoc"), |page, doc, first| {
-        if !first {
-            c.duplicate_captures += 1;
-        }
-        out.page_sort.push((page, doc << 1 | u64::from(first)))
-    })?;
-    Ok(c)
-}
-
 /// Step 3a: the page map, in page order.
 fn write_pagedoc(mut sorted: Sorted<(u64, u64)>, path: &Path, pages: u64) -> Result<()> {
     if PageFile::open(path, &records::PAGEDOC).is_ok() {
@@ -693,32 +552,6 @@ impl Arcs<'_> {
         }
         Ok(())
     }
-}
-
-/// Step 3b done elsewhere: the links with both docIDs read from the
-/// exchange table `links/` under `dir` (one row per link of the job, which
-/// is checked) into the arc and anchor sorts.
-fn joined_links(dir: &Path, links: u64, arcs: &mut Arcs, cx: &StageContext) -> Result<()> {
-    let task = cx.task("reading the joined links", Some(links), Unit::Records);
-    let mut n = 0u64;
-    let table = dir.join("links");
-    exchange::for_each_link(&table, |source, target, kind, anchor| {
-        n += 1;
-        if n.is_multiple_of(65536) {
-            task.set_position(n);
-        }
-        let mut rest = Vec::with_capacity(1 + anchor.len());
-        rest.push(kind);
-        rest.extend_from_slice(anchor.as_bytes());
-        arcs.push(source, target, rest)
-    })?;
-    if n != links {
-        return Err(Error::usage_at(
-            &table,
-            format!("{n} links where the job has {links}"),
-        ));
-    }
-    Ok(())
 }
 
 /// Step 4: the anchor file, keyed by target docID.

@@ -176,6 +176,11 @@ pub struct Results {
     /// The totals are estimates: pruning skipped documents that could not
     /// enter the results, uncounted (shown as "about N").
     pub total_estimated: bool,
+    /// The least and the most [`Self::total`] can be, whatever the
+    /// documents pruning skipped were (both `total` when exact).
+    pub total_bounds: (u64, u64),
+    /// The same for [`Self::complete`].
+    pub complete_bounds: (u64, u64),
     /// How documents matched.
     pub matching: Matching,
     /// The ranking.
@@ -210,12 +215,17 @@ pub struct Searcher {
     lexicon: Lexicon,
     /// The index's stemmer, which query words go through too.
     stemmer: Option<Stemmer>,
+    /// A question's function words ([`present::QUESTION_STOPWORDS`]) as
+    /// the index spells them (stemmed when it stems), sorted.
+    stopwords: Vec<String>,
     /// Per docID its field lengths, and the averages (BM25, BM25F).
     lengths: Option<(
         FieldLengths,
         Vec<[u32; bm25::N_FIELDS]>,
         [f64; bm25::N_FIELDS],
     )>,
+    /// Documents with any hit (a field length), or all when unknown.
+    text_docs: u64,
     barrel_paths: Vec<[PathBuf; 2]>,
     barrels: Mutex<HashMap<(usize, bool), Arc<Barrel>>>,
     store: Arc<DocStore>,
@@ -312,9 +322,26 @@ impl Searcher {
         } else {
             None
         };
+        let text_docs = match &lengths {
+            Some((_, all, _)) if !all.is_empty() => {
+                all.iter().filter(|l| l.iter().any(|&x| x > 0)).count() as u64
+            }
+            _ => store.len(),
+        };
+        let mut stopwords: Vec<String> = present::QUESTION_STOPWORDS
+            .iter()
+            .map(|w| match &stemmer {
+                Some(st) => st.word(w).into_owned(),
+                None => w.to_string(),
+            })
+            .collect();
+        stopwords.sort_unstable();
+        stopwords.dedup();
         Ok(Searcher {
             lexicon,
             stemmer,
+            stopwords,
+            text_docs,
             lengths,
             barrel_paths,
             barrels: Mutex::new(HashMap::new()),
@@ -382,6 +409,15 @@ impl Searcher {
         self.stemmer.as_ref()
     }
 
+    /// Whether `w` (as the index spells it) is one of a question's function
+    /// words ([`present::QUESTION_STOPWORDS`]), optional for a complete
+    /// match ([`Query::required`]).
+    pub fn is_question_stopword(&self, w: &str) -> bool {
+        self.stopwords
+            .binary_search_by(|x| x.as_str().cmp(w))
+            .is_ok()
+    }
+
     /// `query` with its words as the index spells them (stemmed when the
     /// index is).
     fn as_indexed<'q>(&self, query: &'q Query) -> std::borrow::Cow<'q, Query> {
@@ -430,6 +466,13 @@ impl Searcher {
     /// Documents in the collection.
     pub fn doc_count(&self) -> u64 {
         self.store.len()
+    }
+
+    /// Documents with any indexed word (a field length above zero): those
+    /// any doclist can hold. The collection's size when the field lengths
+    /// are not in memory.
+    pub fn text_docs(&self) -> u64 {
+        self.text_docs
     }
 
     /// The words of `query` with their lexicon entries: (words, terms found).
@@ -483,6 +526,8 @@ impl Searcher {
             total: 0,
             complete: 0,
             total_estimated: false,
+            total_bounds: (0, 0),
+            complete_bounds: (0, 0),
             matching: query.matching,
             ranking: query.ranking,
             notes: query.notes.clone(),
@@ -527,6 +572,14 @@ impl Searcher {
             out.total = ev.matches.len() as u64;
             out.timed_out = ev.timed_out;
             out.complete = out.total;
+            // The paper's count stops at the cut-off: at least that many.
+            let most = if ev.cut_off {
+                self.doc_count()
+            } else {
+                out.total
+            };
+            out.total_bounds = (out.total, most);
+            out.complete_bounds = out.total_bounds;
             out.pass = Some(ev.pass);
             out.short_matches = ev.short_matches as u64;
             out.cut_off = ev.cut_off;
@@ -540,6 +593,8 @@ impl Searcher {
             out.total = r.total;
             out.complete = r.complete;
             out.total_estimated = r.estimated;
+            out.total_bounds = r.total_bounds;
+            out.complete_bounds = r.complete_bounds;
             out.cut_off = r.cut_off;
             out.timed_out = r.timed_out;
             out.pass = Some(Pass::Full);

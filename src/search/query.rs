@@ -67,8 +67,9 @@ pub enum HostClustering {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Matching {
-    /// Documents that satisfy the whole query rank first; documents with
-    /// only some of its words (and none it excludes) follow.
+    /// Documents that satisfy the whole query rank first (a question's
+    /// function words optional: [`Query::required`]); documents with only
+    /// some of its words (and none it excludes) follow.
     #[default]
     Any,
     /// Only documents that satisfy the whole query (the paper's
@@ -317,6 +318,37 @@ impl Query {
             bm25: self.bm25.clone(),
             ..*self
         }
+    }
+
+    /// What a document must satisfy to be a *complete* match, ranked before
+    /// the others: under [`Matching::All`] the whole query; under
+    /// [`Matching::Any`] the query without its top-level words that
+    /// `stopword` says are a question's function words ("how", "do", "i",
+    /// "a", "of", "my" — [`super::present::QUESTION_STOPWORDS`]) when it has
+    /// another item with a word. Such words still score where present; they
+    /// only stop deciding which documents come first: in "how do I make a
+    /// backup of my database" the pages with make, backup and database lead,
+    /// not the two pages that happen to hold all nine words.
+    pub fn required(&self, stopword: impl Fn(&str) -> bool) -> std::borrow::Cow<'_, Node> {
+        use std::borrow::Cow;
+        let Node::All(items) = &self.expr else {
+            return Cow::Borrowed(&self.expr);
+        };
+        if self.matching == Matching::All {
+            return Cow::Borrowed(&self.expr);
+        }
+        let optional = |n: &Node| matches!(n, Node::Word(w) if stopword(w));
+        let has_word = |n: &Node| {
+            let mut scored = false;
+            n.visit_words(false, &mut |_, negated| scored |= !negated);
+            scored
+        };
+        if !items.iter().any(&optional) || !items.iter().any(|n| !optional(n) && has_word(n)) {
+            return Cow::Borrowed(&self.expr);
+        }
+        Cow::Owned(Node::All(
+            items.iter().filter(|n| !optional(n)).cloned().collect(),
+        ))
     }
 
     /// Whether the query is the paper's: plain words, all of them required,

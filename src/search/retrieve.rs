@@ -16,7 +16,9 @@
 //!    (consecutive, in order, in one field), `site:` by the docID ranges of
 //!    the host (one host's docs are contiguous in docID order, and a
 //!    domain's subdomains next to it), exclusions by their absence. A
-//!    document satisfying the tree is *complete*. An incomplete one is kept
+//!    document satisfying the tree is *complete* (under `--match any` the
+//!    tree without a question's function words, [`Query::required`]: they
+//!    score but do not decide what comes first). An incomplete one is kept
 //!    under `--match any` when it breaks none of the query's hard constraints:
 //!    the top-level exclusions and `site:`s.
 //! 4. Each kept document is scored from its hits, and a bounded heap keeps
@@ -107,6 +109,10 @@ pub struct Retrieved {
     pub complete: u64,
     /// Pruning skipped documents, so the totals are estimates.
     pub estimated: bool,
+    /// The least and the most [`Self::total`] can be (both it when exact).
+    pub total_bounds: (u64, u64),
+    /// The least and the most [`Self::complete`] can be.
+    pub complete_bounds: (u64, u64),
     /// The query's deadline passed: the matches are those of the
     /// documents evaluated until then (totals too).
     pub timed_out: bool,
@@ -853,6 +859,10 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         sites: &sites,
     };
     let hard = hard_items(&query.expr);
+    // What a complete match must satisfy (a question's function words
+    // optional under `--match any`).
+    let need = query.required(|w| s.is_question_stopword(w));
+    let need: &Node = &need;
     let barrels: Vec<Option<Arc<Barrel>>> = slots
         .iter()
         .map(|sl| {
@@ -928,6 +938,10 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut read = vec![0u8; slots.len()];
     let mut site_docs = merged.into_iter().flatten();
     let mut evaluated = 0u64;
+    // The candidate words' postings of the documents evaluated, and those
+    // evaluated without deciding whether they match (totals' bounds).
+    let mut postings_seen = 0u64;
+    let mut undecided = 0u64;
     let mut scored_docs = 0usize;
     let must_complete_always = query.matching == Matching::All;
     loop {
@@ -940,7 +954,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             };
             choose_essential(
                 b,
-                &query.expr,
+                need,
                 &slot_of,
                 &candidate_cursors,
                 &slots,
@@ -978,7 +992,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 let mut skipped = false;
                 while let Some(next) = block_skip(
                     b,
-                    &query.expr,
+                    need,
                     &slot_of,
                     &scored,
                     &mut cursors,
@@ -1041,6 +1055,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             };
             present[i] = at == Some(doc);
         }
+        postings_seen += candidate_cursors.iter().filter(|&&i| present[i]).count() as u64;
         // Before any hit list is read: can this document still enter?
         let mut pr = None;
         let mut lens = None;
@@ -1051,7 +1066,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             } else {
                 None
             };
-            let may_complete = possible(&query.expr, &slot_of, &|i| {
+            let may_complete = possible(need, &slot_of, &|i| {
                 present.get(i).copied().unwrap_or(false)
             });
             if must_complete_always && !may_complete {
@@ -1094,8 +1109,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         if hopeless && phrases {
             // Whether it matches at all would take its hit lists.
             out.estimated = true;
+            undecided += 1;
         } else {
-            let complete = ev.holds(&query.expr, &mut d)?;
+            let complete = ev.holds(need, &mut d)?;
             let keep_it = complete
                 || (query.matching == Matching::Any && {
                     let mut ok = true;
@@ -1192,26 +1208,133 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         // Non-essential words' documents after the last candidate.
         out.estimated = true;
     }
-    if out.estimated && evaluated > 0 {
-        // The union of the scored words' doclists, words taken as
-        // independent, times the share of the candidates looked at that
-        // matched.
-        let n = s.doc_count().max(1) as f64;
-        let mut none = 1.0;
-        for &i in &candidate_cursors {
-            let df = slots[i].term.as_ref().map_or(0, |t| t.info.docs);
-            none *= 1.0 - (f64::from(df) / n).min(1.0);
-        }
-        let union = n * (1.0 - none);
-        let scale = |x: u64| ((x as f64 / evaluated as f64) * union).round() as u64;
-        out.total = out.total.max(scale(out.total));
-        out.complete = out.complete.max(scale(out.complete)).min(out.total);
+    out.total_bounds = (out.total, out.total);
+    out.complete_bounds = (out.complete, out.complete);
+    if out.estimated {
+        let est = estimate_totals(
+            s,
+            query,
+            need,
+            &slots,
+            &candidate_cursors,
+            hard.is_empty(),
+            Seen {
+                matches: out.total,
+                complete: out.complete,
+                evaluated,
+                undecided,
+                postings: postings_seen,
+            },
+        );
+        (out.total, out.total_bounds) = est[0];
+        (out.complete, out.complete_bounds) = est[1];
     }
     out.work.postings = cursors.iter().flatten().map(|c| c.postings_decoded()).sum();
     out.work.matches = out.total;
     out.matches = heap.into_iter().map(|r| r.0).collect();
     out.matches.sort_by(best_first);
     Ok(out)
+}
+
+/// What an evaluation saw of its candidates.
+struct Seen {
+    /// Matches found.
+    matches: u64,
+    /// Complete matches found.
+    complete: u64,
+    /// Candidates evaluated.
+    evaluated: u64,
+    /// Of them, those left undecided (a phrase not checked).
+    undecided: u64,
+    /// The candidate words' postings of the evaluated documents.
+    postings: u64,
+}
+
+/// The totals of an evaluation that skipped documents: per total (all
+/// matches, complete ones) an estimate within bounds that hold whatever
+/// the skipped documents were.
+///
+/// * **Least**: the matches seen; under `--match any` without exclusions
+///   or `site:` every document of a scored word matches, so also its
+///   largest document frequency.
+/// * **Most**: the matches seen, the undecided, and every candidate not
+///   looked at: each holds at least one of the candidate words' postings
+///   the evaluated documents did not, and at most the documents with any
+///   text ([`Searcher::text_docs`]) are candidates; a complete match holds
+///   every word [`Query::required`] names outside a group, so at most the
+///   smallest of their document frequencies.
+/// * **Estimate**: the candidates not looked at are the postings left
+///   over divided by the mean postings of an evaluated candidate, and
+///   match in the share the evaluated ones did; held within the bounds.
+fn estimate_totals(
+    s: &Searcher,
+    query: &Query,
+    need: &Node,
+    slots: &[Slot],
+    candidates: &[usize],
+    no_hard: bool,
+    seen: Seen,
+) -> [(u64, (u64, u64)); 2] {
+    let df = |i: usize| slots[i].term.as_ref().map_or(0, |t| u64::from(t.info.docs));
+    let sum_df: u64 = candidates.iter().map(|&i| df(i)).sum();
+    let max_df = candidates.iter().map(|&i| df(i)).max().unwrap_or(0);
+    let left = sum_df.saturating_sub(seen.postings);
+    // A query of sites: its candidates are the sites' documents.
+    let unseen = if candidates.is_empty() {
+        s.doc_count().saturating_sub(seen.evaluated)
+    } else {
+        left.min(s.text_docs().saturating_sub(seen.evaluated))
+    };
+    // The words a complete match must hold.
+    let mut must: Option<u64> = None;
+    if let Node::All(items) = need {
+        for it in items {
+            if let Node::Word(w) = it {
+                let d = slots
+                    .iter()
+                    .find(|x| &x.word == w)
+                    .and_then(|x| x.term.as_ref())
+                    .map_or(0, |t| u64::from(t.info.docs));
+                must = Some(must.map_or(d, |m| m.min(d)));
+            }
+        }
+    }
+    let mut least = seen.matches;
+    if query.matching == Matching::Any && no_hard {
+        least = least.max(max_df);
+    }
+    let open = seen.undecided + unseen;
+    let mut most = (seen.matches + open).max(least);
+    let complete_most = must
+        .map_or(most, |m| m.min(most))
+        .min(seen.complete + open)
+        .max(seen.complete);
+    if query.matching == Matching::All {
+        most = most.min(complete_most).max(least);
+    }
+    let per_doc = if seen.evaluated > 0 && seen.postings > 0 {
+        seen.postings as f64 / seen.evaluated as f64
+    } else {
+        1.0
+    };
+    let unseen_est = (left as f64 / per_doc).min(unseen as f64);
+    let share = |x: u64| {
+        if seen.evaluated == 0 {
+            1.0
+        } else {
+            x as f64 / seen.evaluated as f64
+        }
+    };
+    let scaled = |x: u64| x as f64 + share(x) * (seen.undecided as f64 + unseen_est);
+    let total = (scaled(seen.matches).round() as u64).clamp(least, most);
+    let complete_least = seen.complete;
+    let complete = (scaled(seen.complete).round() as u64)
+        .clamp(complete_least, complete_most.min(most))
+        .min(total);
+    [
+        (total, (least, most)),
+        (complete, (complete_least, complete_most.min(most))),
+    ]
 }
 
 /// Moves the candidate cursors standing at `doc` to their next document.

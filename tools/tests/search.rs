@@ -198,3 +198,66 @@ fn export_ciff_writes_a_strict_ciff_stream() {
         !job.join("tmp").exists() || std::fs::read_dir(job.join("tmp")).unwrap().next().is_none()
     );
 }
+
+/// Complete matches rank first whatever their scores; the text output says
+/// where the pages with only some of the words start, and within each part
+/// the scores descend. The count of an estimate comes with its bounds.
+#[test]
+fn partial_matches_are_marked_where_they_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = indexed(dir.path());
+    let out = webmill(
+        &["search", "alpha beta", "-k", "200", "--json", "--no-prune"],
+        &job,
+    );
+    succeeded(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = v["results"].as_array().unwrap();
+    let complete = v["complete"].as_u64().unwrap() as usize;
+    assert!(complete > 0 && complete < results.len(), "{complete}");
+    let key = |r: &serde_json::Value| {
+        (
+            r["complete"].as_bool().unwrap(),
+            r["score"].as_f64().unwrap(),
+        )
+    };
+    for w in results.windows(2) {
+        let (a, b) = (key(&w[0]), key(&w[1]));
+        assert!(
+            (a.0 && !b.0) || (a.0 == b.0 && a.1 >= b.1),
+            "{a:?} before {b:?}"
+        );
+    }
+    assert!(results[..complete].iter().all(|r| r["complete"] == true));
+    let text = webmill(&["search", "alpha beta", "-k", "200", "--no-prune"], &job);
+    let text = String::from_utf8(text.stdout).unwrap();
+    let at = text
+        .find("pages with only some of the words")
+        .unwrap_or_else(|| panic!("no line before the partial matches: {text}"));
+    let after = &text[at..];
+    assert!(
+        after.contains(&format!("\n{}. ", complete + 1))
+            && !after.contains(&format!("\n{}. ", complete)),
+        "the line stands before result {}: {text}",
+        complete + 1
+    );
+    // A page of complete matches only has no such line.
+    let first = webmill(&["search", "alpha beta", "-k", "1"], &job);
+    assert!(!String::from_utf8(first.stdout)
+        .unwrap()
+        .contains("pages with only some"));
+    // An estimated count is shown with the bounds it surely lies within.
+    let out = webmill(&["search", "alpha OR beta", "-k", "1", "--json"], &job);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (lo, hi) = (
+        v["total_bounds"][0].as_u64().unwrap(),
+        v["total_bounds"][1].as_u64().unwrap(),
+    );
+    let total = v["total"].as_u64().unwrap();
+    assert!(lo <= total && total <= hi, "{v}");
+    if v["total_estimated"] == true {
+        let text = webmill(&["search", "alpha OR beta", "-k", "1"], &job);
+        let text = String::from_utf8(text.stdout).unwrap();
+        assert!(text.starts_with("about ") && text.contains('–'), "{text}");
+    }
+}

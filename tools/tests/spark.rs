@@ -263,7 +263,9 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     for step in [
         "ingest ",
         "URL numbering, link joins",
-        "webmill resolve 1/4",
+        "webmill resolve 1/8",
+        "resolve's sorts",
+        "webmill resolve 8/8",
         "shuffled per page",
         "is complete through Spark",
     ] {
@@ -360,29 +362,31 @@ def sort_key(url):
 
 def expect(table, name, cols):
     meta = table.schema.metadata
-    assert meta[b"webmill.table"] == name.encode() and meta[b"webmill.version"] == b"1", meta
+    assert meta[b"webmill.table"] == name.encode() and meta[b"webmill.version"] == b"2", meta
     got = [(f.name, str(f.type)) for f in table.schema]
     assert got == cols, (name, got)
     for c in table.columns:
         assert c.null_count == 0
 
-pages, links, base = [], [], 0
+pages, links, base, fps = [], [], 0, {}
 for u in range(units):
     d = os.path.join(seg, "unit-%06d" % u)
     p = pq.read_table(os.path.join(d, "pages.parquet"))
     l = pq.read_table(os.path.join(d, "links.parquet"))
-    expect(p, "pages", [("unit", "int32"), ("page", "int64"), ("url", "string"), ("key", "binary"), ("bytes", "int64"), ("title", "string")])
-    expect(l, "links", [("unit", "int32"), ("page", "int64"), ("source_url", "string"), ("target_url", "string"), ("target_key", "binary"), ("kind", "int8"), ("anchor", "string")])
+    expect(p, "pages", [("unit", "int32"), ("page", "int64"), ("url", "string"), ("key", "binary"), ("bytes", "int64"), ("title", "string"), ("fp", "int64")])
+    expect(l, "links", [("unit", "int32"), ("page", "int64"), ("source_url", "string"), ("target_url", "string"), ("target_key", "binary"), ("kind", "int8"), ("anchor", "string"), ("target_fp", "int64")])
     prow = p.to_pylist()
     assert [r["page"] for r in prow] == list(range(len(prow))), "pages in page order from 0"
     urls = [r["url"] for r in prow]
     for r in prow:
         assert r["unit"] == u and r["key"] == sort_key(r["url"]), r
         pages.append((base + r["page"], r["key"], r["bytes"], r["title"]))
+        assert fps.setdefault(r["key"], r["fp"]) == r["fp"], "one URL, one fingerprint"
     for r in l.to_pylist():
         assert r["unit"] == u and r["source_url"] == urls[r["page"]], r
         assert r["target_key"] == sort_key(r["target_url"]), r
         links.append((base + r["page"], r["target_key"], r["kind"], r["anchor"]))
+        assert fps.setdefault(r["target_key"], r["target_fp"]) == r["target_fp"], "one URL, one fingerprint"
     base += len(prow)
 
 keys = sorted({k for _, k, _, _ in pages} | {k for _, k, _, _ in links})
@@ -406,9 +410,10 @@ assert got_edges == sorted(arcs), (len(got_edges), len(arcs))
 got_anchors = sorted(tuple(r.values()) for r in pq.read_table(anchors_pq).to_pylist())
 assert got_anchors == sorted(anchors), (len(got_anchors), len(anchors))
 
-# The global step's tables, as formats/spark.md has them, from this
-# numbering (for `webmill shard resolve --from`), and a copy with two docs
-# out of key order.
+# The global steps' tables, as formats/spark.md has them, from this
+# numbering (for `webmill shard resolve --from`), and copies with one fault
+# each: two docs out of key order, two URL pairs swapped, an arc missing
+# from the transposed ones.
 import pyarrow as pa
 def host_of(k):
     i = k.find(b")")
@@ -425,64 +430,76 @@ def docs_table(order):
     cols = list(zip(*rows))
     return pa.table({"doc": pa.array(cols[0], pa.int64()), "key": pa.array(cols[1], pa.binary()), "host": pa.array(cols[2], pa.int64()),
                      "page": pa.array(cols[3], pa.int64()), "bytes": pa.array(cols[4], pa.int64()), "title": pa.array(cols[5], pa.string())})
+def table(rows, cols):
+    c = list(zip(*rows))
+    return pa.table({name: pa.array(c[i], t) for i, (name, t) in enumerate(cols)})
+I64 = pa.int64()
 pagedoc = sorted((page, doc[k], first[k][0] == page) for page, k, _, _ in pages)
 targets = [(page, src[page], doc[k], kind, text) for page, k, kind, text in links]
-for name, order in [("good", list(range(len(keys)))), ("bad", list(range(len(keys))))]:
+# The fingerprints' unsigned order, written as int64 bits.
+signed = lambda v: v - (1 << 64) if v >= 1 << 63 else v
+url_pairs = [(signed(u), d) for u, d in sorted((fps[k] % (1 << 64), doc[k]) for k in keys)]
+anchor_rows = sorted({(t, s, kind, text) for s, t, kind, text in ((src[p], doc[k], kind, text) for p, k, kind, text in links) if s != t and text},
+                     key=lambda r: (r[0], r[1], r[2], r[3].encode()))
+for name in ["good", "bad", "bad-urls", "bad-arcs"]:
+    order = list(range(len(keys)))
     if name == "bad":
         order[5], order[6] = order[6], order[5]
+    urls = list(url_pairs)
+    if name == "bad-urls":
+        urls[-2], urls[-1] = urls[-1], urls[-2]
+    back = sorted((t, s) for s, t in arcs)
+    if name == "bad-arcs":
+        del back[len(back) // 3]
     out = os.path.join(os.path.dirname(docs_pq), name)
-    for t in ["docs", "pagedoc", "links"]:
+    parts = {
+        "docs": docs_table(order),
+        "pagedoc": table(pagedoc, [("page", I64), ("doc", I64), ("first", pa.bool_())]),
+        "links": table(targets, [("page", I64), ("source", I64), ("target", I64), ("kind", pa.int8()), ("anchor", pa.string())]),
+        "urls": table(urls, [("fp", I64), ("doc", I64)]),
+        "edges": table(sorted(arcs), [("source", I64), ("target", I64)]),
+        "edges-t": table(back, [("target", I64), ("source", I64)]),
+        "anchors": table(anchor_rows, [("target", I64), ("source", I64), ("kind", pa.int8()), ("anchor", pa.string())]),
+    }
+    for t, whole in parts.items():
         os.makedirs(os.path.join(out, t))
-    half = len(order) // 2
-    whole = docs_table(order)
-    # Two parts: the row order is the parts' name order.
-    pq.write_table(whole.slice(0, half), os.path.join(out, "docs", "part-00000-x.parquet"))
-    pq.write_table(whole.slice(half), os.path.join(out, "docs", "part-00001-x.parquet"))
-    c = list(zip(*pagedoc))
-    pq.write_table(pa.table({"page": pa.array(c[0], pa.int64()), "doc": pa.array(c[1], pa.int64()), "first": pa.array(c[2], pa.bool_())}),
-                   os.path.join(out, "pagedoc", "part-00000-x.parquet"))
-    c = list(zip(*targets))
-    pq.write_table(pa.table({"page": pa.array(c[0], pa.int64()), "source": pa.array(c[1], pa.int64()), "target": pa.array(c[2], pa.int64()), "kind": pa.array(c[3], pa.int8()), "anchor": pa.array(c[4], pa.string())}),
-                   os.path.join(out, "links", "part-00000-x.parquet"))
+        # Two parts: the row order is the parts' name order.
+        half = whole.num_rows // 2
+        pq.write_table(whole.slice(0, half), os.path.join(out, t, "part-00000-x.parquet"))
+        pq.write_table(whole.slice(half), os.path.join(out, t, "part-00001-x.parquet"))
 print("read back: %d pages, %d links, %d docs, %d arcs, %d anchors" % (len(pages), len(links), len(keys), len(arcs), len(anchors)))
 "#;
 
-#[test]
-fn the_exchange_tables_read_back_with_pyarrow_rebuild_the_resolved_job() {
-    if let Some(why) = missing_pyarrow() {
-        eprintln!("SKIPPED: {why}");
-        return;
-    }
-    let Some(data) = data_dir() else { return };
-    let dir = tempfile::tempdir().unwrap();
-    let site = dir.path().join("site");
-    write_site(&site, 90, 7);
-    let mut inputs: Vec<String> = ["iana.warc.gz", "dupes.warc.gz"]
-        .iter()
-        .map(|f| data.join("warc").join(f).display().to_string())
-        .collect();
-    inputs.push(format!("http://site.example/={}", site.display()));
-    let flags = ["--mem", "64M", "--quiet"];
-    let local = dir.path().join("local");
+/// What [`units_read_back`] made: the local job and the units' directory.
+struct Units {
+    local: PathBuf,
+    seg: PathBuf,
+}
+
+/// `webmill run` over `inputs` into `dir/local`, every unit of `shard plan`
+/// ingested (last first) into `dir/segments`, and [`READ_BACK`] run over
+/// them, which also writes the global step's tables into `dir/good` and,
+/// two docs out of key order, `dir/bad`.
+fn units_read_back(dir: &Path, inputs: &[String], flags: &[&str]) -> Units {
+    let local = dir.join("local");
     succeeded(
         &webmill()
             .args(flags)
             .args(["run", "--segment-records", "40", "--out"])
             .arg(&local)
-            .args(&inputs)
+            .args(inputs)
             .output()
             .unwrap(),
     );
     let plan = webmill()
         .args(flags)
         .args(["shard", "plan", "--segment-records", "40"])
-        .args(&inputs)
+        .args(inputs)
         .output()
         .unwrap();
     succeeded(&plan);
     let units = String::from_utf8_lossy(&plan.stdout).lines().count();
-    assert!(units >= 4, "{units} units");
-    let seg = dir.path().join("segments");
+    let seg = dir.join("segments");
     for unit in (0..units).rev() {
         succeeded(
             &webmill()
@@ -491,14 +508,14 @@ fn the_exchange_tables_read_back_with_pyarrow_rebuild_the_resolved_job() {
                 .arg(unit.to_string())
                 .arg("--segments")
                 .arg(&seg)
-                .args(&inputs)
+                .args(inputs)
                 .output()
                 .unwrap(),
         );
     }
     let mut exports = Vec::new();
     for table in ["docs", "edges", "anchors"] {
-        let out = dir.path().join(format!("{table}.parquet"));
+        let out = dir.join(format!("{table}.parquet"));
         webmill_ok([
             OsStr::new("export"),
             OsStr::new(table),
@@ -524,31 +541,86 @@ fn the_exchange_tables_read_back_with_pyarrow_rebuild_the_resolved_job() {
         String::from_utf8_lossy(&out.stderr)
     );
     eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+    Units { local, seg }
+}
+
+/// `webmill shard join` of the units under `seg` into a new job `job`.
+fn join(job: &Path, seg: &Path, inputs: &[String], flags: &[&str]) {
+    succeeded(
+        &webmill()
+            .args(flags)
+            .args(["shard", "join", "--segment-records", "40", "--out"])
+            .arg(job)
+            .arg("--segments-from")
+            .arg(seg)
+            .args(inputs)
+            .output()
+            .unwrap(),
+    );
+}
+
+/// `webmill FLAGS… shard resolve --from TABLES JOB`, quiet.
+fn resolve_cmd(job: &Path, tables: &Path, flags: &[&str]) -> Command {
+    let mut c = Command::new(webmill_bin());
+    c.args(flags)
+        .args(["shard", "resolve", "--from"])
+        .arg(tables)
+        .arg(job)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    c
+}
+
+#[test]
+fn the_exchange_tables_read_back_with_pyarrow_rebuild_the_resolved_job() {
+    if let Some(why) = missing_pyarrow() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let Some(data) = data_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    write_site(&site, 90, 7);
+    let mut inputs: Vec<String> = ["iana.warc.gz", "dupes.warc.gz"]
+        .iter()
+        .map(|f| data.join("warc").join(f).display().to_string())
+        .collect();
+    inputs.push(format!("http://site.example/={}", site.display()));
+    let flags = ["--mem", "64M", "--quiet"];
+    let Units { local, seg } = units_read_back(dir.path(), &inputs, &flags);
+    assert!(seg.join("unit-000003").is_dir(), "at least 4 units");
 
     // `shard resolve` takes those tables in place of its own URL sort: the
     // resolve stage's files are the local job's, byte for byte; tables out
-    // of key order are refused, naming the file and the row.
-    for (name, good) in [("good", true), ("bad", false)] {
+    // of order are refused, naming the file and the row, and tables that
+    // disagree, naming the table.
+    for (name, fault) in [
+        ("good", None),
+        (
+            "bad",
+            Some(("docs/part-00000-x.parquet", "unsigned byte order")),
+        ),
+        (
+            "bad-urls",
+            Some(("urls/part-00001-x.parquet", "unsigned fingerprint")),
+        ),
+        (
+            "bad-arcs",
+            Some(("edges-t", "not those of edges/ reversed")),
+        ),
+    ] {
         let job = dir.path().join(format!("job-{name}"));
-        succeeded(
-            &webmill()
-                .args(flags)
-                .args(["shard", "join", "--segment-records", "40", "--out"])
-                .arg(&job)
-                .arg("--segments-from")
-                .arg(&seg)
-                .args(&inputs)
-                .output()
-                .unwrap(),
-        );
-        let run = webmill()
-            .args(flags)
-            .args(["shard", "resolve", "--from"])
-            .arg(dir.path().join(name))
-            .arg(&job)
+        join(&job, &seg, &inputs, &flags);
+        let run = resolve_cmd(&job, &dir.path().join(name), &flags)
+            .stderr(Stdio::piped())
             .output()
             .unwrap();
-        if good {
+        if let Some((file, what)) = fault {
+            assert!(!run.status.success());
+            let err = String::from_utf8_lossy(&run.stderr);
+            assert!(err.contains(file) && err.contains(what), "{name}: {err}");
+        } else {
             succeeded(&run);
             let (a, b) = (job_files(&local), job_files(&job));
             let resolved: Vec<_> = ["docs.wm", "urls.wm", "pagedoc.wm", "anchors.wm", "edges.wm"]
@@ -562,13 +634,117 @@ fn the_exchange_tables_read_back_with_pyarrow_rebuild_the_resolved_job() {
                     "{name} differs from the local job's"
                 );
             }
-        } else {
-            assert!(!run.status.success());
-            let err = String::from_utf8_lossy(&run.stderr);
-            assert!(
-                err.contains("part-00000-x.parquet") && err.contains("unsigned byte order"),
-                "{err}"
-            );
         }
     }
+}
+
+/// `webmill shard resolve --from` interrupted — aborted at failpoint hits
+/// spread over an uninterrupted run's, and SIGKILLed at random moments —
+/// and run again with the same command ends with the job's files
+/// byte-identical to an uninterrupted run's (and to `webmill run`'s). The
+/// input: three generated WARC files sharing their URLs (duplicate
+/// captures across units) at a 1 MiB budget, so that every sort spills.
+#[test]
+fn shard_resolve_from_interrupted_then_rerun_gives_the_same_bytes() {
+    if let Some(why) = missing_pyarrow() {
+        eprintln!("SKIPPED: {why}");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for seed in 1..=3 {
+        let warc = dir.path().join(format!("gen-{seed}.warc.gz"));
+        Command::new(assert_cmd::cargo::cargo_bin("webmill-gen"))
+            .args(["--format", "warc", "--gzip", "--quiet", "--threads", "1"])
+            .args(["--nodes", "2000", "--arcs", "20000", "--seed"])
+            .arg(seed.to_string())
+            .arg("-o")
+            .arg(&warc)
+            .status()
+            .unwrap()
+            .success()
+            .then_some(())
+            .expect("webmill-gen");
+        inputs.push(warc.display().to_string());
+    }
+    let flags = ["--mem", "1M", "--quiet"];
+    let Units { local, seg } = units_read_back(dir.path(), &inputs, &flags);
+    let tables = dir.path().join("good");
+
+    // An uninterrupted run, its failpoint hits logged.
+    let reference = dir.path().join("reference");
+    join(&reference, &seg, &inputs, &flags);
+    let log = dir.path().join("failpoints.log");
+    let t = Instant::now();
+    assert!(resolve_cmd(&reference, &tables, &flags)
+        .env("WEBMILL_FAILPOINT_LOG", &log)
+        .status()
+        .unwrap()
+        .success());
+    let full = t.elapsed().as_millis() as u64;
+    let want = job_files(&reference);
+    let local = job_files(&local);
+    for (name, bytes) in &want {
+        assert!(
+            local.get(name) == Some(bytes),
+            "{name} differs from webmill run's"
+        );
+    }
+    let hits = std::fs::read_to_string(&log).unwrap().lines().count() as u64;
+    assert!(hits >= 8, "only {hits} failpoint hits");
+    let same = |job: &Path, what: &str| {
+        let got = job_files(job);
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>(),
+            "files differ {what}"
+        );
+        for (name, bytes) in &want {
+            assert!(&got[name] == bytes, "{name} differs {what}");
+        }
+    };
+    // Aborted at 10 hits spread over the run, then run again.
+    for i in 0..10 {
+        let n = 1 + i * (hits - 1) / 9;
+        let job = dir.path().join(format!("abort-{n}"));
+        join(&job, &seg, &inputs, &flags);
+        assert!(
+            !resolve_cmd(&job, &tables, &flags)
+                .env("WEBMILL_FAILPOINT", format!("*:{n}"))
+                .status()
+                .unwrap()
+                .success(),
+            "failpoint hit {n} of {hits} was never reached"
+        );
+        assert!(resolve_cmd(&job, &tables, &flags)
+            .status()
+            .unwrap()
+            .success());
+        same(
+            &job,
+            &format!("after an abort at failpoint hit {n} of {hits}"),
+        );
+    }
+    // SIGKILLed at random moments until a run gets through, three times.
+    let mut rng = Rng(23);
+    let mut kills = 0;
+    for round in 0..3 {
+        let job = dir.path().join(format!("killed-{round}"));
+        join(&job, &seg, &inputs, &flags);
+        let k = kill_until_done(
+            || resolve_cmd(&job, &tables, &flags),
+            &mut rng,
+            2,
+            full.max(20),
+        );
+        same(&job, &format!("after {k} kills"));
+        kills += k;
+    }
+    eprintln!(
+        "shard resolve --from: {hits} failpoint hits, {full} ms uninterrupted, {kills} kills"
+    );
+    assert!(
+        kills >= 3,
+        "{kills} kills: the runs ended before they were killed"
+    );
 }

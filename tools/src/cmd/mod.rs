@@ -96,4 +96,4 @@ pub fn write_plot(path: &std::path::Path, svg: String, quiet: bool) -> anyhow::R
     Ok(())
 }
 
-pub use webmill::units::{about, thousands};
+pub use webmill::units::{about_within, thousands};

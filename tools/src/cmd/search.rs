@@ -23,6 +23,8 @@ use webmill::job::JobView;
 ///                        of them, rarer words weighing more (--match all: only
 ///                        documents with every word)
 ///   "write ahead log"    a phrase: the words consecutive, in order, in one field
+///                        (in a page's text, within its first 4,095 words: hits
+///                        keep 12-bit positions, later ones match as words only)
 ///   -word  -"a phrase"   no document with the word, or the phrase
 ///   backup OR restore    either; OR (in capitals) joins words, phrases or
 ///                        parenthesised groups: (point in time) OR pitr
@@ -42,7 +44,10 @@ use webmill::job::JobView;
 /// than --offset + -k matches, stopping at --cutoff. BM25 and BM25F skip the
 /// documents that cannot enter the top results (dynamic pruning; the results
 /// are the same as without it): the count is then an estimate, shown as
-/// "about N". Results show the URL, the
+/// "about N (least–most)" with the bounds it surely lies within. Documents
+/// satisfying the whole query (a question's function words — how, do, I, a,
+/// of, my, … — optional) rank before those with only some of its words,
+/// whatever their scores; a line says where those start. Results show the URL, the
 /// title (for pages never crawled, the anchor text of links to them), the
 /// score, a snippet with the query words marked, `+N more from this host` and,
 /// when a dedup stage ran, `+N similar`. Reads the job without a lock.
@@ -105,14 +110,17 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     weights: Option<PathBuf>,
     /// BM25's and BM25F's parameters as JSON (`k1`, `b`, `field_weight`,
-    /// `field_b`, `proximity_weight`, `proximity_k`, `pagerank_weight`)
+    /// `field_b`, `proximity_weight`, `proximity_k`, `pagerank_weight`).
+    /// The index's per-block score bounds assume the default `k1`, `b`,
+    /// `field_weight` and `field_b`: other values lose block-level pruning
+    /// (results stay exact, queries are slower)
     #[arg(long, value_name = "FILE")]
     bm25_weights: Option<PathBuf>,
     /// Do not collapse near-duplicates (dedup clusters) into one result
     #[arg(long)]
     no_collapse: bool,
     /// Score every candidate (bm25, bm25f): the same results, slower; the
-    /// totals are then always exact rather than "about N"
+    /// totals are then always exact rather than "about N (least–most)"
     #[arg(long)]
     no_prune: bool,
 }
@@ -336,6 +344,8 @@ fn to_json(r: &Results) -> serde_json::Value {
         "total": r.total,
         "complete": r.complete,
         "total_estimated": r.total_estimated,
+        "total_bounds": [r.total_bounds.0, r.total_bounds.1],
+        "complete_bounds": [r.complete_bounds.0, r.complete_bounds.1],
         "matching": r.matching,
         "ranking": r.ranking,
         "notes": r.notes,
@@ -372,6 +382,11 @@ fn render(s: &Snippet, tty: bool) -> String {
     out
 }
 
+/// The line before the first result holding only some of the query's
+/// words (they rank after every complete match, whatever their scores).
+pub const PARTIAL_MATCHES: &str =
+    "— pages with only some of the words (ranked after those with all of them) —";
+
 fn print_text(
     out: &mut impl Write,
     r: &Results,
@@ -396,10 +411,9 @@ fn print_text(
     };
     writeln!(
         out,
-        "{}{} matching documents{} ({pass}), {} results; showing {}–{} ({:.1} ms)",
-        if r.total_estimated { "about " } else { "" },
+        "{} matching documents{} ({pass}), {} results; showing {}–{} ({:.1} ms)",
         if r.total_estimated {
-            crate::cmd::about(r.total)
+            crate::cmd::about_within(r.total, r.total_bounds.0, r.total_bounds.1)
         } else {
             r.total.to_string()
         },
@@ -410,6 +424,15 @@ fn print_text(
         seconds * 1e3
     )?;
     for (i, x) in r.results.iter().enumerate() {
+        // Complete matches come first whatever their scores: say where
+        // the others start, so the order of the scores reads right.
+        let after_complete = match i {
+            0 => r.complete > 0,
+            _ => r.results[i - 1].complete,
+        };
+        if !x.complete && after_complete {
+            writeln!(out, "\n{PARTIAL_MATCHES}")?;
+        }
         print_result(out, offset + i + 1, x, r, tty)?;
     }
     Ok(())

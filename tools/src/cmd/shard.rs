@@ -2,14 +2,14 @@
 //! lists an ingest's units, `ingest` runs one of them into a directory every
 //! node reads (what a Spark executor runs); on the driver, `join` joins
 //! them into a job exactly as if it had read them itself and `resolve` runs
-//! the resolve stage with the URL numbering Spark shuffled; `index` builds
-//! a document-partitioned index a shard per task.
+//! the resolve stage from the tables Spark numbered and sorted; `index`
+//! builds a document-partitioned index a shard per task.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use webmill::ingest::resolve::resolve_from;
+use webmill::ingest::resolve_from::resolve_from;
 use webmill::ingest::{ingest, ingest_unit, plan_units, IngestOptions};
 
 use webmill::index::shards;
@@ -68,10 +68,11 @@ enum Step {
         #[command(flatten)]
         source: SourceArgs,
     },
-    /// Runs the job's `resolve` stage with the URL numbering the global
-    /// step wrote as Parquet under --from (`docs/`, `pagedoc/`, `links/`:
-    /// formats/spark.md) in place of its own URL sort; the outputs are the
-    /// stage's own, byte for byte
+    /// Runs the job's `resolve` stage from the tables the global steps
+    /// wrote as Parquet under --from (`docs/`, `pagedoc/`, `links/`,
+    /// `urls/`, `edges/`, `edges-t/`, `anchors/`: formats/spark.md), each
+    /// file streamed from its sorted table, no sort of its own; the outputs
+    /// are the stage's own, byte for byte
     Resolve {
         /// The directory of the numbering's tables
         #[arg(long, value_name = "DIR")]

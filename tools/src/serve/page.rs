@@ -145,7 +145,7 @@ pub fn results(app: &Served, query: &str, page: usize, per_page: usize, r: &Resu
             body,
             "<p class=\"note\" id=\"count\">{} matching documents{}; results {}–{}{}</p>",
             if r.total_estimated {
-                format!("about {}", crate::cmd::about(r.total))
+                crate::cmd::about_within(r.total, r.total_bounds.0, r.total_bounds.1)
             } else {
                 thousands(r.total)
             },
@@ -173,7 +173,19 @@ pub fn results(app: &Served, query: &str, page: usize, per_page: usize, r: &Resu
             webmill::search::MAX_QUERY_WORDS
         );
     }
-    for res in &r.results {
+    for (i, res) in r.results.iter().enumerate() {
+        // Complete matches rank first whatever their scores.
+        let after_complete = match i {
+            0 => r.complete > 0,
+            _ => r.results[i - 1].complete,
+        };
+        if !res.complete && after_complete {
+            let _ = write!(
+                body,
+                "<p class=\"note partial\">{}</p>",
+                esc(crate::cmd::search::PARTIAL_MATCHES)
+            );
+        }
         result(app, &mut body, res, r.pagerank);
     }
     pagination(&mut body, query, page, per_page, groups);
