@@ -140,6 +140,8 @@ impl Shards {
             total: 0,
             complete: 0,
             total_estimated: false,
+            total_bounds: (0, 0),
+            complete_bounds: (0, 0),
             matching: query.matching,
             ranking: query.ranking,
             notes: query.notes.clone(),
@@ -217,6 +219,10 @@ impl Shards {
             out.total = m.len() as u64;
             out.timed_out = late;
             out.complete = out.total;
+            // The paper's count stops at the cut-off: at least that many.
+            let most = if cut { first.doc_count() } else { out.total };
+            out.total_bounds = (out.total, most);
+            out.complete_bounds = out.total_bounds;
             out.pass = Some(p);
             out.short_matches = short_matches as u64;
             out.cut_off = cut;
@@ -237,6 +243,12 @@ impl Shards {
                 out.total += r.total;
                 out.complete += r.complete;
                 out.total_estimated |= r.estimated;
+                // Each shard's bounds hold whatever it skipped: so do
+                // their sums.
+                out.total_bounds.0 += r.total_bounds.0;
+                out.total_bounds.1 += r.total_bounds.1;
+                out.complete_bounds.0 += r.complete_bounds.0;
+                out.complete_bounds.1 += r.complete_bounds.1;
                 out.cut_off |= r.cut_off;
                 out.timed_out |= r.timed_out;
                 m.extend(r.matches);
