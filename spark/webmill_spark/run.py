@@ -84,29 +84,6 @@ def _task(webmill: str, global_flags: list[str], source: list[str], segments: st
     return report
 
 
-def _spark_figures(sc) -> dict[str, dict]:
-    """Per job description: Spark's stages' shuffle bytes and task time,
-    from the driver's status REST API (empty when the UI is off)."""
-    import urllib.request
-
-    url = sc.uiWebUrl
-    if not url:
-        return {}
-    try:
-        with urllib.request.urlopen(f"{url}/api/v1/applications/{sc.applicationId}/stages", timeout=30) as r:
-            stages = json.load(r)
-    except OSError:
-        return {}
-    per: dict[str, dict] = {}
-    for st in stages:
-        f = per.setdefault(st.get("description") or st.get("name", "?"), {"shuffle_write": 0, "shuffle_read": 0, "task_ms": 0, "stages": 0})
-        f["shuffle_write"] += st.get("shuffleWriteBytes", 0)
-        f["shuffle_read"] += st.get("shuffleReadBytes", 0)
-        f["task_ms"] += st.get("executorRunTime", 0)
-        f["stages"] += 1
-    return per
-
-
 def _bytes(n: float) -> str:
     for unit in ["B", "KB", "MB", "GB"]:
         if n < 1000 or unit == "GB":
@@ -175,6 +152,9 @@ def main(argv: list[str]) -> int:
         .config("spark.task.maxFailures", "4")
         # The exchange tables' row order is their part files' names.
         .config("spark.sql.adaptive.enabled", "false")
+        # Each executor's peak RSS (JVM, Python workers, webmill), polled.
+        .config("spark.executor.processTreeMetrics.enabled", "true")
+        .config("spark.executor.metrics.pollingInterval", "500")
         .config("spark.ui.showConsoleProgress", "true" if sys.stderr.isatty() else "false")
     )
     delay = os.environ.get("WEBMILL_SPARK_TASK_DELAY")
@@ -186,16 +166,18 @@ def main(argv: list[str]) -> int:
     # but not this package.
     from pyspark import cloudpickle
 
+    from . import figures as figures_module
     from . import index as index_module
     from . import shuffle as shuffle_module
 
-    for m in (sys.modules[__name__], shuffle_module, index_module):
+    for m in (sys.modules[__name__], shuffle_module, figures_module, index_module):
         cloudpickle.register_pickle_by_value(m)
     sc.setLogLevel("ERROR")
     segments.mkdir(parents=True, exist_ok=True)
     shuffled = segments / "shuffle"
     gflags = ["--mem", a.mem]
     t1 = time.monotonic()
+    w1 = time.time()
     try:
         sc.setJobDescription(f"webmill ingest: {len(plan)} units ({total:,} bytes)")
         # Largest units first so the long ones do not start last.
@@ -207,7 +189,8 @@ def main(argv: list[str]) -> int:
             .map(lambda k: _task(webmill, global_flags, source, seg, k))
             .collect()
         )
-        t2 = time.monotonic()
+        t2, w2 = time.monotonic(), time.time()
+        sc.setJobDescription(None)
         pages = sum(r["counts"]["pages"] for r in reports)
         skipped = sum(r["counts"].get("skipped", 0) for r in reports)
         print(
@@ -224,13 +207,13 @@ def main(argv: list[str]) -> int:
         unit_pages = {r["unit"]: r["counts"]["pages"] for r in reports}
         parts = a.partitions or max(2, 2 * sc.defaultParallelism)
         numbered = number_urls(spark, str(segments), unit_pages, str(shuffled), parts)
-        t3a = time.monotonic()
+        t3a, w3a = time.monotonic(), time.time()
         print(
             f"webmill_spark: URL numbering on Spark: {numbered['docs']:,} docs in {parts} ranges, {t3a - t2:.1f} s",
             file=sys.stderr,
         )
         sort_for_resolve(spark, str(shuffled), parts)
-        t3 = time.monotonic()
+        t3, w3 = time.monotonic(), time.time()
         print(f"webmill_spark: resolve's sorts on Spark: {t3 - t3a:.1f} s", file=sys.stderr)
         if join.wait() != 0:
             raise SystemExit(f"webmill_spark: the join of the segments (webmill shard join) exited {join.returncode}")
@@ -238,21 +221,25 @@ def main(argv: list[str]) -> int:
         # Resolve with Spark's numbering; then the index's shards on Spark
         # while the driver runs the other stages after resolve.
         _webmill([webmill, *gflags, "--quiet", "shard", "resolve", "--from", str(shuffled), str(out)])
-        t5 = time.monotonic()
+        t5, w5 = time.monotonic(), time.time()
         n_shards = sc.defaultParallelism if a.index_shards is None else a.index_shards
         later = subprocess.Popen([webmill, *gflags, "run", "--out", str(out), *run_flags, *(["--no-index"] if n_shards else []), *source])
         indexed = index_module.build_shards(sc, webmill, gflags, str(out), n_shards, index_module.index_flags(run_flags)) if n_shards else None
+        w6 = time.time()
         if later.wait() != 0:
             raise SystemExit(f"webmill_spark: the stages after resolve (webmill run) exited {later.returncode}")
         t6 = time.monotonic()
-        figures = _spark_figures(sc)
+        windows = [("webmill ingest", w1, w2), ("webmill resolve, numbering", w2, w3a), ("webmill resolve, sorts", w3a, w3), ("webmill index", w5, w6)]
+        figures = figures_module.stage_figures(sc, windows)
+        peaks = figures_module.executor_peaks(sc)
     finally:
         spark.stop()
     if not a.segments:
         shutil.rmtree(segments, ignore_errors=True)
     shuffled = sum(f["shuffle_write"] for f in figures.values())
     resolve_steps = {d: f for d, f in figures.items() if d.startswith("webmill resolve")}
-    numbering = {d: f for d, f in resolve_steps.items() if int(d.split()[2].split("/")[0]) <= 4}
+    first_four = tuple(f"webmill resolve {i}/" for i in range(1, 5)) + ("webmill resolve, numbering",)
+    numbering = {d: f for d, f in resolve_steps.items() if d.startswith(first_four)}
     sorts = {d: f for d, f in resolve_steps.items() if d not in numbering}
     rss = max((r.get("peak_rss", 0) for r in reports), default=0)
     rows = [
@@ -270,8 +257,15 @@ def main(argv: list[str]) -> int:
     for step, where, secs, shuf, what in rows:
         sh = "" if shuf is None else f"shuffled {_bytes(shuf)}"
         lines.append(f"  {step:<28} {where:<7} {secs:7.1f} s  {sh:<17} {what}")
-    for d, f in sorted(resolve_steps.items()):
+    for d, f in sorted(figures.items()):
         lines.append(f"    {d}: {f['stages']} stages, shuffle write {_bytes(f['shuffle_write'])}, read {_bytes(f['shuffle_read'])}, task time {f['task_ms'] / 1000:.1f} s")
+    if peaks:
+        each = ", ".join(f"{p['id']}: {_bytes(p['rss'])}" for p in peaks)
+        heap = max(p["heap"] for p in peaks)
+        lines.append(
+            f"    executors' peak RSS (JVM, Python workers, webmill) {each}; JVM heap peak {_bytes(heap)} "
+            f"of --executor-memory {a.executor_memory}; webmill --mem {a.mem}"
+        )
     per_page = f", {shuffled / max(pages, 1):.0f} bytes shuffled per page" if figures else ""
     lines.append(f"Job {out} is complete through Spark in {t6 - t0:.1f} s{per_page}.")
     print("\n".join(lines), file=sys.stderr)

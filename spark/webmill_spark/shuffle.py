@@ -121,6 +121,9 @@ def number_urls(spark: SparkSession, segments: str, unit_pages: dict[int, int], 
     """Writes `docs/`, `pagedoc/` and `links/` under `out`; returns counts."""
     sc = spark.sparkContext
     spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    # Reading the units' tables and joining their page offsets is the first
+    # step's work: described as it, not as whatever ran before.
+    sc.setJobDescription("webmill resolve 1/8: sort URLs by host-reversed key, count each range")
     pages, links = unit_tables(spark, segments, unit_pages)
     capture = F.struct("page", "bytes", "title")
     capture_type = pages.select(capture.alias("c")).schema["c"].dataType
@@ -132,7 +135,6 @@ def number_urls(spark: SparkSession, segments: str, unit_pages: dict[int, int], 
     # (The fingerprint is the URL's, so the same in every row of a key.)
     firsts = urls.groupBy("key").agg(F.min("c").alias("c"), F.min("fp").alias("fp")).repartitionByRange(partitions, "key")
     ordered = firsts.sortWithinPartitions("key").rdd.setName("URLs by host-reversed key")
-    sc.setJobDescription("webmill resolve 1/8: sort URLs by host-reversed key, count each range")
     plan, docs = _offsets(ordered.mapPartitionsWithIndex(_partition_stats).collect())
     numbered = ordered.mapPartitionsWithIndex(_assign(sc.broadcast(plan))).setName("docIDs from range offsets")
     sc.setJobDescription(f"webmill resolve 2/8: hand out {docs:,} docIDs from the ranges' offsets")

@@ -166,6 +166,18 @@ pub struct WordInDoc<'a> {
     pub counts: [u32; HIT_TYPES],
 }
 
+/// PageRank's factor of a document's score, `1 + pagerank_weight · ln(1 +
+/// N · pr)` (1 without ranks).
+pub fn pagerank_factor(w: &Bm25Weights, docs: u64, pagerank: Option<f64>) -> f64 {
+    pagerank.map_or(1.0, |pr| {
+        RankingWeights {
+            pagerank_weight: w.pagerank_weight,
+            ..RankingWeights::default()
+        }
+        .pagerank_factor(pr, docs)
+    })
+}
+
 /// Scores a document: BM25 (`fielded` false) or BM25F; `prox_raw` is the
 /// paper's proximity score of the document's words (0 for one word).
 #[allow(clippy::too_many_arguments)]
@@ -177,6 +189,32 @@ pub fn score(
     lens: Option<&[u32; N_FIELDS]>,
     prox_raw: f64,
     pagerank: Option<f64>,
+    explain: bool,
+) -> (f64, Option<Bm25Explain>) {
+    let factor = pagerank_factor(w, stats.docs, pagerank);
+    score_with(
+        w,
+        fielded,
+        stats,
+        words,
+        lens,
+        prox_raw,
+        (pagerank, factor),
+        explain,
+    )
+}
+
+/// [`score`] with PageRank's factor already worked out
+/// ([`pagerank_factor`]): `(pagerank, factor)`.
+#[allow(clippy::too_many_arguments)]
+pub fn score_with(
+    w: &Bm25Weights,
+    fielded: bool,
+    stats: &CollectionStats,
+    words: &[WordInDoc<'_>],
+    lens: Option<&[u32; N_FIELDS]>,
+    prox_raw: f64,
+    (pagerank, factor): (Option<f64>, f64),
     explain: bool,
 ) -> (f64, Option<Bm25Explain>) {
     let mut text = 0.0;
@@ -239,11 +277,6 @@ pub fn score(
     } else {
         0.0
     };
-    let pr_weights = RankingWeights {
-        pagerank_weight: w.pagerank_weight,
-        ..RankingWeights::default()
-    };
-    let factor = pagerank.map_or(1.0, |pr| pr_weights.pagerank_factor(pr, stats.docs));
     let total = (text + proximity) * factor;
     if let Some(e) = &mut ex {
         e.text = text;

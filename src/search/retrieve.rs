@@ -554,12 +554,12 @@ impl DocScorer<'_> {
         &self,
         words: &[WordInDoc<'_>],
         lens: Option<&[u32; N_FIELDS]>,
-        pagerank: Option<f64>,
+        pagerank: (Option<f64>, f64),
     ) -> f64 {
         let q = self.query;
         let counts: Vec<[u32; HIT_TYPES]> = words.iter().map(|w| w.counts).collect();
         let prox = q.weights.proximity_bound(&counts).min(1e300);
-        bm25::score(
+        bm25::score_with(
             &q.bm25,
             q.ranking == Ranking::Bm25f,
             &self.stats,
@@ -579,10 +579,10 @@ impl DocScorer<'_> {
         &self,
         words: &[WordInDoc<'_>],
         lens: Option<&[u32; N_FIELDS]>,
-        pagerank: Option<f64>,
+        pagerank: (Option<f64>, f64),
     ) -> (f64, f64) {
         let q = self.query;
-        let (score, _) = bm25::score(
+        let (score, _) = bm25::score_with(
             &q.bm25,
             q.ranking == Ranking::Bm25f,
             &self.stats,
@@ -780,8 +780,13 @@ impl<'s> Bounds<'s> {
             };
             // Plain hits are large type or body; fancy ones title, anchor
             // or URL: each counted in its best field.
-            let p = f64::from(plain) * per(3).max(per(4))
-                + f64::from(fancy) * per(0).max(per(1)).max(per(2));
+            let mut p = 0.0;
+            if plain > 0 {
+                p += f64::from(plain) * per(3).max(per(4));
+            }
+            if fancy > 0 {
+                p += f64::from(fancy) * per(0).max(per(1)).max(per(2));
+            }
             self.idf[i] * p * (w.k1 + 1.0) / (p + w.k1).max(1e-9)
         } else {
             let c = f64::from(plain);
@@ -816,13 +821,7 @@ impl<'s> Bounds<'s> {
 
     /// The PageRank factor of a document.
     fn factor_of(&self, pr: Option<f64>) -> f64 {
-        pr.map_or(1.0, |pr| {
-            RankingWeights {
-                pagerank_weight: self.weights.pagerank_weight,
-                ..RankingWeights::default()
-            }
-            .pagerank_factor(pr, self.docs)
-        })
+        bm25::pagerank_factor(&self.weights, self.docs, pr)
     }
 }
 
@@ -863,6 +862,20 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     // optional under `--match any`).
     let need = query.required(|w| s.is_question_stopword(w));
     let need: &Node = &need;
+    let slot_of = |w: &str| ev.slot(w);
+    // When it is plain words only (the common case), the slots it needs:
+    // completeness is then their presence, with no string compared.
+    let need_words: Option<Vec<usize>> = match need {
+        Node::All(ns) => ns
+            .iter()
+            .map(|n| match n {
+                Node::Word(w) => Some(slot_of(w)),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    };
+    let need_words = need_words.as_deref();
     let barrels: Vec<Option<Arc<Barrel>>> = slots
         .iter()
         .map(|sl| {
@@ -888,7 +901,6 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let keep = keep.max(1);
     let bounds = Bounds::new(s, query, &slots, &scored, &barrels)?;
     let phrases = has_phrase(&query.expr);
-    let slot_of = |w: &str| ev.slot(w);
 
     // Candidates: the union of the scored words' doclists, or the sites'
     // docs when no scored word has one.
@@ -910,6 +922,11 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     }
     // Whether the essential words may change: after the heap's worst does.
     let mut bar_moved = bounds.is_some();
+    // Block-max: the docIDs up to which the blocks' bounds were last found
+    // to let a document in, and the heap's version then (`epoch`, counting
+    // its changes): until either moves, they need not be looked at again.
+    let mut epoch = 0u64;
+    let mut may_enter_until: Option<(u64, u64)> = None;
     // Ranges of several sites may overlap (a domain and its subdomain):
     // merged, so each doc comes once, in increasing order.
     let mut top_sites: Vec<Range<u32>> = if candidate_cursors.is_empty() && scored.is_empty() {
@@ -938,6 +955,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut read = vec![0u8; slots.len()];
     let mut site_docs = merged.into_iter().flatten();
     let mut evaluated = 0u64;
+    let mut wd: Vec<WordInDoc<'_>> = Vec::with_capacity(scored.len());
     // The candidate words' postings of the documents evaluated, and those
     // evaluated without deciding whether they match (totals' bounds).
     let mut postings_seen = 0u64;
@@ -983,26 +1001,33 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         // the postings blocks the words' cursors would stop in? If not,
         // the essential cursors skip to where one might.
         if let (Some(b), false) = (&bounds, by_site) {
-            if let Some(worst) = (heap.len() >= keep)
+            let known =
+                may_enter_until.is_some_and(|(until, e)| e == epoch && u64::from(doc) < until);
+            if let Some(worst) = (heap.len() >= keep && !known)
                 .then(|| heap.peek().map(|r| r.0))
                 .flatten()
             {
                 let mut t = doc;
                 let mut end = false;
                 let mut skipped = false;
-                while let Some(next) = block_skip(
-                    b,
-                    need,
-                    &slot_of,
-                    &scored,
-                    &mut cursors,
-                    &heads,
-                    &essential,
-                    &worst,
-                    must_complete_always,
-                    &mut can,
-                    t,
-                )? {
+                loop {
+                    let (skip, next) = block_skip(
+                        b,
+                        (need, need_words),
+                        &slot_of,
+                        &scored,
+                        &mut cursors,
+                        &heads,
+                        &essential,
+                        &worst,
+                        must_complete_always,
+                        &mut can,
+                        t,
+                    )?;
+                    if !skip {
+                        may_enter_until = Some((next, epoch));
+                        break;
+                    }
                     skipped = true;
                     out.work.block_skips += 1;
                     match u32::try_from(next) {
@@ -1059,6 +1084,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         // Before any hit list is read: can this document still enter?
         let mut pr = None;
         let mut lens = None;
+        let mut factor: Option<f64> = None;
         let mut hopeless = false;
         if let Some(b) = &bounds {
             let worst = if heap.len() >= keep {
@@ -1066,9 +1092,11 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             } else {
                 None
             };
-            let may_complete = possible(need, &slot_of, &|i| {
-                present.get(i).copied().unwrap_or(false)
-            });
+            let has = |i: usize| present.get(i).copied().unwrap_or(false);
+            let may_complete = match need_words {
+                Some(ws) => ws.iter().all(|&i| has(i)),
+                None => possible(need, &slot_of, &has),
+            };
             if must_complete_always && !may_complete {
                 hopeless = true;
             } else if let Some(worst) = worst {
@@ -1091,7 +1119,8 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     if n > 1 {
                         sum += b.weights.proximity_weight * max_idf;
                     }
-                    hopeless = !may_pass(worst, may_complete, sum * b.factor_of(pr));
+                    factor = Some(b.factor_of(pr));
+                    hopeless = !may_pass(worst, may_complete, sum * factor.unwrap_or(1.0));
                 } else {
                     hopeless = true;
                 }
@@ -1111,7 +1140,10 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             out.estimated = true;
             undecided += 1;
         } else {
-            let complete = ev.holds(need, &mut d)?;
+            let complete = match need_words {
+                Some(ws) => ws.iter().all(|&i| present.get(i).copied().unwrap_or(false)),
+                None => ev.holds(need, &mut d)?,
+            };
             let keep_it = complete
                 || (query.matching == Matching::Any && {
                     let mut ok = true;
@@ -1137,7 +1169,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 // Each word's hits per type, from the postings block's
                 // attributes and fancy hits (positions are decoded only
                 // when the proximity match needs them).
-                let mut wd: Vec<WordInDoc<'_>> = Vec::with_capacity(scored.len());
+                wd.clear();
                 for &i in &scored {
                     wd.push(WordInDoc {
                         word: slots[i].word.as_str(),
@@ -1154,12 +1186,19 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         None => None,
                     };
                 }
+                let pr_factor = (
+                    pr,
+                    match factor {
+                        Some(f) => f,
+                        None => bm25::pagerank_factor(&query.bm25, scorer.stats.docs, pr),
+                    },
+                );
                 let placed = scorer.places(&wd);
                 // The exact text score with proximity at its limit: if even
                 // that cannot enter, the hits need not be placed.
                 if placed && bounds.is_some() {
                     if let Some(worst) = (heap.len() >= keep).then(|| heap.peek()).flatten() {
-                        let bound = scorer.bound(&wd, lens.as_ref(), pr);
+                        let bound = scorer.bound(&wd, lens.as_ref(), pr_factor);
                         if !may_pass(&worst.0, complete, bound) {
                             out.work.hits += d.hits_read;
                             advance(&candidate_cursors, &mut cursors, &mut heads, doc)?;
@@ -1179,7 +1218,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
                     (ir, score)
                 } else {
-                    scorer.score_counts(&wd, lens.as_ref(), pr)
+                    scorer.score_counts(&wd, lens.as_ref(), pr_factor)
                 };
                 let m = Match {
                     doc,
@@ -1191,6 +1230,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 if heap.len() < keep {
                     heap.push(Ranked(m));
                     bar_moved = heap.len() >= keep;
+                    epoch += 1;
                 } else if heap
                     .peek()
                     .is_some_and(|worst| Ranked(m).cmp(worst) == Ordering::Less)
@@ -1198,6 +1238,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     heap.pop();
                     heap.push(Ranked(m));
                     bar_moved = true;
+                    epoch += 1;
                 }
             }
         }
@@ -1354,9 +1395,11 @@ fn advance(
     Ok(())
 }
 
-/// Block-max: `Some(next)` when no document of docIDs `t..next` can enter
-/// a full heap whose worst match is `worst` (`next` past `u32::MAX`: none
-/// after `t`), `None` when one might. Each scored word adds the bound of the
+/// Block-max: `(true, next)` when no document of docIDs `t..next` can
+/// enter a full heap whose worst match is `worst` (`next` past `u32::MAX`:
+/// none after `t`), `(false, next)` when one might — and then, with the
+/// same worst match, one might at any docID of `t..next` (the same blocks'
+/// bounds, PageRank's over a smaller range, so a bound no larger). Each scored word adds the bound of the
 /// postings block its cursor would stop in for `t` (nothing when `t` falls
 /// before that block or after the doclist), PageRank the largest factor of
 /// the docIDs until the first block boundary; an essential cursor already
@@ -1364,7 +1407,7 @@ fn advance(
 #[allow(clippy::too_many_arguments)]
 fn block_skip(
     b: &Bounds<'_>,
-    expr: &Node,
+    (expr, expr_words): (&Node, Option<&[usize]>),
     slot_of: &impl Fn(&str) -> usize,
     scored: &[usize],
     cursors: &mut [Option<DoclistCursor<'_>>],
@@ -1374,7 +1417,7 @@ fn block_skip(
     must_complete_always: bool,
     can: &mut [bool],
     t: u32,
-) -> Result<Option<u64>> {
+) -> Result<(bool, u64)> {
     let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
     let mut next = u64::MAX;
     can.fill(false);
@@ -1405,16 +1448,20 @@ fn block_skip(
         max_idf = max_idf.max(b.idf[i]);
         n += 1;
     }
-    let may_complete = possible(expr, slot_of, &|i| can.get(i).copied().unwrap_or(false));
+    let has = |i: usize| can.get(i).copied().unwrap_or(false);
+    let may_complete = match expr_words {
+        Some(ws) => ws.iter().all(|&i| has(i)),
+        None => possible(expr, slot_of, &has),
+    };
     if must_complete_always && !may_complete {
-        return Ok(Some(next));
+        return Ok((true, next));
     }
     if n > 1 {
         sum += b.weights.proximity_weight * max_idf;
     }
     let last = u32::try_from(next.saturating_sub(1)).unwrap_or(u32::MAX);
     let bound = sum * b.factor_in(t, last);
-    Ok((!may_pass(worst, may_complete, bound)).then_some(next))
+    Ok((!may_pass(worst, may_complete, bound), next))
 }
 
 /// Chooses the essential words (MaxScore): the smallest total document

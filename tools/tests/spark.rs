@@ -266,6 +266,7 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
         "webmill resolve 1/8",
         "resolve's sorts",
         "webmill resolve 8/8",
+        "executors' peak RSS",
         "shuffled per page",
         "is complete through Spark",
     ] {
