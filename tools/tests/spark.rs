@@ -414,7 +414,8 @@ assert got_anchors == sorted(anchors), (len(got_anchors), len(anchors))
 # The global steps' tables, as formats/spark.md has them, from this
 # numbering (for `webmill shard resolve --from`), and copies with one fault
 # each: two docs out of key order, two URL pairs swapped, an arc missing
-# from the transposed ones.
+# from the transposed ones, two anchors swapped, a doc's first capture
+# marked as a later one.
 import pyarrow as pa
 def host_of(k):
     i = k.find(b")")
@@ -442,7 +443,7 @@ signed = lambda v: v - (1 << 64) if v >= 1 << 63 else v
 url_pairs = [(signed(u), d) for u, d in sorted((fps[k] % (1 << 64), doc[k]) for k in keys)]
 anchor_rows = sorted({(t, s, kind, text) for s, t, kind, text in ((src[p], doc[k], kind, text) for p, k, kind, text in links) if s != t and text},
                      key=lambda r: (r[0], r[1], r[2], r[3].encode()))
-for name in ["good", "bad", "bad-urls", "bad-arcs"]:
+for name in ["good", "bad", "bad-urls", "bad-arcs", "bad-anchors", "bad-pagedoc"]:
     order = list(range(len(keys)))
     if name == "bad":
         order[5], order[6] = order[6], order[5]
@@ -452,15 +453,23 @@ for name in ["good", "bad", "bad-urls", "bad-arcs"]:
     back = sorted((t, s) for s, t in arcs)
     if name == "bad-arcs":
         del back[len(back) // 3]
+    anchored = list(anchor_rows)
+    if name == "bad-anchors":
+        anchored[1], anchored[2] = anchored[2], anchored[1]
+    mapped = list(pagedoc)
+    if name == "bad-pagedoc":
+        # A doc's first capture marked as a later one.
+        i = next(i for i, (_, _, f) in enumerate(mapped) if f)
+        mapped[i] = (mapped[i][0], mapped[i][1], False)
     out = os.path.join(os.path.dirname(docs_pq), name)
     parts = {
         "docs": docs_table(order),
-        "pagedoc": table(pagedoc, [("page", I64), ("doc", I64), ("first", pa.bool_())]),
+        "pagedoc": table(mapped, [("page", I64), ("doc", I64), ("first", pa.bool_())]),
         "links": table(targets, [("page", I64), ("source", I64), ("target", I64), ("kind", pa.int8()), ("anchor", pa.string())]),
         "urls": table(urls, [("fp", I64), ("doc", I64)]),
         "edges": table(sorted(arcs), [("source", I64), ("target", I64)]),
         "edges-t": table(back, [("target", I64), ("source", I64)]),
-        "anchors": table(anchor_rows, [("target", I64), ("source", I64), ("kind", pa.int8()), ("anchor", pa.string())]),
+        "anchors": table(anchored, [("target", I64), ("source", I64), ("kind", pa.int8()), ("anchor", pa.string())]),
     }
     for t, whole in parts.items():
         os.makedirs(os.path.join(out, t))
@@ -609,6 +618,14 @@ fn the_exchange_tables_read_back_with_pyarrow_rebuild_the_resolved_job() {
         (
             "bad-arcs",
             Some(("edges-t", "not those of edges/ reversed")),
+        ),
+        (
+            "bad-anchors",
+            Some(("anchors/part-00000-x.parquet", "row 2")),
+        ),
+        (
+            "bad-pagedoc",
+            Some(("pagedoc", "first captures are not the doc table's")),
         ),
     ] {
         let job = dir.path().join(format!("job-{name}"));
