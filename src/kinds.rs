@@ -34,6 +34,7 @@ pub const KINDS: &[&FileKind] = &[
     &crate::index::inverted::BARREL,
     &crate::index::forward::FORWARD,
     &crate::index::sorter::LEXPART,
+    &crate::index::shards::SHARDS,
     &crate::analysis::checkpoint::NODESETS,
     &SORTRUN,
 ];

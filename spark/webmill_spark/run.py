@@ -114,6 +114,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--segments", help="shared directory for the units' segments (default: JOB.segments beside the job; removed at the end)")
     ap.add_argument("--executor-memory", default="512m", help="memory of each Spark executor's JVM (default 512m; webmill runs beside it)")
     ap.add_argument("--partitions", type=int, help="partitions of the global steps' shuffles (default: twice Spark's default parallelism)")
+    ap.add_argument("--index-shards", type=int, help="the index as this many document-partitioned shards, built as Spark tasks (default: Spark's default parallelism; 0: one index, built on the driver)")
     for f in SOURCE_FLAGS:
         ap.add_argument(f, help=f"as `webmill ingest {f}`")
     ap.add_argument("inputs", nargs="+", metavar="INPUT", help="WARC/WET/JSONL files and directories, as `webmill run` takes them")
@@ -166,9 +167,10 @@ def main(argv: list[str]) -> int:
     from pyspark import cloudpickle
 
     from . import figures as figures_module
+    from . import index as index_module
     from . import shuffle as shuffle_module
 
-    for m in (sys.modules[__name__], shuffle_module, figures_module):
+    for m in (sys.modules[__name__], shuffle_module, figures_module, index_module):
         cloudpickle.register_pickle_by_value(m)
     sc.setLogLevel("ERROR")
     segments.mkdir(parents=True, exist_ok=True)
@@ -215,17 +217,23 @@ def main(argv: list[str]) -> int:
         print(f"webmill_spark: resolve's sorts on Spark: {t3 - t3a:.1f} s", file=sys.stderr)
         if join.wait() != 0:
             raise SystemExit(f"webmill_spark: the join of the segments (webmill shard join) exited {join.returncode}")
-        windows = [("webmill ingest", w1, w2), ("webmill resolve, numbering", w2, w3a), ("webmill resolve, sorts", w3a, w3)]
+        t4 = time.monotonic()
+        # Resolve with Spark's numbering; then the index's shards on Spark
+        # while the driver runs the other stages after resolve.
+        _webmill([webmill, *gflags, "--quiet", "shard", "resolve", "--from", str(shuffled), str(out)])
+        t5, w5 = time.monotonic(), time.time()
+        n_shards = sc.defaultParallelism if a.index_shards is None else a.index_shards
+        later = subprocess.Popen([webmill, *gflags, "run", "--out", str(out), *run_flags, *(["--no-index"] if n_shards else []), *source])
+        indexed = index_module.build_shards(sc, webmill, gflags, str(out), n_shards, index_module.index_flags(run_flags)) if n_shards else None
+        w6 = time.time()
+        if later.wait() != 0:
+            raise SystemExit(f"webmill_spark: the stages after resolve (webmill run) exited {later.returncode}")
+        t6 = time.monotonic()
+        windows = [("webmill ingest", w1, w2), ("webmill resolve, numbering", w2, w3a), ("webmill resolve, sorts", w3a, w3), ("webmill index", w5, w6)]
         figures = figures_module.stage_figures(sc, windows)
         peaks = figures_module.executor_peaks(sc)
     finally:
         spark.stop()
-    t4 = time.monotonic()
-    # Resolve with Spark's numbering, then the stages after it, here.
-    _webmill([webmill, *gflags, "--quiet", "shard", "resolve", "--from", str(shuffled), str(out)])
-    t5 = time.monotonic()
-    _webmill([webmill, *gflags, "run", "--out", str(out), *run_flags, *source], capture=False)
-    t6 = time.monotonic()
     if not a.segments:
         shutil.rmtree(segments, ignore_errors=True)
     shuffled = sum(f["shuffle_write"] for f in figures.values())
@@ -241,8 +249,10 @@ def main(argv: list[str]) -> int:
         ("resolve's sorts", "Spark", t3 - t3a, sum(f["shuffle_write"] for f in sorts.values()), "URL table, arcs both ways, anchors"),
         ("join of the segments", "driver", t4 - t3, None, "beside the numbering; this is the wait after it"),
         ("resolve from Spark's tables", "driver", t5 - t4, None, "streamed: doc and URL tables, page map, edges, anchors"),
-        ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank, index, dedup"),
+        ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank, dedup" + ("" if indexed else ", index")),
     ]
+    if indexed:
+        rows.append(("index shards", "Spark", indexed["seconds"], None, index_module.summary(indexed, a.mem)))
     lines = [f"webmill_spark: the job through Spark ({a.master}):"]
     for step, where, secs, shuf, what in rows:
         sh = "" if shuf is None else f"shuffled {_bytes(shuf)}"

@@ -240,6 +240,11 @@ impl FieldLengths {
         self.docs
     }
 
+    /// Each field's total over the documents.
+    pub fn sums(&self) -> [u64; FIELDS] {
+        self.sums
+    }
+
     /// The fields' average lengths over the documents.
     pub fn averages(&self) -> [f64; FIELDS] {
         let n = self.docs.max(1) as f64;

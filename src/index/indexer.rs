@@ -53,6 +53,9 @@ pub struct Sources {
     pub docs: PathBuf,
     /// `anchors.wm`: anchors by target docID.
     pub anchors: PathBuf,
+    /// Index only the documents of these docIDs (a shard of a
+    /// document-partitioned index, see [`super::shards`]); `None`: all.
+    pub docs_range: Option<std::ops::Range<u64>>,
 }
 
 /// The plain hits of a page's token stream, from its flag bytes (one per
@@ -136,6 +139,8 @@ struct Inputs {
     anchors: PageFile,
     /// The stemmer every word goes through, if any.
     stemmer: Option<Stemmer>,
+    /// The docIDs indexed.
+    range: std::ops::Range<u64>,
 }
 
 impl Inputs {
@@ -153,6 +158,7 @@ impl Inputs {
             docs,
             anchors: PageFile::open(&s.anchors, &records::ANCHORS)?,
             stemmer: stem.stemmer(),
+            range: s.docs_range.clone().unwrap_or(0..u64::MAX),
         })
     }
 
@@ -273,7 +279,7 @@ impl Inputs {
                         .ok_or_else(|| {
                             Error::record(format!("page {page} has no docID in the page map"))
                         })?;
-                    if doc != u64::MAX && !flags.is_empty() {
+                    if doc != u64::MAX && self.range.contains(&doc) && !flags.is_empty() {
                         hits.clear();
                         text_hits(flags, &mut hits);
                         g(doc, Part::Text, words, &hits)?;
@@ -284,6 +290,10 @@ impl Inputs {
             Work::Fancy { block, anchors } => {
                 let c = self.docs.container();
                 let first: u64 = c.blocks()[..*block].iter().map(|b| b.records).sum();
+                let end = first + c.blocks()[*block].records;
+                if end <= self.range.start || first >= self.range.end {
+                    return Ok(());
+                }
                 let list = self.docs.decode_block(*block, &c.read_block(*block)?)?;
                 let mut a = 0;
                 let mut refs: Vec<(u64, &str)> = Vec::new();
@@ -296,6 +306,9 @@ impl Inputs {
                     while a < anchors.len() && anchors[a].0 == doc {
                         refs.push((anchors[a].1, &anchors[a].2));
                         a += 1;
+                    }
+                    if !self.range.contains(&doc) {
+                        continue;
                     }
                     fancy_hits(&d.url, &d.title, &refs, tokens);
                     if !tokens.hits.is_empty() {

@@ -40,6 +40,7 @@ pub mod indexer;
 pub mod inverted;
 pub mod lexicon;
 pub mod postings;
+pub mod shards;
 pub mod sorter;
 pub mod stem;
 
@@ -188,6 +189,27 @@ const SHARES: &[Phase] = &[
 /// context's temporary directory under its budget. Resumes from what an
 /// interrupted attempt left there.
 pub fn build(cx: &StageContext, opts: &IndexOptions) -> Result<IndexSummary> {
+    build_part(cx, opts, None, Until::End)
+}
+
+/// How far [`build_part`] goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Until {
+    /// Pass 1, the plan and the forward pass (with the field lengths): a
+    /// shard's first step, before the collection's statistics are known.
+    Forward,
+    /// The whole build (resuming from a forward pass already done).
+    End,
+}
+
+/// [`build`] of the documents `docs_range` only (`None`: all), as far as
+/// `until`: a shard of a document-partitioned index ([`shards`]).
+pub(crate) fn build_part(
+    cx: &StageContext,
+    opts: &IndexOptions,
+    docs_range: Option<std::ops::Range<u64>>,
+    until: Until,
+) -> Result<IndexSummary> {
     let (barrels, stem) = (opts.barrels, opts.stem);
     if barrels == 0 || barrels > MAX_BARRELS {
         return Err(Error::usage(format!(
@@ -199,6 +221,7 @@ pub fn build(cx: &StageContext, opts: &IndexOptions) -> Result<IndexSummary> {
         pagedoc: cx.input(JobFile::PageDoc)?.to_path_buf(),
         docs: cx.input(JobFile::Docs)?.to_path_buf(),
         anchors: cx.input(JobFile::Anchors)?.to_path_buf(),
+        docs_range,
     };
     let reporter = &cx.settings().reporter;
     let tmp = cx.tmp();
@@ -309,6 +332,9 @@ pub fn build(cx: &StageContext, opts: &IndexOptions) -> Result<IndexSummary> {
         }
     };
     summary.seconds[2] = t.elapsed().as_secs_f64();
+    if until == Until::Forward {
+        return Ok(summary);
+    }
 
     // The sorter, barrels in parallel when the budget allows (at least
     // 16 MiB each).

@@ -398,7 +398,9 @@ impl BlockView<'_> {
         (fancy_first, nf): (usize, usize),
     ) -> Result<HitClasses, String> {
         let mut c = HitClasses::default();
-        if self.w_attr == 0 {
+        // At width 0 or 1 every plain hit has the base font (the one bit is
+        // capitalization): no attribute need be read.
+        if self.w_attr <= 1 {
             c.fonts[usize::from(self.font_base)] += np as u32;
         } else {
             let attrs = &self.bytes[cols.attrs_at..cols.fancy_at];

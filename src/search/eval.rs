@@ -43,6 +43,10 @@ pub struct Term {
     pub id: u32,
     /// Its lexicon entry.
     pub info: TermInfo,
+    /// Documents of the collection holding it (what idf is computed
+    /// from): `info.docs`, or for a shard of a sharded index the sum of
+    /// every shard's count.
+    pub df: u32,
     /// Its barrel.
     pub barrel: usize,
 }
@@ -213,6 +217,24 @@ pub fn evaluate_until(
         short_matches,
         work,
     })
+}
+
+/// One pass of [`evaluate_until`] over the barrels `set` alone, for a
+/// sharded search (which decides the passes for all its shards together):
+/// the matches in docID order, whether the cut-off or the deadline
+/// stopped it; what it read is added to `work`.
+pub fn evaluate_pass(
+    src: &dyn Sources,
+    terms: &[Term],
+    set: BarrelSet,
+    cutoff: usize,
+    weights: &RankingWeights,
+    deadline: Option<Instant>,
+    work: &mut Work,
+) -> Result<(Vec<Match>, bool, bool)> {
+    let limits = Limits { cutoff, deadline };
+    let (m, stop) = pass(src, terms, set, &(0..u32::MAX), &limits, weights, work)?;
+    Ok((m, stop == Stop::CutOff, stop == Stop::Deadline))
 }
 
 /// Where matching stops early.

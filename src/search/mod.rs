@@ -58,6 +58,7 @@ pub mod present;
 pub mod query;
 pub mod rank;
 pub mod retrieve;
+pub mod sharded;
 pub mod titles;
 
 use std::collections::HashMap;
@@ -231,6 +232,15 @@ pub struct Searcher {
     /// The largest PageRank of every docID range (pruning's bounds),
     /// found on first use.
     rank_bounds: std::sync::OnceLock<Option<RankBounds>>,
+    /// For a shard of a sharded index: every shard's lexicon, whose counts
+    /// sum to a word's document frequency in the collection.
+    peers: Option<Arc<Vec<Lexicon>>>,
+    /// For a sharded index: its shards, which [`Self::search`] queries and
+    /// merges (this searcher's own files are then its first shard's).
+    sharded: Option<Box<sharded::Shards>>,
+    /// The docIDs its index holds (a shard's range; all for a job's own
+    /// index).
+    docs: std::ops::Range<u32>,
 }
 
 impl Searcher {
@@ -243,19 +253,61 @@ impl Searcher {
 
     /// Opens the index of `job` over a document store already open (a
     /// server's, shared with its other pages).
+    /// A job without the `index` stage's files but with a sharded index
+    /// ([`crate::index::shards`], in `JOB/shards/`) is searched through its
+    /// shards.
     pub fn with_store(job: &JobView, store: Arc<DocStore>) -> Result<Searcher> {
-        let lexicon = Lexicon::open(job.file(JobFile::Lexicon)?)?;
+        if !job.has(JobFile::Lexicon) {
+            if let Some(set) = crate::index::shards::ShardSet::find(job.dir())? {
+                return sharded::open(set, store);
+            }
+        }
+        Searcher::of_files(
+            &|f| job.file(f),
+            job.has(JobFile::FieldLengths),
+            store,
+            None,
+        )
+    }
+
+    /// Opens the sharded index in `dir` ([`crate::index::shards`], built
+    /// from `job`) over `job`'s documents, whatever index the job holds.
+    pub fn open_shards(job: &JobView, dir: &std::path::Path) -> Result<Searcher> {
+        sharded::open(
+            crate::index::shards::ShardSet::open(dir)?,
+            Arc::new(DocStore::open(job)?),
+        )
+    }
+
+    /// Whether `job` has an index to search: the `index` stage's, or a
+    /// sharded one.
+    pub fn has_index(job: &JobView) -> bool {
+        job.has(JobFile::Lexicon)
+            || crate::index::shards::default_dir(job.dir())
+                .join(crate::index::shards::MANIFEST)
+                .exists()
+    }
+
+    /// The searcher of the index files `file` names (`has_lengths`: the
+    /// field lengths are among them).
+    fn of_files(
+        file: &dyn Fn(JobFile) -> Result<PathBuf>,
+        has_lengths: bool,
+        store: Arc<DocStore>,
+        peers: Option<Arc<Vec<Lexicon>>>,
+    ) -> Result<Searcher> {
+        let lexicon = Lexicon::open(file(JobFile::Lexicon)?)?;
         let mut barrel_paths = Vec::with_capacity(lexicon.barrels());
         for b in 0..lexicon.barrels() {
             let b16 = u16::try_from(b).map_err(|_| Error::internal("barrel number"))?;
             barrel_paths.push([
-                job.file(JobFile::ShortBarrel(b16))?,
-                job.file(JobFile::FullBarrel(b16))?,
+                file(JobFile::ShortBarrel(b16))?,
+                file(JobFile::FullBarrel(b16))?,
             ]);
         }
         let stemmer = lexicon.stem()?.stemmer();
-        let lengths = if job.has(JobFile::FieldLengths) {
-            let f = FieldLengths::open(job.file(JobFile::FieldLengths)?)?;
+        let lengths = if has_lengths {
+            let f = FieldLengths::open(file(JobFile::FieldLengths)?)?;
             if f.docs() != store.len() {
                 None
             } else {
@@ -295,6 +347,9 @@ impl Searcher {
             barrels: Mutex::new(HashMap::new()),
             store,
             rank_bounds: std::sync::OnceLock::new(),
+            peers,
+            sharded: None,
+            docs: 0..u32::MAX,
         })
     }
 
@@ -376,12 +431,26 @@ impl Searcher {
     /// reader that must hold one generation of the job (a server, see
     /// `JobView::read_whole`) has then opened all its files at once.
     pub fn open_barrels(&self) -> Result<()> {
+        if let Some(sh) = &self.sharded {
+            return sh.open_barrels();
+        }
         for b in 0..self.barrel_paths.len() {
             for set in [BarrelSet::Short, BarrelSet::Full] {
                 eval::Sources::barrel(self, set, b)?;
             }
         }
         Ok(())
+    }
+
+    /// The docID ranges of `host` and its subdomains
+    /// ([`retrieve::site_ranges`]) within the docIDs this index holds.
+    pub fn site_ranges(&self, host: &str) -> Result<Vec<std::ops::Range<u32>>> {
+        let mut r = retrieve::site_ranges(&self.store, host)?;
+        r.retain_mut(|x| {
+            *x = x.start.max(self.docs.start)..x.end.min(self.docs.end);
+            x.start < x.end
+        });
+        Ok(r)
     }
 
     /// The doc table's path.
@@ -414,6 +483,10 @@ impl Searcher {
             match self.lexicon.lookup(w) {
                 Some(id) => {
                     let info = self.lexicon.entry(id)?;
+                    let df = match &self.peers {
+                        None => info.docs,
+                        Some(all) => sharded::document_frequency(all, w)?,
+                    };
                     qw.push(QueryWord {
                         word: w.clone(),
                         word_id: Some(id),
@@ -424,6 +497,7 @@ impl Searcher {
                         word: w.clone(),
                         id,
                         info,
+                        df,
                         barrel: self.lexicon.barrel_of(id),
                     });
                 }
@@ -441,6 +515,9 @@ impl Searcher {
     /// Searches: results `offset..offset + k` of `query` (k = 0 only
     /// counts the matches).
     pub fn search(&self, query: &Query, k: usize, offset: usize) -> Result<Results> {
+        if let Some(sh) = &self.sharded {
+            return sh.search(query, k, offset);
+        }
         let query = &*self.as_indexed(query);
         let (qwords, terms) = self.terms(&query.words)?;
         let mut out = Results {
@@ -557,6 +634,11 @@ impl Searcher {
         docs: std::ops::Range<u32>,
         want: usize,
     ) -> Result<Option<Evaluation>> {
+        if self.sharded.is_some() {
+            return Err(Error::usage(
+                "this index is sharded: its layout is executed, not simulated",
+            ));
+        }
         let query = &*self.as_indexed(query);
         let (qwords, terms) = self.terms(&query.words)?;
         if terms.is_empty() || qwords.iter().any(|w| w.word_id.is_none()) {

@@ -557,8 +557,12 @@ impl DocScorer<'_> {
         pagerank: (Option<f64>, f64),
     ) -> f64 {
         let q = self.query;
-        let counts: Vec<[u32; HIT_TYPES]> = words.iter().map(|w| w.counts).collect();
-        let prox = q.weights.proximity_bound(&counts).min(1e300);
+        let mut counts = [[0u32; HIT_TYPES]; super::MAX_QUERY_WORDS];
+        let n = words.len().min(counts.len());
+        for (c, w) in counts.iter_mut().zip(words) {
+            *c = w.counts;
+        }
+        let prox = q.weights.proximity_bound(&counts[..n]).min(1e300);
         bm25::score_with(
             &q.bm25,
             q.ranking == Ranking::Bm25f,
@@ -570,6 +574,36 @@ impl DocScorer<'_> {
             false,
         )
         .0
+    }
+
+    /// The (IR score, final score) [`Self::score`] gives a document whose
+    /// hits it places ([`Self::places`] true), under BM25 or BM25F, from
+    /// its words' counts (as [`Self::score`] counts them from `hits`) and
+    /// their hits in the same order.
+    fn score_placed<'h>(
+        &mut self,
+        words: &[WordInDoc<'_>],
+        hits: impl Iterator<Item = &'h [Hit]>,
+        lens: Option<&[u32; N_FIELDS]>,
+        pagerank: (Option<f64>, f64),
+    ) -> (f64, f64) {
+        let q = self.query;
+        if words.is_empty() {
+            return (0.0, pagerank.0.unwrap_or(0.0));
+        }
+        self.scorer.load(hits.filter(|h| !h.is_empty()));
+        let prox = self.scorer.proximity(&q.weights);
+        let (score, _) = bm25::score_with(
+            &q.bm25,
+            q.ranking == Ranking::Bm25f,
+            &self.stats,
+            words,
+            lens,
+            prox,
+            pagerank,
+            false,
+        );
+        (score, score)
     }
 
     /// The (IR score, final score) [`Self::score`] gives a document whose
@@ -711,7 +745,7 @@ impl<'s> Bounds<'s> {
         let mut word = vec![0.0; slots.len()];
         for &i in scored {
             if let Some(t) = &slots[i].term {
-                idf[i] = stats.idf(t.info.docs);
+                idf[i] = stats.idf(t.df);
                 word[i] = idf[i] * (w.k1 + 1.0);
             }
         }
@@ -844,7 +878,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut site_err = None;
     query.expr.visit_sites(&mut |h| {
         if !sites.iter().any(|(x, _)| x == h) {
-            match site_ranges(s.store(), h) {
+            match s.site_ranges(h) {
                 Ok(r) => sites.push((h.to_string(), r)),
                 Err(e) => site_err = Some(e),
             }
@@ -1173,7 +1207,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 for &i in &scored {
                     wd.push(WordInDoc {
                         word: slots[i].word.as_str(),
-                        df: slots[i].term.as_ref().map_or(0, |t| t.info.docs),
+                        df: slots[i].term.as_ref().map_or(0, |t| t.df),
                         counts: d.counts(i)?,
                     });
                 }
@@ -1206,7 +1240,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         }
                     }
                 }
-                let (ir, score) = if placed {
+                let (ir, score) = if placed && query.ranking == Ranking::Paper {
                     for &i in &scored {
                         d.hits(i)?;
                     }
@@ -1217,6 +1251,16 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         .collect();
                     let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
                     (ir, score)
+                } else if placed {
+                    for &i in &scored {
+                        d.hits(i)?;
+                    }
+                    scorer.score_placed(
+                        &wd,
+                        scored.iter().map(|&i| d.hits[i].as_slice()),
+                        lens.as_ref(),
+                        pr_factor,
+                    )
                 } else {
                     scorer.score_counts(&wd, lens.as_ref(), pr_factor)
                 };
@@ -1493,12 +1537,7 @@ fn choose_essential(
             None => false,
         }
     };
-    let df = |i: usize| {
-        slots[i]
-            .term
-            .as_ref()
-            .map_or(0u64, |t| u64::from(t.info.docs))
-    };
+    let df = |i: usize| slots[i].term.as_ref().map_or(0u64, |t| u64::from(t.df));
     let mut by_bound: Vec<usize> = candidates.to_vec();
     by_bound.sort_by(|&x, &y| b.word[x].total_cmp(&b.word[y]).then(x.cmp(&y)));
     let mut cut = 0;
@@ -1548,7 +1587,7 @@ pub fn explain(
         let mut h = Vec::new();
         let mut df = 0;
         if let Some(t) = &sl.term {
-            df = t.info.docs;
+            df = t.df;
             let b = s.barrel(BarrelSet::Full, t.barrel)?;
             let mut c = b.doclist(t.id, t.info.full, t.info.docs)?;
             if c.seek(m.doc)? == Some(m.doc) {

@@ -83,6 +83,7 @@ pub fn sources(job: &Job) -> Sources {
         pagedoc: job.file(webmill::job::JobFile::PageDoc).unwrap(),
         docs: job.file(webmill::job::JobFile::Docs).unwrap(),
         anchors: job.file(webmill::job::JobFile::Anchors).unwrap(),
+        docs_range: None,
     }
 }
 

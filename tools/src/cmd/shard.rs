@@ -2,7 +2,8 @@
 //! lists an ingest's units, `ingest` runs one of them into a directory every
 //! node reads (what a Spark executor runs); on the driver, `join` joins
 //! them into a job exactly as if it had read them itself and `resolve` runs
-//! the resolve stage from the tables Spark numbered and sorted.
+//! the resolve stage from the tables Spark numbered and sorted; `index`
+//! builds a document-partitioned index a shard per task.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +12,9 @@ use clap::Subcommand;
 use webmill::ingest::resolve_from::resolve_from;
 use webmill::ingest::{ingest, ingest_unit, plan_units, IngestOptions};
 
+use webmill::index::shards;
+
+use super::index::IndexArgs;
 use super::ingest::SourceArgs;
 use crate::Global;
 
@@ -76,6 +80,42 @@ enum Step {
         /// The job (its ingest done)
         job: PathBuf,
     },
+    /// Builds the job's index as --shards N document-partitioned shards
+    /// (docID ranges) in --dir (default JOB/shards/), which `search`,
+    /// `serve` and `verify` then use: `forward` (per shard: pass 1 and the
+    /// forward pass of its documents), `gather` (once: the collection's
+    /// field lengths), `sort` (per shard: its barrels and lexicon), `finish`
+    /// (once: the manifest), or `all` of them here. A per-shard step works
+    /// under an attempt directory and publishes it by rename; it prints one
+    /// JSON line
+    Index {
+        /// The step
+        #[arg(long, value_enum, default_value = "all")]
+        step: IndexStep,
+        /// The shard (per-shard steps)
+        #[arg(long, value_name = "K")]
+        shard: Option<usize>,
+        /// Shards (docID ranges of equal size)
+        #[arg(long, value_name = "N")]
+        shards: usize,
+        /// Where the sharded index is written (a directory every node can
+        /// read)
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        #[command(flatten)]
+        flags: IndexArgs,
+        /// The job (resolved)
+        job: PathBuf,
+    },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum IndexStep {
+    Forward,
+    Gather,
+    Sort,
+    Finish,
+    All,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
@@ -113,6 +153,43 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         Step::Resolve { from, job } => {
             let mut job = g.open_job(&job, false)?;
             resolve_from(&mut job, &g.settings(false, false), &from)?;
+        }
+        Step::Index {
+            step,
+            shard,
+            shards: n,
+            dir,
+            flags,
+            job,
+        } => {
+            let dir = dir.unwrap_or_else(|| shards::default_dir(&job));
+            let view = g.open_view(&job)?;
+            let opts = flags.options();
+            let settings = g.settings(false, false);
+            let one = || shard.ok_or_else(|| anyhow::anyhow!("--step {step:?} needs --shard K"));
+            match step {
+                IndexStep::Forward => {
+                    let r = shards::forward(&view, &dir, one()?, n, &opts, &settings)?;
+                    println!("{}", serde_json::to_string(&r)?);
+                }
+                IndexStep::Gather => shards::gather(&view, &dir, n)?,
+                IndexStep::Sort => {
+                    let (r, _) = shards::sort(&view, &dir, one()?, n, &opts, &settings)?;
+                    println!("{}", serde_json::to_string(&r)?);
+                }
+                IndexStep::Finish => {
+                    shards::finish(&view, &dir, n, &opts)?;
+                }
+                IndexStep::All => {
+                    let set = shards::build_all(&view, &dir, n, &opts, &settings)?;
+                    settings.reporter.note(&format!(
+                        "index: {} shards of {} documents in {}",
+                        set.len(),
+                        set.params().docs,
+                        dir.display()
+                    ));
+                }
+            }
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -64,6 +64,40 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    // A sharded index (`shard index`): how its files agree, then each file.
+    match webmill::index::shards::ShardSet::find(job.dir()) {
+        Ok(None) => {}
+        Ok(Some(set)) => {
+            checked += 1;
+            match set.verify_agreement() {
+                Ok(()) => say(format!(
+                    "ok  {} (sharded index: {} shards of {} documents agree)",
+                    set.dir().display(),
+                    set.len(),
+                    thousands(set.params().docs)
+                )),
+                Err(e) => {
+                    failures += 1;
+                    eprintln!("FAILED  {}: {e}", set.dir().display());
+                }
+            }
+            for (path, _) in set.files() {
+                checked += 1;
+                match verify_file(&path) {
+                    Ok(c) => say(line(&c)),
+                    Err(e) => {
+                        failures += 1;
+                        eprintln!("FAILED  {} (sharded index): {e}", path.display());
+                    }
+                }
+            }
+        }
+        Err(e) => {
+            checked += 1;
+            failures += 1;
+            eprintln!("FAILED  {}: {e}", job.dir().join("shards").display());
+        }
+    }
     if checked == 0 {
         return Err(webmill::Error::job(
             &args.target,

@@ -85,7 +85,7 @@ impl Served {
         let view = view.clone();
         let dir = view.dir();
         let store = Arc::new(DocStore::open(&view)?);
-        let searcher = if view.has(JobFile::Lexicon) {
+        let searcher = if Searcher::has_index(&view) {
             // A damaged index is a page saying so, not a server that does
             // not start; every barrel is opened now, not when a query
             // first needs it.

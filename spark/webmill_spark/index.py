@@ -1,0 +1,111 @@
+"""The job's index as document-partitioned shards, a Spark task per shard.
+
+`webmill shard index` in four steps (src/index/shards.rs): per shard on an
+executor, `forward` (pass 1 and the forward pass of the shard's docID range,
+with its field lengths); once on the driver, `gather` (the collection's
+field lengths, so every shard scores as the single index would); per shard
+on an executor, `sort` (the barrels, with block bounds from the collection's
+averages, and the lexicon); once on the driver, `finish` (the manifest
+`JOB/shards/shards.wm`). Each per-shard step works under an attempt
+directory and publishes it by one rename, so Spark's retries are safe.
+`webmill search`, `serve` and `verify` then use the shards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+
+# `webmill run` flags that decide the index (given after `--`).
+INDEX_FLAGS = ["--barrels", "--stem"]
+
+
+def index_flags(run_flags: list[str]) -> list[str]:
+    """The index's flags among `webmill run`'s (`--barrels N`, `--stem=HOW`)."""
+    out: list[str] = []
+    i = 0
+    while i < len(run_flags):
+        f = run_flags[i]
+        name = f.split("=", 1)[0]
+        if name in INDEX_FLAGS:
+            if "=" in f:
+                out.append(f)
+            elif i + 1 < len(run_flags):
+                out += [f, run_flags[i + 1]]
+                i += 1
+        i += 1
+    return out
+
+
+def _step(webmill: str, gflags: list[str], step: str, shard: int, shards: int, job: str, flags: list[str]) -> dict:
+    """One shard's step on an executor (runs in Spark's Python worker)."""
+    import tempfile
+
+    cmd = [webmill, *gflags, "--quiet", "shard", "index", "--step", step, "--shard", str(shard), "--shards", str(shards), *flags, job]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(p.pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if code != 0:
+        raise RuntimeError(f"shard {shard}: {' '.join(cmd)} exited {code}: {stderr.strip()[-2000:]}")
+    report = json.loads(stdout.strip().splitlines()[-1])
+    report["peak_rss"] = usage.ru_maxrss * 1024
+    return report
+
+
+def _driver(cmd: list[str]) -> None:
+    p = subprocess.run(cmd)
+    if p.returncode != 0:
+        raise SystemExit(f"webmill_spark: {' '.join(cmd)} exited {p.returncode}")
+
+
+def build_shards(sc, webmill: str, gflags: list[str], job: str, shards: int, flags: list[str]) -> dict:
+    """Builds the sharded index of the resolved `job`; returns its figures:
+    seconds of each step and the tasks' reports."""
+    common = ["--shards", str(shards), *flags, job]
+    t0 = time.monotonic()
+    sc.setJobDescription(f"webmill index 1/2: forward pass of {shards} shards")
+    fwd = (
+        sc.parallelize(range(shards), shards)
+        .setName("index shards: forward")
+        .map(lambda k: _step(webmill, gflags, "forward", k, shards, job, flags))
+        .collect()
+    )
+    t1 = time.monotonic()
+    _driver([webmill, *gflags, "--quiet", "shard", "index", "--step", "gather", *common])
+    t2 = time.monotonic()
+    sc.setJobDescription(f"webmill index 2/2: barrels and lexicons of {shards} shards")
+    srt = (
+        sc.parallelize(range(shards), shards)
+        .setName("index shards: sort")
+        .map(lambda k: _step(webmill, gflags, "sort", k, shards, job, flags))
+        .collect()
+    )
+    t3 = time.monotonic()
+    _driver([webmill, *gflags, "--quiet", "shard", "index", "--step", "finish", *common])
+    t4 = time.monotonic()
+    return {
+        "shards": shards,
+        "forward_s": t1 - t0,
+        "gather_s": t2 - t1,
+        "sort_s": t3 - t2,
+        "finish_s": t4 - t3,
+        "seconds": t4 - t0,
+        "tasks": fwd + srt,
+        "peak_rss": max((r.get("peak_rss", 0) for r in fwd + srt), default=0),
+    }
+
+
+def summary(f: dict, mem: str) -> str:
+    """The summary line of `build_shards`' figures."""
+    secs = sorted(r["seconds"] for r in f["tasks"])
+    return (
+        f"{f['shards']} shards beside the later stages: forward {f['forward_s']:.1f} s, gather {f['gather_s']:.1f} s, "
+        f"sort {f['sort_s']:.1f} s, manifest {f['finish_s']:.1f} s; longest task {secs[-1] if secs else 0:.1f} s; "
+        f"webmill peak RSS {f['peak_rss'] / 1e6:.0f} MB at --mem {mem}"
+    )
