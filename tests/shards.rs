@@ -176,6 +176,13 @@ fn shards_answer_as_the_single_index() {
                     // Pruning skipped documents uncounted: estimates on
                     // both sides, the results above still exact.
                     assert!(prune, "{text:?}: estimated without pruning");
+                    // An exact total lies within the other's bounds.
+                    for (a, b) in [(&got, &want), (&want, &got)] {
+                        if !a.total_estimated {
+                            let (lo, hi) = b.total_bounds;
+                            assert!(lo <= a.total && a.total <= hi, "{text:?}, {n} shards");
+                        }
+                    }
                     continue;
                 }
                 exact_totals += 1;
