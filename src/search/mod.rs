@@ -210,6 +210,47 @@ pub struct Results {
     pub results: Vec<SearchResult>,
 }
 
+impl Results {
+    /// The answer a search starts from: `words` reported as the query's,
+    /// nothing matched yet, and [`EmptyReason::NoWords`] already set when
+    /// the query has neither a word nor a `site:` to look for.
+    fn start(query: &Query, words: Vec<QueryWord>, pagerank: bool) -> Results {
+        let mut has_site = false;
+        query.expr.visit_sites(&mut |_| has_site = true);
+        Results {
+            words,
+            ignored_words: query.ignored_words,
+            total: 0,
+            complete: 0,
+            total_estimated: false,
+            total_bounds: (0, 0),
+            complete_bounds: (0, 0),
+            matching: query.matching,
+            ranking: query.ranking,
+            notes: query.notes.clone(),
+            groups: 0,
+            pass: None,
+            short_matches: 0,
+            cut_off: false,
+            timed_out: false,
+            empty: (query.words.is_empty() && !has_site).then_some(EmptyReason::NoWords),
+            host_clusters: false,
+            similar_by: None,
+            pagerank,
+            results: Vec::new(),
+        }
+    }
+
+    /// The query's words that no document holds.
+    fn unknown_words(&self) -> Vec<String> {
+        self.words
+            .iter()
+            .filter(|w| w.word_id.is_none())
+            .map(|w| w.word.clone())
+            .collect()
+    }
+}
+
 /// A searcher over one job's index.
 pub struct Searcher {
     lexicon: Lexicon,
@@ -520,40 +561,11 @@ impl Searcher {
         }
         let query = &*self.as_indexed(query);
         let (qwords, terms) = self.terms(&query.words)?;
-        let mut out = Results {
-            words: qwords,
-            ignored_words: query.ignored_words,
-            total: 0,
-            complete: 0,
-            total_estimated: false,
-            total_bounds: (0, 0),
-            complete_bounds: (0, 0),
-            matching: query.matching,
-            ranking: query.ranking,
-            notes: query.notes.clone(),
-            groups: 0,
-            pass: None,
-            short_matches: 0,
-            cut_off: false,
-            timed_out: false,
-            empty: None,
-            host_clusters: false,
-            similar_by: None,
-            pagerank: self.store.has_ranks(),
-            results: Vec::new(),
-        };
-        let mut has_site = false;
-        query.expr.visit_sites(&mut |_| has_site = true);
-        if query.words.is_empty() && !has_site {
-            out.empty = Some(EmptyReason::NoWords);
+        let mut out = Results::start(query, qwords, self.store.has_ranks());
+        if out.empty.is_some() {
             return Ok(out);
         }
-        let unknown: Vec<String> = out
-            .words
-            .iter()
-            .filter(|w| w.word_id.is_none())
-            .map(|w| w.word.clone())
-            .collect();
+        let unknown = out.unknown_words();
         let want = offset.saturating_add(k).max(1);
         let matches = if query.is_paper_conjunction() {
             if !unknown.is_empty() {

@@ -134,40 +134,11 @@ impl Shards {
                 q
             })
             .collect();
-        let mut out = Results {
-            words,
-            ignored_words: query.ignored_words,
-            total: 0,
-            complete: 0,
-            total_estimated: false,
-            total_bounds: (0, 0),
-            complete_bounds: (0, 0),
-            matching: query.matching,
-            ranking: query.ranking,
-            notes: query.notes.clone(),
-            groups: 0,
-            pass: None,
-            short_matches: 0,
-            cut_off: false,
-            timed_out: false,
-            empty: None,
-            host_clusters: false,
-            similar_by: None,
-            pagerank: first.store.has_ranks(),
-            results: Vec::new(),
-        };
-        let mut has_site = false;
-        query.expr.visit_sites(&mut |_| has_site = true);
-        if query.words.is_empty() && !has_site {
-            out.empty = Some(EmptyReason::NoWords);
+        let mut out = Results::start(query, words, first.store.has_ranks());
+        if out.empty.is_some() {
             return Ok(out);
         }
-        let unknown: Vec<String> = out
-            .words
-            .iter()
-            .filter(|w| w.word_id.is_none())
-            .map(|w| w.word.clone())
-            .collect();
+        let unknown = out.unknown_words();
         let want = offset.saturating_add(k).max(1);
         let matches = if query.is_paper_conjunction() {
             if !unknown.is_empty() {
