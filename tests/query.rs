@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{ingested_job, Rng};
+use common::{ingested_job, random_query, Rng};
 use site::*;
 use webmill::docs::DocTable;
 use webmill::index::hit::{Hit, HitFields, MAX_ANCHOR_POSITION, MAX_PLAIN_POSITION};
@@ -358,29 +358,6 @@ impl Brute<'_> {
     }
 }
 
-/// A random query text over `vocab`: words, phrases, exclusions, ORs,
-/// groups and sites.
-fn random_query(rng: &mut Rng, vocab: &[String]) -> String {
-    let mut parts = Vec::new();
-    let n = 1 + rng.below(3);
-    for _ in 0..n {
-        let mut w = || vocab[rng.below(vocab.len() as u64) as usize].clone();
-        let (a, b, c) = (w(), w(), w());
-        parts.push(match rng.below(10) {
-            0 => format!("\"{a} {b}\""),
-            1 => format!("-{a}"),
-            2 => format!("-\"{a} {b}\""),
-            3 => format!("{a} OR {b}"),
-            4 => format!("({a} {b}) OR {c}"),
-            5 => "site:site.example".to_string(),
-            6 => "site:elsewhere.example".to_string(),
-            7 => "-site:elsewhere.example".to_string(),
-            _ => a,
-        });
-    }
-    parts.join(" ")
-}
-
 /// Random AND / OR / phrase / exclusion / site queries on a generated site:
 /// the searcher's top k (and totals) are the brute-force scan's, for each
 /// matching mode and ranking.
@@ -422,7 +399,7 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
     let (mut pruned, mut estimated, mut block_skips, mut other_weights) = (0, 0, 0, 0);
     let mut estimate_errors: Vec<f64> = Vec::new();
     for round in 0..240 {
-        let text = random_query(&mut rng, &vocab);
+        let text = random_query(&mut rng, &vocab, 2);
         let mut q = Query::parse(&text).ranking_only();
         q.matching = [Matching::All, Matching::Any][round % 2];
         q.ranking = [Ranking::Paper, Ranking::Bm25, Ranking::Bm25f][(round / 2) % 3];

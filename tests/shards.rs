@@ -15,7 +15,7 @@ mod site;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::Rng;
+use common::{random_query, Rng};
 use site::*;
 use webmill::index::shards::{self, ShardSet};
 use webmill::index::{build_index, IndexOptions};
@@ -34,29 +34,6 @@ fn opts() -> IndexOptions {
         barrels: 3,
         ..Default::default()
     }
-}
-
-/// A random query text over `vocab`: words, phrases, exclusions, ORs,
-/// groups and sites.
-fn random_query(rng: &mut Rng, vocab: &[String]) -> String {
-    let mut parts = Vec::new();
-    let n = 1 + rng.below(3);
-    for _ in 0..n {
-        let mut w = || vocab[rng.below(vocab.len() as u64) as usize].clone();
-        let (a, b, c) = (w(), w(), w());
-        parts.push(match rng.below(12) {
-            0 => format!("\"{a} {b}\""),
-            1 => format!("-{a}"),
-            2 => format!("-\"{a} {b}\""),
-            3 => format!("{a} OR {b}"),
-            4 => format!("({a} {b}) OR {c}"),
-            5 => "site:site.example".to_string(),
-            6 => "site:elsewhere.example".to_string(),
-            7 => "-site:elsewhere.example".to_string(),
-            _ => a,
-        });
-    }
-    parts.join(" ")
 }
 
 /// The answer without the wordIDs, which are each index's own.
@@ -135,7 +112,7 @@ fn shards_answer_as_the_single_index() {
                 .collect::<Vec<_>>()
                 .join(" ")
         } else {
-            random_query(&mut rng, &vocab)
+            random_query(&mut rng, &vocab, 4)
         };
         let mut q = Query::parse(&text);
         q.matching = [Matching::All, Matching::Any][round % 2];

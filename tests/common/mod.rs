@@ -419,3 +419,28 @@ pub fn kill_until_done(
         }
     }
 }
+
+/// A random query text over `vocab`: 1–3 parts, each a phrase, an
+/// exclusion (of a word or a phrase), an OR of words or of a group, a
+/// `site:` or `-site:` of the hand-made site's host or another, or, for
+/// `plain` of every `8 + plain` parts, a plain word.
+pub fn random_query(rng: &mut Rng, vocab: &[String], plain: u64) -> String {
+    let mut parts = Vec::new();
+    let n = 1 + rng.below(3);
+    for _ in 0..n {
+        let mut w = || vocab[rng.below(vocab.len() as u64) as usize].clone();
+        let (a, b, c) = (w(), w(), w());
+        parts.push(match rng.below(8 + plain) {
+            0 => format!("\"{a} {b}\""),
+            1 => format!("-{a}"),
+            2 => format!("-\"{a} {b}\""),
+            3 => format!("{a} OR {b}"),
+            4 => format!("({a} {b}) OR {c}"),
+            5 => "site:site.example".to_string(),
+            6 => "site:elsewhere.example".to_string(),
+            7 => "-site:elsewhere.example".to_string(),
+            _ => a,
+        });
+    }
+    parts.join(" ")
+}
