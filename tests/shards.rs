@@ -236,3 +236,26 @@ fn verify_refuses_a_damaged_shard_and_manifest() {
     let e = Searcher::open(&view).err().unwrap().to_string();
     assert!(e.contains("shards.wm"), "{e}");
 }
+
+#[test]
+fn a_job_indexed_only_as_shards_is_searched_and_refuses_ciff_plainly() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = site_job(dir.path(), 60, 3);
+    let view = JobView::open(job.dir()).unwrap();
+    let d = shards::default_dir(job.dir());
+    shards::build_all(&view, &d, 2, &opts(), &settings()).unwrap();
+    // No index of the stage's own: search finds the shards.
+    assert!(Searcher::has_index(&view));
+    let s = Searcher::open(&view).unwrap();
+    let r = s.search(&Query::parse("page"), 5, 0).unwrap();
+    assert!(!r.results.is_empty());
+    // CIFF is one index's postings: refused, naming the shards, not
+    // reported as a missing lexicon.
+    let e = webmill::index::ciff::export(&view, &mut Vec::new(), dir.path(), 16 << 20)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("split into shards") && e.contains("shards"),
+        "{e}"
+    );
+}

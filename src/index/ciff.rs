@@ -207,6 +207,14 @@ fn write_delimited(w: &mut dyn Write, msg: &[u8], bytes: &mut u64) -> Result<()>
 /// Writes the index of `job` as CIFF to `out`, summing document lengths
 /// with an external sort in `tmp` under `budget` bytes.
 pub fn export(job: &JobView, out: &mut dyn Write, tmp: &Path, budget: u64) -> Result<CiffSummary> {
+    let shards = crate::index::shards::default_dir(job.dir());
+    if !job.has(JobFile::Lexicon) && shards.join(crate::index::shards::MANIFEST).exists() {
+        return Err(Error::usage_at(
+            &shards,
+            "the job's index is split into shards; CIFF is one index's postings: \
+             run `webmill index JOB` to build the single index, then export it",
+        ));
+    }
     let lexicon = Lexicon::open(job.file(JobFile::Lexicon)?)?;
     let docs = DocTable::open(job.file(JobFile::Docs)?)?;
     let n_docs = docs.len();
