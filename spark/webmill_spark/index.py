@@ -64,28 +64,28 @@ def _driver(cmd: list[str]) -> None:
         raise SystemExit(f"webmill_spark: {' '.join(cmd)} exited {p.returncode}")
 
 
+def _wave(sc, description: str, step: str, webmill: str, gflags: list[str], shards: int, job: str, flags: list[str]) -> list:
+    """One Spark task per shard running `webmill shard index --step STEP`;
+    the tasks' reports, in shard order."""
+    sc.setJobDescription(description)
+    return (
+        sc.parallelize(range(shards), shards)
+        .setName(f"index shards: {step}")
+        .map(lambda k: _step(webmill, gflags, step, k, shards, job, flags))
+        .collect()
+    )
+
+
 def build_shards(sc, webmill: str, gflags: list[str], job: str, shards: int, flags: list[str]) -> dict:
     """Builds the sharded index of the resolved `job`; returns its figures:
     seconds of each step and the tasks' reports."""
     common = ["--shards", str(shards), *flags, job]
     t0 = time.monotonic()
-    sc.setJobDescription(f"webmill index 1/2: forward pass of {shards} shards")
-    fwd = (
-        sc.parallelize(range(shards), shards)
-        .setName("index shards: forward")
-        .map(lambda k: _step(webmill, gflags, "forward", k, shards, job, flags))
-        .collect()
-    )
+    fwd = _wave(sc, f"webmill index 1/2: forward pass of {shards} shards", "forward", webmill, gflags, shards, job, flags)
     t1 = time.monotonic()
     _driver([webmill, *gflags, "--quiet", "shard", "index", "--step", "gather", *common])
     t2 = time.monotonic()
-    sc.setJobDescription(f"webmill index 2/2: barrels and lexicons of {shards} shards")
-    srt = (
-        sc.parallelize(range(shards), shards)
-        .setName("index shards: sort")
-        .map(lambda k: _step(webmill, gflags, "sort", k, shards, job, flags))
-        .collect()
-    )
+    srt = _wave(sc, f"webmill index 2/2: barrels and lexicons of {shards} shards", "sort", webmill, gflags, shards, job, flags)
     t3 = time.monotonic()
     _driver([webmill, *gflags, "--quiet", "shard", "index", "--step", "finish", *common])
     t4 = time.monotonic()

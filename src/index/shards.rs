@@ -192,6 +192,21 @@ pub struct StepReport {
     pub seconds: f64,
 }
 
+impl StepReport {
+    /// The report of `step` begun on shard `k` of `n`: its docIDs, from
+    /// the job's doc table.
+    fn begin(job: &JobView, step: &str, k: usize, n: usize) -> Result<StepReport> {
+        let range = shard_range(doc_count(job)?, k, n)?;
+        Ok(StepReport {
+            step: step.into(),
+            shard: k,
+            first: range.start,
+            end: range.end,
+            ..StepReport::default()
+        })
+    }
+}
+
 /// The index stage's inputs in `job`.
 fn inputs(job: &JobView) -> Result<BTreeMap<JobFile, PathBuf>> {
     let stage = Index {
@@ -236,14 +251,8 @@ pub fn forward(
     s: &Settings,
 ) -> Result<StepReport> {
     let t = Instant::now();
-    let range = shard_range(doc_count(job)?, k, n)?;
-    let mut report = StepReport {
-        step: "forward".into(),
-        shard: k,
-        first: range.start,
-        end: range.end,
-        ..StepReport::default()
-    };
+    let mut report = StepReport::begin(job, "forward", k, n)?;
+    let range = report.first..report.end;
     let target = forward_dir(dir, k);
     if !target.exists() && !dir.join(shard_name(k)).exists() {
         std::fs::create_dir_all(dir).at(dir)?;
@@ -359,14 +368,7 @@ pub fn sort(
     s: &Settings,
 ) -> Result<(StepReport, Option<super::IndexSummary>)> {
     let t = Instant::now();
-    let range = shard_range(doc_count(job)?, k, n)?;
-    let mut report = StepReport {
-        step: "sort".into(),
-        shard: k,
-        first: range.start,
-        end: range.end,
-        ..StepReport::default()
-    };
+    let mut report = StepReport::begin(job, "sort", k, n)?;
     let target = dir.join(shard_name(k));
     let mut summary = None;
     if !target.exists() {

@@ -563,6 +563,19 @@ impl DocScorer<'_> {
             *c = w.counts;
         }
         let prox = q.weights.proximity_bound(&counts[..n]).min(1e300);
+        self.text_score(words, lens, prox, pagerank)
+    }
+
+    /// The BM25 or BM25F score of a document with `prox` as its words'
+    /// proximity score (placed, or at its bound).
+    fn text_score(
+        &self,
+        words: &[WordInDoc<'_>],
+        lens: Option<&[u32; N_FIELDS]>,
+        prox: f64,
+        pagerank: (Option<f64>, f64),
+    ) -> f64 {
+        let q = self.query;
         bm25::score_with(
             &q.bm25,
             q.ranking == Ranking::Bm25f,
@@ -593,16 +606,7 @@ impl DocScorer<'_> {
         }
         self.scorer.load(hits.filter(|h| !h.is_empty()));
         let prox = self.scorer.proximity(&q.weights);
-        let (score, _) = bm25::score_with(
-            &q.bm25,
-            q.ranking == Ranking::Bm25f,
-            &self.stats,
-            words,
-            lens,
-            prox,
-            pagerank,
-            false,
-        );
+        let score = self.text_score(words, lens, prox, pagerank);
         (score, score)
     }
 
