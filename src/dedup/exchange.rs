@@ -215,7 +215,7 @@ pub fn sketch(
                 keys.insert(alg.name().to_string(), w.finish()?);
             }
             let c = serde_json::json!({"sketched": sketched, "keys": keys});
-            crate::publish::write_atomic(&attempt.join("counts.json"), c.to_string().as_bytes())?;
+            crate::publish::write_atomic(attempt.join("counts.json"), c.to_string().as_bytes())?;
             Ok((sketched, keys))
         })();
         if let Err(e) = run {
@@ -602,8 +602,8 @@ fn run_from(cx: &StageContext, st: &DedupFrom) -> Result<DedupFigures> {
         for_each_batch(&table, None, |b| {
             let doc = b.i64s("doc", true)?;
             let sketch = b.binary("sketch")?;
-            for i in 0..b.rows() {
-                let d = doc[i].unwrap_or_default();
+            for (i, d) in doc.iter().enumerate() {
+                let d = d.unwrap_or_default();
                 if last.is_some_and(|l| l >= d) {
                     return Err(b.bad(i, format!("docID {d} is not above the previous row's")));
                 }
