@@ -38,6 +38,13 @@
 //!   block-max WAND), on the merged index. Prints p50/p99 per class and
 //!   their ratios.
 //!
+//! * **PISA** — `benches/pisa_latency.py` (needs `pip install
+//!   pyterrier-pisa`; `WEBMILL_BENCH_PISA=0` skips it): PISA indexes the
+//!   same tokens (pre-tokenised, no stemming or stopwords) and runs the same
+//!   1–3 word queries with BM25 and top 10, block_max_wand for OR and
+//!   block_max_ranked_and for AND, each query timed around PISA's C++ call;
+//!   prints p50/p99 per class and the ratios to ours and tantivy's.
+//!
 //! `WEBMILL_BENCH_KEEP=DIR` keeps the ranked job, the token file and
 //! tantivy's index in `DIR/SITE` for the next run, which then indexes a
 //! fresh copy of the job; with `RUNS=0` it times the queries only.
@@ -588,6 +595,7 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
             tsearch(&q.words, q.phrase, and);
         }
     }
+    let mut figures: Vec<(&str, f64, f64, f64, f64)> = Vec::new();
     for (name, n, phrase, and) in CLASSES {
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         let (mut shorter, mut estimated) = (0, 0);
@@ -612,6 +620,86 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
             o50 / t50,
             o99 / t99,
         );
+        figures.push((name, o50, o99, t50, t99));
+    }
+    pisa_side(&root, &tokens, &qs, &figures);
+}
+
+/// PISA (`benches/pisa_latency.py`, the `pyterrier-pisa` package) on the
+/// same tokens and queries: block_max_wand for the OR classes,
+/// block_max_ranked_and for AND, BM25, top 10, one thread, warm. Skipped
+/// with a printed reason when the package is absent or
+/// `WEBMILL_BENCH_PISA=0`. `figures` are this run's (class, webmill p50,
+/// p99, tantivy p50, p99) in ms.
+fn pisa_side(root: &Path, tokens: &Path, qs: &[Sampled], figures: &[(&str, f64, f64, f64, f64)]) {
+    if std::env::var("WEBMILL_BENCH_PISA").is_ok_and(|v| v == "0") {
+        return;
+    }
+    let queries = root.join("queries.tsv");
+    let mut w = BufWriter::new(std::fs::File::create(&queries).unwrap());
+    for (name, n, phrase, _) in CLASSES.iter().filter(|c| !c.2) {
+        for q in qs
+            .iter()
+            .filter(|q| q.words.len() == *n && q.phrase == *phrase)
+        {
+            writeln!(w, "{name}\t{}", q.words.join(" ")).unwrap();
+        }
+    }
+    w.flush().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/pisa_latency.py");
+    let out = std::process::Command::new("python3")
+        .arg(&script)
+        .arg("--tokens")
+        .arg(tokens)
+        .arg("--queries")
+        .arg(&queries)
+        .arg("--work")
+        .arg(root.join("pisa"))
+        .stderr(std::process::Stdio::null())
+        .output();
+    let lines: Vec<serde_json::Value> = match &out {
+        Ok(o) if o.status.success() => o
+            .stdout
+            .as_slice()
+            .lines()
+            .map_while(Result::ok)
+            .filter_map(|l| serde_json::from_str(&l).ok())
+            .collect(),
+        _ => Vec::new(),
+    };
+    if lines.is_empty() {
+        println!("PISA: SKIPPED (python3 benches/pisa_latency.py gave no figures; pip install pyterrier-pisa)");
+        return;
+    }
+    let ms = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    for v in &lines {
+        match v["pisa"].as_str().unwrap_or("") {
+            "index" => println!(
+                "PISA index: {} (compressed lists, block maxima, lexicons; no positions), built in {}",
+                format_bytes(v["bytes"].as_u64().unwrap_or(0)),
+                v["build_s"]
+                    .as_f64()
+                    .map_or("(reused)".into(), |s| format!("{s:.1} s by pyterrier's Python inverter"))
+            ),
+            "call" => println!(
+                "PISA call overhead from Python (a query of no word): p50 {:.4} ms",
+                ms(v, "p50_ms")
+            ),
+            class => {
+                let Some((_, o50, o99, t50, t99)) = figures.iter().find(|f| f.0 == class) else {
+                    continue;
+                };
+                let (p50, p99) = (ms(v, "p50_ms"), ms(v, "p99_ms"));
+                println!(
+                    "{class:<14} PISA {}: p50 {p50:.3} ms p99 {p99:.3} ms; webmill/PISA p50 {:.2} p99 {:.2}; tantivy/PISA p50 {:.2} p99 {:.2}",
+                    v["algorithm"].as_str().unwrap_or("?"),
+                    o50 / p50,
+                    o99 / p99,
+                    t50 / p50,
+                    t99 / p99,
+                );
+            }
+        }
     }
 }
 

@@ -115,6 +115,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--executor-memory", default="512m", help="memory of each Spark executor's JVM (default 512m; webmill runs beside it)")
     ap.add_argument("--partitions", type=int, help="partitions of the global steps' shuffles (default: twice Spark's default parallelism)")
     ap.add_argument("--index-shards", type=int, help="the index as this many document-partitioned shards, built as Spark tasks (default: Spark's default parallelism; 0: one index, built on the driver)")
+    ap.add_argument("--dedup-shards", type=int, help="page ranges of near-duplicate detection's sketch tasks (default: Spark's default parallelism)")
     for f in SOURCE_FLAGS:
         ap.add_argument(f, help=f"as `webmill ingest {f}`")
     ap.add_argument("inputs", nargs="+", metavar="INPUT", help="WARC/WET/JSONL files and directories, as `webmill run` takes them")
@@ -166,11 +167,12 @@ def main(argv: list[str]) -> int:
     # but not this package.
     from pyspark import cloudpickle
 
+    from . import dedup as dedup_module
     from . import figures as figures_module
     from . import index as index_module
     from . import shuffle as shuffle_module
 
-    for m in (sys.modules[__name__], shuffle_module, figures_module, index_module):
+    for m in (sys.modules[__name__], shuffle_module, figures_module, index_module, dedup_module):
         cloudpickle.register_pickle_by_value(m)
     sc.setLogLevel("ERROR")
     segments.mkdir(parents=True, exist_ok=True)
@@ -223,13 +225,42 @@ def main(argv: list[str]) -> int:
         _webmill([webmill, *gflags, "--quiet", "shard", "resolve", "--from", str(shuffled), str(out)])
         t5, w5 = time.monotonic(), time.time()
         n_shards = sc.defaultParallelism if a.index_shards is None else a.index_shards
-        later = subprocess.Popen([webmill, *gflags, "run", "--out", str(out), *run_flags, *(["--no-index"] if n_shards else []), *source])
+        if "--no-index" in run_flags:
+            n_shards = 0
+        # Near-duplicates' sketches, groups and verification on Spark; the
+        # driver runs PageRank meanwhile (dedup keeps the highest-ranked doc
+        # of a cluster, so its last step waits for the ranks).
+        algs, dedup_flags, other_flags = dedup_module.plan(run_flags)
+        no_index = ["--no-index"] if n_shards else []
+        later = subprocess.Popen(
+            [webmill, *gflags, "run", "--out", str(out), *other_flags, *no_index, *(["--no-dedup"] if algs else []), *source],
+            stdout=subprocess.DEVNULL if algs else None,
+        )
         indexed = index_module.build_shards(sc, webmill, gflags, str(out), n_shards, index_module.index_flags(run_flags)) if n_shards else None
-        w6 = time.time()
+        w6, t6a = time.time(), time.monotonic()
+        dedup_dir = str(segments / "dedup")
+        dedup_shards = a.dedup_shards or sc.defaultParallelism
+        deduped = dedup_module.run(spark, webmill, gflags, str(out), dedup_dir, dedup_shards, algs, dedup_flags, parts) if algs else None
+        w7, t6b = time.time(), time.monotonic()
         if later.wait() != 0:
             raise SystemExit(f"webmill_spark: the stages after resolve (webmill run) exited {later.returncode}")
         t6 = time.monotonic()
-        windows = [("webmill ingest", w1, w2), ("webmill resolve, numbering", w2, w3a), ("webmill resolve, sorts", w3a, w3), ("webmill index", w5, w6)]
+        if algs:
+            # The dedup stages from Spark's sorted tables, then `webmill run`
+            # over the finished job for its summary (every stage skipped).
+            _webmill([webmill, *gflags, "--quiet", "shard", "dedup", "--step", "finish", "--dir", dedup_dir, "--alg", ",".join(algs), *dedup_flags, str(out)])
+            t6c = time.monotonic()
+            _webmill([webmill, *gflags, "run", "--out", str(out), *run_flags, *no_index, *source], capture=False)
+        else:
+            t6c = t6
+        t_end = time.monotonic()
+        windows = [
+            ("webmill ingest", w1, w2),
+            ("webmill resolve, numbering", w2, w3a),
+            ("webmill resolve, sorts", w3a, w3),
+            ("webmill index", w5, w6),
+            ("webmill dedup", w6, w7),
+        ]
         figures = figures_module.stage_figures(sc, windows)
         peaks = figures_module.executor_peaks(sc)
     finally:
@@ -249,10 +280,23 @@ def main(argv: list[str]) -> int:
         ("resolve's sorts", "Spark", t3 - t3a, sum(f["shuffle_write"] for f in sorts.values()), "URL table, arcs both ways, anchors"),
         ("join of the segments", "driver", t4 - t3, None, "beside the numbering; this is the wait after it"),
         ("resolve from Spark's tables", "driver", t5 - t4, None, "streamed: doc and URL tables, page map, edges, anchors"),
-        ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank, dedup" + ("" if indexed else ", index")),
+        ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank" + ("" if algs else ", dedup") + ("" if indexed or "--no-index" in run_flags else ", index")),
     ]
     if indexed:
         rows.append(("index shards", "Spark", indexed["seconds"], None, index_module.summary(indexed, a.mem)))
+    if deduped:
+        dd = {d: f for d, f in figures.items() if d.startswith("webmill dedup")}
+        rows.append(("dedup sketches", "Spark", deduped["sketch_s"], None, dedup_module.summary(deduped)))
+        rows.append(
+            (
+                "dedup groups, verification",
+                "Spark",
+                deduped["spark_s"],
+                sum(f["shuffle_write"] for f in dd.values()),
+                f"keys → candidate pairs → sketches joined → verified ({deduped['verify_s']:.1f} s) → pair ends; wait for PageRank after it {t6 - t6b:.1f} s",
+            )
+        )
+        rows.append(("dedup pairs, clusters", "driver", t6c - t6, None, "streamed from Spark's sorted tables: sketch, pair and cluster files"))
     lines = [f"webmill_spark: the job through Spark ({a.master}):"]
     for step, where, secs, shuf, what in rows:
         sh = "" if shuf is None else f"shuffled {_bytes(shuf)}"
@@ -267,6 +311,6 @@ def main(argv: list[str]) -> int:
             f"of --executor-memory {a.executor_memory}; webmill --mem {a.mem}"
         )
     per_page = f", {shuffled / max(pages, 1):.0f} bytes shuffled per page" if figures else ""
-    lines.append(f"Job {out} is complete through Spark in {t6 - t0:.1f} s{per_page}.")
+    lines.append(f"Job {out} is complete through Spark in {t_end - t0:.1f} s{per_page}.")
     print("\n".join(lines), file=sys.stderr)
     return 0

@@ -136,7 +136,8 @@ impl PairDocs {
         Ok(())
     }
 
-    fn position(&self, doc: u64) -> Result<u32> {
+    /// The place of `doc` among the docs.
+    pub(crate) fn position(&self, doc: u64) -> Result<u32> {
         self.docs
             .binary_search(&doc)
             .map(|i| i as u32)

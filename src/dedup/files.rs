@@ -130,6 +130,22 @@ pub(crate) fn parse_sketch<'a>(
     check: bool,
 ) -> Result<SketchRecord<'a>> {
     let host = get_u64(input, "host")?;
+    let (sketch, set) = parse_tail(input, with_set, check)?;
+    Ok(SketchRecord {
+        doc,
+        host,
+        sketch,
+        shingles: set,
+    })
+}
+
+/// Reads a sketch-file payload's tail after the host: `(sketch, shingle
+/// set)`, as [`parse_sketch`].
+pub(crate) fn parse_tail<'a>(
+    input: &mut &'a [u8],
+    with_set: bool,
+    check: bool,
+) -> Result<(&'a [u8], Option<&'a [u8]>)> {
     let sketch = get_bytes(input, "sketch")?;
     let set = if with_set {
         let set = get_bytes(input, "shingle set")?;
@@ -150,12 +166,7 @@ pub(crate) fn parse_sketch<'a>(
     } else {
         None
     };
-    Ok(SketchRecord {
-        doc,
-        host,
-        sketch,
-        shingles: set,
-    })
+    Ok((sketch, set))
 }
 
 /// Opens a sketch file with its header parameters.

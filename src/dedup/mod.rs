@@ -47,6 +47,7 @@ mod candidates;
 pub mod charikar;
 mod cluster;
 pub mod eval;
+pub mod exchange;
 pub mod files;
 pub mod minhash;
 pub(crate) mod minwise;

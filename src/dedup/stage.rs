@@ -314,7 +314,7 @@ impl Stage for Dedup {
     }
 }
 
-fn check_options(opts: &DedupOptions) -> Result<()> {
+pub(crate) fn check_options(opts: &DedupOptions) -> Result<()> {
     if !(opts.threshold > 0.0 && opts.threshold <= 1.0) {
         return Err(Error::usage(format!(
             "--threshold must be in (0, 1], got {}",
@@ -424,6 +424,45 @@ fn sketch_pass(
     let pagedoc = cx.input(JobFile::PageDoc)?;
     let pages = PageFile::open(text, &crate::ingest::records::TEXT)?;
     let task = cx.task("sketching", Some(pages.records()), Unit::Records);
+    drop(pages);
+    let n = sketch_pages(
+        text,
+        pagedoc,
+        0..u64::MAX,
+        sketchers,
+        &algs,
+        |doc, per_alg| {
+            for (i, out) in per_alg.into_iter().enumerate() {
+                for k in out.keys {
+                    key_sorts[i].push((k, doc))?;
+                }
+                if !out.record.is_empty() {
+                    sketch_sorts[i].push((doc, out.record))?;
+                }
+            }
+            Ok(())
+        },
+        |n| task.set_position(n),
+    )?;
+    for (_, cx) in parts {
+        cx.save_checkpoint(SKETCHED, &n)?;
+    }
+    Ok(key_sorts.into_iter().zip(sketch_sorts).collect())
+}
+
+/// Sketches the pages of `pages` (their docs' own captures) for `algs`,
+/// a batch at a time in parallel: `emit(doc, outputs)` in page order, one
+/// output per algorithm; `progress(pages so far)` after each batch.
+/// Returns the pages sketched.
+pub(crate) fn sketch_pages(
+    text: &std::path::Path,
+    pagedoc: &std::path::Path,
+    pages: std::ops::Range<u64>,
+    sketchers: &Sketchers,
+    algs: &[Alg],
+    mut emit: impl FnMut(u64, Vec<AlgOut>) -> Result<()>,
+    progress: impl Fn(u64),
+) -> Result<u64> {
     const BATCH_DOCS: usize = 1024;
     const BATCH_BYTES: usize = 16 << 20;
     let mut batch: Vec<(u64, String)> = Vec::with_capacity(BATCH_DOCS);
@@ -433,25 +472,18 @@ fn sketch_pass(
         let outs: Vec<Vec<AlgOut>> = batch
             .par_iter()
             .map_init(Buffers::default, |b, (_, words)| {
-                sketchers.sketch(&algs, words, b)
+                sketchers.sketch(algs, words, b)
             })
             .collect();
         for ((doc, _), per_alg) in batch.iter().zip(outs) {
-            for (i, out) in per_alg.into_iter().enumerate() {
-                for k in out.keys {
-                    key_sorts[i].push((k, *doc))?;
-                }
-                if !out.record.is_empty() {
-                    sketch_sorts[i].push((*doc, out.record))?;
-                }
-            }
+            emit(*doc, per_alg)?;
         }
         n += batch.len() as u64;
-        task.set_position(n);
+        progress(n);
         batch.clear();
         Ok(())
     };
-    crate::ingest::text::for_each_page_text(text, pagedoc, |_, doc, words| {
+    crate::ingest::text::for_each_page_text_in(text, pagedoc, pages, |_, doc, words| {
         bytes += words.len();
         batch.push((doc, words.to_string()));
         if batch.len() >= BATCH_DOCS || bytes >= BATCH_BYTES {
@@ -461,10 +493,74 @@ fn sketch_pass(
         Ok(())
     })?;
     flush(&mut batch)?;
-    for (_, cx) in parts {
-        cx.save_checkpoint(SKETCHED, &n)?;
+    Ok(n)
+}
+
+/// Writes a sketch file (`sketches-ALG.wm`) from records pushed by
+/// increasing docID, each doc's host joined from the doc table by one walk.
+pub(crate) struct SketchFileWriter<'a> {
+    w: PageFileWriter,
+    docs: Box<dyn Iterator<Item = Result<(u64, crate::docs::Doc)>> + 'a>,
+    alg: Alg,
+    payload: Vec<u8>,
+    n: u64,
+}
+
+impl<'a> SketchFileWriter<'a> {
+    /// Starts the sketch file of `alg` at `path`, its sets of `set_k`-word
+    /// shingles (if any), the hosts from `docs`.
+    pub(crate) fn create(
+        path: &std::path::Path,
+        alg: Alg,
+        set_k: Option<u64>,
+        docs: &'a DocTable,
+    ) -> Result<SketchFileWriter<'a>> {
+        let params = SketchParams {
+            algorithm: alg.name().into(),
+            shingle_set: set_k,
+        };
+        let header = serde_json::to_value(&params).map_err(|e| Error::internal(e.to_string()))?;
+        Ok(SketchFileWriter {
+            w: PageFileWriter::with_params(path, &SKETCHES, &header, 256 << 10, 3)?,
+            docs: Box::new(docs.iter()),
+            alg,
+            payload: Vec::new(),
+            n: 0,
+        })
     }
-    Ok(key_sorts.into_iter().zip(sketch_sorts).collect())
+
+    /// Appends `doc`'s record (`bytes(sketch)` [`bytes(shingle set)`]);
+    /// docs strictly increasing, each in the doc table.
+    pub(crate) fn push(&mut self, doc: u64, sketch: &[u8]) -> Result<()> {
+        let host = loop {
+            match self.docs.next() {
+                Some(r) => {
+                    let (id, d) = r?;
+                    if id == doc {
+                        break d.host;
+                    }
+                }
+                None => {
+                    return Err(Error::internal(format!(
+                        "docID {doc} not in the doc table (or not above the previous one)"
+                    )))
+                }
+            }
+        };
+        // The record is the payload's tail: sketch [, shingle set].
+        self.payload.clear();
+        varint::put(&mut self.payload, host);
+        self.payload.extend_from_slice(sketch);
+        self.n += 1;
+        self.w.push(doc, &self.payload)
+    }
+
+    /// Publishes the file.
+    pub(crate) fn finish(self) -> Result<u64> {
+        self.w
+            .finish(&json!({"algorithm": self.alg.name(), "docs": self.n}))?;
+        Ok(self.n)
+    }
 }
 
 /// Checkpoint of the grouping's counts.
@@ -480,7 +576,6 @@ fn finish_alg(
     sketches: ExternalSorter<(u64, Vec<u8>)>,
 ) -> Result<DedupFigures> {
     let (alg, opts) = (st.alg, &st.opts);
-    let s = cx.settings();
     let docs = DocTable::open(cx.input(JobFile::Docs)?)?;
     let docs_sketched: u64 = cx.checkpoint(SKETCHED)?.unwrap_or(0);
     let set_k = sketchers.set_shingler(alg).map(|sh| sh.k() as u64);
@@ -488,37 +583,11 @@ fn finish_alg(
     let sketch_path = cx.output(JobFile::Sketches(alg))?;
     if !cx.output_done(JobFile::Sketches(alg))? {
         let mut sorted = sketches.finish()?;
-        let params = SketchParams {
-            algorithm: alg.name().into(),
-            shingle_set: set_k,
-        };
-        let header = serde_json::to_value(&params).map_err(|e| Error::internal(e.to_string()))?;
-        let mut w = PageFileWriter::with_params(&sketch_path, &SKETCHES, &header, 256 << 10, 3)?;
-        let mut doc_iter = docs.iter();
-        let mut payload = Vec::new();
-        let mut n = 0u64;
+        let mut w = SketchFileWriter::create(&sketch_path, alg, set_k, &docs)?;
         while let Some((doc, sketch)) = sorted.next_record()? {
-            let host = loop {
-                match doc_iter.next() {
-                    Some(r) => {
-                        let (id, d) = r?;
-                        if id == doc {
-                            break d.host;
-                        }
-                    }
-                    None => {
-                        return Err(Error::internal(format!("docID {doc} not in the doc table")))
-                    }
-                }
-            };
-            // The sorted record is the payload's tail: sketch [, shingle set].
-            payload.clear();
-            varint::put(&mut payload, host);
-            payload.extend_from_slice(&sketch);
-            w.push(doc, &payload)?;
-            n += 1;
+            w.push(doc, &sketch)?;
         }
-        w.finish(&json!({"algorithm": alg.name(), "docs": n}))?;
+        w.finish()?;
     } else {
         drop(sketches);
     }
@@ -596,70 +665,20 @@ fn finish_alg(
     // near-duplicates per page (Henzinger's plot), and what union-find runs
     // over — memory per doc in a pair, not per doc of the job.
     ends.set_merge_budget(cx.budget().bytes("pair-ends merge")?);
-    let limit = cx.budget().bytes("union-find")?;
-    // Without ranks, each doc in pairs also holds its page number.
     let ranks = cx
         .optional_input(JobFile::Ranks)?
         .map(RankVector::open)
         .transpose()?;
-    let per_doc = PairDocs::BYTES_PER_DOC
-        + if ranks.is_none() {
-            PairDocs::BYTES_PER_KEY
-        } else {
-            0
-        };
+    let mut in_pairs = DocsInPairs::new(cx, ranks.is_some(), 0)?;
     let mut counted = ends.finish()?;
-    let mut in_pairs = Vec::new();
-    let mut n_in_pairs = 0u64;
-    let mut dist: BTreeMap<u64, u64> = BTreeMap::new();
     while let Some((doc, k)) = counted.next_record()? {
-        n_in_pairs += 1;
-        if n_in_pairs * per_doc <= limit {
-            in_pairs.push(doc);
-        }
-        *dist.entry(k).or_default() += 1;
+        in_pairs.push(doc, k);
     }
     drop(counted);
-    let need = n_in_pairs * per_doc;
-    if need > limit {
-        // Said in terms of --mem, of which clustering may use `limit`.
-        let mem_needed = (u128::from(need) * u128::from(s.mem)).div_ceil(u128::from(limit.max(1)));
-        return Err(Error::budget(
-            format!("clustering the {n_in_pairs} docs in near-duplicate pairs (union-find)"),
-            u64::try_from(mem_needed).unwrap_or(u64::MAX),
-            s.mem,
-        ));
-    }
-    let mut uf = PairDocs::new(in_pairs)?;
+    let mut uf = in_pairs.union_find()?;
     for_each_pair(&pairs_path, |a, b, _| uf.union(a, b))?;
-
-    // Clusters, keeping the highest-ranked doc of each, or without ranks
-    // the one met first in the input (its page number, from one walk
-    // through the doc table).
-    let keep = match &ranks {
-        Some(r) => Keep::Rank(r),
-        None => {
-            let mut walk = docs.walk();
-            let mut pages = Vec::with_capacity(uf.docs().len());
-            for &d in uf.docs() {
-                pages.push(walk.get(d)?.page.unwrap_or(u64::MAX));
-            }
-            uf.set_keys(pages)?;
-            Keep::FirstInInput
-        }
-    };
-    let clusters = write_clusters(&mut uf, &keep, alg, &cx.output(JobFile::Clusters(alg))?)?;
-    let mut largest = Vec::new();
-    for &(size, id) in clusters.by_size.iter().take(10) {
-        let example = docs.get(id)?.map(|d| d.url).unwrap_or_default();
-        largest.push(LargestCluster {
-            cluster: id,
-            size,
-            example,
-        });
-    }
-    let plot = cx.output(JobFile::DedupPlot(alg))?;
-    write_distribution_plot(&plot, alg, &dist)?;
+    let tail = ClusterTail::write(cx, alg, &docs, &mut uf, ranks.as_ref())?;
+    plot(cx, alg, &in_pairs.dist)?;
 
     Ok(DedupFigures {
         verify: matches!(alg, Alg::Broder | Alg::MinHash).then(|| opts.verify.name().into()),
@@ -672,13 +691,132 @@ fn finish_alg(
         pairs: n_pairs,
         same_host_pairs: same_host,
         cross_host_pairs: n_pairs - same_host.min(n_pairs),
-        clusters: clusters.clusters,
-        docs_in_clusters: clusters.docs,
-        largest_clusters: largest,
-        near_duplicates_per_page: dist.into_iter().collect(),
+        clusters: tail.clusters,
+        docs_in_clusters: tail.docs,
+        largest_clusters: tail.largest,
+        near_duplicates_per_page: in_pairs.dist.into_iter().collect(),
         plot: JobFile::DedupPlot(alg).name(),
-        keep: keep.name().into(),
+        keep: tail.keep.into(),
     })
+}
+
+/// The docs in pairs, pushed in docID order with their pair counts: the
+/// distribution of near-duplicates per page and the union-find's docs,
+/// within the stage's union-find share of memory.
+pub(crate) struct DocsInPairs {
+    docs: Vec<u64>,
+    /// (near-duplicates k, pages with k).
+    pub(crate) dist: BTreeMap<u64, u64>,
+    n: u64,
+    per_doc: u64,
+    limit: u64,
+    mem: u64,
+}
+
+impl DocsInPairs {
+    /// For a stage with or without ranks (without, each doc also holds its
+    /// page number), `extra` more bytes held per doc by the caller.
+    pub(crate) fn new(cx: &StageContext, ranks: bool, extra: u64) -> Result<DocsInPairs> {
+        let per_doc =
+            PairDocs::BYTES_PER_DOC + extra + if ranks { 0 } else { PairDocs::BYTES_PER_KEY };
+        Ok(DocsInPairs {
+            docs: Vec::new(),
+            dist: BTreeMap::new(),
+            n: 0,
+            per_doc,
+            limit: cx.budget().bytes("union-find")?,
+            mem: cx.settings().mem,
+        })
+    }
+
+    /// `doc`, in `k` pairs (docs by increasing docID); whether it is held
+    /// (`false` once they no longer fit: [`DocsInPairs::union_find`] then
+    /// fails).
+    pub(crate) fn push(&mut self, doc: u64, k: u64) -> bool {
+        self.n += 1;
+        *self.dist.entry(k).or_default() += 1;
+        let held = self.n * self.per_doc <= self.limit;
+        if held {
+            self.docs.push(doc);
+        }
+        held
+    }
+
+    /// The union-find over the docs, or the budget's error when they do not
+    /// fit.
+    pub(crate) fn union_find(&mut self) -> Result<PairDocs> {
+        let need = self.n * self.per_doc;
+        if need > self.limit {
+            // Said in terms of --mem, of which clustering may use `limit`.
+            let mem_needed =
+                (u128::from(need) * u128::from(self.mem)).div_ceil(u128::from(self.limit.max(1)));
+            return Err(Error::budget(
+                format!(
+                    "clustering the {} docs in near-duplicate pairs (union-find)",
+                    self.n
+                ),
+                u64::try_from(mem_needed).unwrap_or(u64::MAX),
+                self.mem,
+            ));
+        }
+        PairDocs::new(std::mem::take(&mut self.docs))
+    }
+}
+
+/// What step 4 wrote after the union-find: the cluster file and the plot.
+pub(crate) struct ClusterTail {
+    pub(crate) clusters: u64,
+    pub(crate) docs: u64,
+    pub(crate) largest: Vec<LargestCluster>,
+    pub(crate) keep: &'static str,
+}
+
+impl ClusterTail {
+    /// Writes the clusters of `uf`, keeping the highest-ranked doc of each,
+    /// or without ranks the one met first in the input (its page number,
+    /// from one walk through the doc table), and the per-page plot of
+    /// `dist`.
+    pub(crate) fn write(
+        cx: &StageContext,
+        alg: Alg,
+        docs: &DocTable,
+        uf: &mut PairDocs,
+        ranks: Option<&RankVector>,
+    ) -> Result<ClusterTail> {
+        let keep = match ranks {
+            Some(r) => Keep::Rank(r),
+            None => {
+                let mut walk = docs.walk();
+                let mut pages = Vec::with_capacity(uf.docs().len());
+                for &d in uf.docs() {
+                    pages.push(walk.get(d)?.page.unwrap_or(u64::MAX));
+                }
+                uf.set_keys(pages)?;
+                Keep::FirstInInput
+            }
+        };
+        let clusters = write_clusters(uf, &keep, alg, &cx.output(JobFile::Clusters(alg))?)?;
+        let mut largest = Vec::new();
+        for &(size, id) in clusters.by_size.iter().take(10) {
+            let example = docs.get(id)?.map(|d| d.url).unwrap_or_default();
+            largest.push(LargestCluster {
+                cluster: id,
+                size,
+                example,
+            });
+        }
+        Ok(ClusterTail {
+            clusters: clusters.clusters,
+            docs: clusters.docs,
+            largest,
+            keep: keep.name(),
+        })
+    }
+}
+
+/// Writes the per-page plot of `alg`'s stage.
+pub(crate) fn plot(cx: &StageContext, alg: Alg, dist: &BTreeMap<u64, u64>) -> Result<()> {
+    write_distribution_plot(&cx.output(JobFile::DedupPlot(alg))?, alg, dist)
 }
 
 fn write_distribution_plot(

@@ -165,7 +165,7 @@ fn forward_dir(dir: &Path, k: usize) -> PathBuf {
     dir.join(format!("fwd-{k:04}"))
 }
 
-fn attempt_dir(dir: &Path, what: &str, k: usize) -> PathBuf {
+pub(crate) fn attempt_dir(dir: &Path, what: &str, k: usize) -> PathBuf {
     dir.join(format!(
         ".attempt-{what}-{k:04}-{}-{}",
         std::process::id(),
@@ -225,7 +225,7 @@ fn doc_count(job: &JobView) -> Result<u64> {
 
 /// Moves `attempt` to `target` unless another attempt got there first
 /// (then removes `attempt`); returns whether this one published.
-fn publish(attempt: &Path, target: &Path) -> Result<bool> {
+pub(crate) fn publish(attempt: &Path, target: &Path) -> Result<bool> {
     if target.exists() {
         std::fs::remove_dir_all(attempt).at(attempt)?;
         return Ok(false);

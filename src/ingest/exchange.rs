@@ -85,11 +85,11 @@ pub const VERSION: &str = "2";
 const BATCH_ROWS: usize = 8192;
 const GROUP_ROWS: usize = 65536;
 
-fn field(name: &str, t: DataType, nullable: bool) -> Field {
+pub(crate) fn field(name: &str, t: DataType, nullable: bool) -> Field {
     Field::new(name, t, nullable)
 }
 
-fn schema(table: &str, fields: Vec<Field>) -> SchemaRef {
+pub(crate) fn schema(table: &str, fields: Vec<Field>) -> SchemaRef {
     let meta = [
         ("webmill.table".to_string(), table.to_string()),
         ("webmill.version".to_string(), VERSION.to_string()),
@@ -132,7 +132,7 @@ pub fn links_schema() -> SchemaRef {
 }
 
 /// A Parquet file written a batch at a time, published by the caller.
-struct TableWriter {
+pub(crate) struct TableWriter {
     path: PathBuf,
     w: ArrowWriter<File>,
     schema: SchemaRef,
@@ -140,7 +140,7 @@ struct TableWriter {
 }
 
 impl TableWriter {
-    fn create(path: PathBuf, schema: SchemaRef) -> Result<TableWriter> {
+    pub(crate) fn create(path: PathBuf, schema: SchemaRef) -> Result<TableWriter> {
         let file = File::create(&path).at(&path)?;
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
@@ -157,14 +157,14 @@ impl TableWriter {
         })
     }
 
-    fn write(&mut self, columns: Vec<ArrayRef>) -> Result<()> {
+    pub(crate) fn write(&mut self, columns: Vec<ArrayRef>) -> Result<()> {
         let b = RecordBatch::try_new(Arc::clone(&self.schema), columns)
             .map_err(|e| Error::internal(e.to_string()))?;
         self.rows += b.num_rows() as u64;
         self.w.write(&b).map_err(|e| parquet_error(&self.path, &e))
     }
 
-    fn finish(self) -> Result<u64> {
+    pub(crate) fn finish(self) -> Result<u64> {
         let file = self
             .w
             .into_inner()
@@ -360,7 +360,8 @@ impl Batch<'_> {
         self.batch.num_rows()
     }
 
-    fn bad(&self, row: usize, detail: impl std::fmt::Display) -> Error {
+    /// An error about row `row` of the batch, naming its file and row.
+    pub fn bad(&self, row: usize, detail: impl std::fmt::Display) -> Error {
         Error::corrupt(
             self.path,
             "Parquet data",
@@ -423,6 +424,20 @@ impl Batch<'_> {
             .collect()
     }
 
+    /// Column `name` as float32s, none null.
+    pub fn f32s(&self, name: &str) -> Result<Vec<f32>> {
+        let c = self.column(name, &DataType::Float32)?;
+        let a = c.as_primitive::<arrow_array::types::Float32Type>();
+        (0..a.len())
+            .map(|i| {
+                if a.is_null(i) {
+                    return Err(self.bad(i, format!("`{name}` is null")));
+                }
+                Ok(a.value(i))
+            })
+            .collect()
+    }
+
     /// Column `name` as int8s, none null.
     pub fn i8s(&self, name: &str) -> Result<Vec<u8>> {
         let c = self.column(name, &DataType::Int8)?;
@@ -474,26 +489,37 @@ pub fn for_each_batch(
     mut f: impl FnMut(&Batch) -> Result<()>,
 ) -> Result<()> {
     for path in parts(dir)? {
-        let file = File::open(&path).at(&path)?;
-        let mut builder = ParquetRecordBatchReaderBuilder::try_new(file)
-            .map_err(|e| parquet_error(&path, &e))?
-            .with_batch_size(BATCH_ROWS);
-        if let Some(names) = columns {
-            let mask = ProjectionMask::columns(builder.parquet_schema(), names.iter().copied());
-            builder = builder.with_projection(mask);
-        }
-        let reader = builder.build().map_err(|e| parquet_error(&path, &e))?;
-        let mut first_row = 0u64;
-        for b in reader {
-            let batch = b.map_err(|e| parquet_error(&path, &e))?;
-            let b = Batch {
-                path: &path,
-                first_row,
-                batch,
-            };
-            f(&b)?;
-            first_row += b.rows() as u64;
-        }
+        for_each_batch_of(&path, columns, &mut f)?;
+    }
+    Ok(())
+}
+
+/// Calls `f` with each batch of the one Parquet file `path`, in order; with
+/// `columns`, only those columns are read.
+pub fn for_each_batch_of(
+    path: &Path,
+    columns: Option<&[&str]>,
+    mut f: impl FnMut(&Batch) -> Result<()>,
+) -> Result<()> {
+    let file = File::open(path).at(path)?;
+    let mut builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| parquet_error(path, &e))?
+        .with_batch_size(BATCH_ROWS);
+    if let Some(names) = columns {
+        let mask = ProjectionMask::columns(builder.parquet_schema(), names.iter().copied());
+        builder = builder.with_projection(mask);
+    }
+    let reader = builder.build().map_err(|e| parquet_error(path, &e))?;
+    let mut first_row = 0u64;
+    for b in reader {
+        let batch = b.map_err(|e| parquet_error(path, &e))?;
+        let b = Batch {
+            path,
+            first_row,
+            batch,
+        };
+        f(&b)?;
+        first_row += b.rows() as u64;
     }
     Ok(())
 }

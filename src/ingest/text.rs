@@ -1,6 +1,7 @@
 //! Reading the token streams of a job's pages with their docIDs: the input of
 //! the near-duplicate stage and of `webmill export text`.
 
+use std::ops::Range;
 use std::path::Path;
 
 use crate::container::pagefile::PageFile;
@@ -16,15 +17,36 @@ use crate::sort::{Combine, ExternalSorter, SortConfig};
 pub fn for_each_page_text(
     text: &Path,
     pagedoc: &Path,
+    f: impl FnMut(u64, u64, &str) -> Result<()>,
+) -> Result<()> {
+    for_each_page_text_in(text, pagedoc, 0..u64::MAX, f)
+}
+
+/// [`for_each_page_text`] for the pages of `pages` only: both files are
+/// read from the block holding the range's first page to the one past its
+/// end (a shard of a distributed job reads its share, not the whole job).
+pub fn for_each_page_text_in(
+    text: &Path,
+    pagedoc: &Path,
+    pages: Range<u64>,
     mut f: impl FnMut(u64, u64, &str) -> Result<()>,
 ) -> Result<()> {
     let text = PageFile::open(text, &records::TEXT)?;
     let map = PageFile::open(pagedoc, &records::PAGEDOC)?;
-    let mut blocks = 0..map.container().blocks().len();
+    let mut blocks = map.find_block(pages.start).unwrap_or(0)..map.container().blocks().len();
     let mut pending: std::collections::VecDeque<(u64, u64, bool)> = Default::default();
     let mut buf = (Vec::new(), Vec::new());
-    text.for_each(|page, input| {
+    let mut text_buf = (Vec::new(), Vec::new());
+    let past = std::cell::Cell::new(false);
+    let mut visit = |page: u64, input: &mut &[u8]| -> Result<()> {
         let (words, _) = records::decode_text(input)?;
+        if page < pages.start || past.get() {
+            return Ok(());
+        }
+        if page >= pages.end {
+            past.set(true);
+            return Ok(());
+        }
         loop {
             match pending.front() {
                 Some(&(p, _, _)) if p < page => {
@@ -56,7 +78,14 @@ pub fn for_each_page_text(
                 text.container().path().display()
             ),
         ))
-    })
+    };
+    for i in text.find_block(pages.start).unwrap_or(0)..text.container().blocks().len() {
+        text.visit_block(i, &mut text_buf, &mut visit)?;
+        if past.get() {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Calls `f(docID, url, words)` for every doc with a token stream, in docID

@@ -191,6 +191,8 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     let dir = tempfile::tempdir().unwrap();
     let site = dir.path().join("site");
     write_site(&site, 120, 23);
+    let near = dir.path().join("near");
+    write_near_duplicates(&near, 12);
     // Several real WARC files, one of them broken, and an HTML directory.
     let broken = dir.path().join("broken.warc.gz");
     // A download cut short: the first 2,000 bytes of a gzipped WARC.
@@ -202,7 +204,16 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
         .collect();
     inputs.push(broken.display().to_string());
     inputs.push(format!("http://site.example/={}", site.display()));
+    inputs.push(format!("http://near.example/={}", near.display()));
     let flags = ["--mem", "64M"];
+    // Every near-duplicate algorithm, with a group cap small enough to cap
+    // groups: on Spark, their keys, candidates and verification.
+    let dedup = [
+        "--dedup",
+        "exact,broder,charikar,minhash",
+        "--max-group",
+        "2",
+    ];
 
     let local = dir.path().join("local");
     succeeded(
@@ -210,6 +221,7 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
             .args(flags)
             .args(["--quiet", "run", "--segment-records", "40", "--out"])
             .arg(&local)
+            .args(dedup)
             .args(&inputs)
             .output()
             .unwrap(),
@@ -227,6 +239,8 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
         .args(flags)
         .args(["--segment-records", "40"])
         .args(&inputs)
+        .arg("--")
+        .args(dedup)
         // Each task waits long enough for an executor to be killed under it.
         .env("WEBMILL_SPARK_TASK_DELAY", "4")
         .stdout(Stdio::piped())
@@ -261,6 +275,11 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
         "webmill resolve 1/8",
         "resolve's sorts",
         "webmill resolve 8/8",
+        "dedup sketches ",
+        "dedup groups, verification",
+        "webmill dedup 2/4 charikar",
+        "webmill dedup 3/4 minhash",
+        "dedup pairs, clusters",
         "executors' peak RSS",
         "shuffled per page",
         "is complete through Spark",
@@ -284,6 +303,30 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     );
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     assert!(a.len() > 15, "{:?}", a.keys());
+    for alg in ["exact", "broder", "charikar", "minhash"] {
+        for file in ["sketches", "pairs", "clusters"] {
+            let name = format!("{file}-{alg}.wm");
+            assert!(a.contains_key(&name), "no {name}: {:?}", a.keys());
+        }
+        // The dedup stages were made from Spark's tables, not by `run`.
+        let exported = |job: &Path| {
+            let o = webmill_ok([
+                OsStr::new("export"),
+                OsStr::new("pairs"),
+                OsStr::new("--alg"),
+                OsStr::new(alg),
+                job.as_os_str(),
+            ]);
+            o.stdout
+        };
+        assert_eq!(exported(&local), exported(&spark), "{alg}'s exported pairs");
+    }
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("dedup pairs, clusters") && l.contains(" driver ")),
+        "{stderr}"
+    );
     for (name, x) in &a {
         if x != &b[name] {
             let dump = |job: &Path| {

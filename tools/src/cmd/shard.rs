@@ -3,7 +3,8 @@
 //! node reads (what a Spark executor runs); on the driver, `join` joins
 //! them into a job exactly as if it had read them itself and `resolve` runs
 //! the resolve stage from the tables Spark numbered and sorted; `index`
-//! builds a document-partitioned index a shard per task.
+//! builds a document-partitioned index a shard per task; `dedup` runs
+//! near-duplicate detection's per-task steps and its driver step.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -12,7 +13,11 @@ use clap::Subcommand;
 use webmill::ingest::resolve_from::resolve_from;
 use webmill::ingest::{ingest, ingest_unit, plan_units, IngestOptions};
 
+use webmill::dedup::exchange as dedup_exchange;
+use webmill::dedup::Alg;
 use webmill::index::shards;
+
+use super::dedup::{parse_alg, DedupArgs};
 
 use super::index::IndexArgs;
 use super::ingest::SourceArgs;
@@ -107,6 +112,48 @@ enum Step {
         /// The job (resolved)
         job: PathBuf,
     },
+    /// Near-duplicate detection with its sorts on Spark
+    /// (`spark/webmill_spark/dedup.py`, formats/spark.md): `sketch` (per
+    /// page range K of --shards N: every page's keys and sketch for each
+    /// --alg, as Parquet under DIR/sketch/shard-K/), `verify` (per part I of
+    /// DIR/ALG/candidates/, which Spark grouped and joined: the pairs that
+    /// pass, as DIR/ALG/verified/part-I.parquet), `finish` (on the driver:
+    /// each `dedup-ALG` stage from DIR/ALG/'s sorted tables, streamed, its
+    /// files the one-machine stage's byte for byte). A per-task step works
+    /// under an attempt name and publishes by rename; it prints one JSON line
+    Dedup {
+        /// The step
+        #[arg(long, value_enum)]
+        step: DedupStep,
+        /// The page range (sketch)
+        #[arg(long, value_name = "K")]
+        shard: Option<usize>,
+        /// Page ranges of equal size (sketch)
+        #[arg(long, value_name = "N")]
+        shards: Option<usize>,
+        /// The candidate part (verify)
+        #[arg(long, value_name = "I")]
+        part: Option<usize>,
+        /// The tables' directory (every node reads it)
+        #[arg(long, value_name = "DIR")]
+        dir: PathBuf,
+        /// Algorithms, comma-separated (exact, broder, charikar, minhash);
+        /// verify takes one
+        #[arg(long = "alg", value_name = "ALG,…", value_delimiter = ',', required = true, value_parser = parse_alg)]
+        algs: Vec<Alg>,
+        #[command(flatten)]
+        flags: DedupArgs,
+        /// The job (resolved; with ranks when PageRank is to pick the doc
+        /// kept of each cluster)
+        job: PathBuf,
+    },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum DedupStep {
+    Sketch,
+    Verify,
+    Finish,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,6 +235,40 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
                         set.params().docs,
                         dir.display()
                     ));
+                }
+            }
+        }
+        Step::Dedup {
+            step,
+            shard,
+            shards: n,
+            part,
+            dir,
+            algs,
+            flags,
+            job,
+        } => {
+            let opts = flags.options(algs.clone());
+            let settings = g.settings(false, false);
+            match step {
+                DedupStep::Sketch => {
+                    let (Some(k), Some(n)) = (shard, n) else {
+                        anyhow::bail!("--step sketch needs --shard K and --shards N");
+                    };
+                    let view = g.open_view(&job)?;
+                    let r = dedup_exchange::sketch(&view, &dir, k, n, &opts, &settings)?;
+                    println!("{}", serde_json::to_string(&r)?);
+                }
+                DedupStep::Verify => {
+                    let (Some(i), [alg]) = (part, algs.as_slice()) else {
+                        anyhow::bail!("--step verify needs --part I and one --alg");
+                    };
+                    let r = dedup_exchange::verify(&dir, *alg, i, &opts)?;
+                    println!("{}", serde_json::to_string(&r)?);
+                }
+                DedupStep::Finish => {
+                    let mut job = g.open_job(&job, false)?;
+                    dedup_exchange::dedup_from(&mut job, &opts, &settings, &dir)?;
                 }
             }
         }

@@ -215,3 +215,28 @@ pub const TEXT_JOB_FILES: &[&str] = &[
     "links.wm",
     "docs.wm",
 ];
+
+/// Writes `n` HTML pages of about 300 words into `dir` that are near
+/// duplicates of each other: every third one the same text exactly (groups
+/// of equal keys larger than a small `--max-group`), the others with one or
+/// two words changed. For the near-duplicate stages' tests.
+pub fn write_near_duplicates(dir: &Path, n: usize) {
+    std::fs::create_dir_all(dir).unwrap();
+    let words: Vec<String> = (0..300)
+        .map(|i| format!("w{}", (i * 7919 + 13) % 1009))
+        .collect();
+    for i in 0..n {
+        let mut w = words.clone();
+        if i % 3 != 0 {
+            w[(i * 37) % 300] = format!("changed{i}");
+            if i % 3 == 2 {
+                w[(i * 101) % 300] = format!("altered{i}");
+            }
+        }
+        let html = format!(
+            "<html><head><title>near duplicate {i}</title></head><body><p>{}</p></body></html>",
+            w.join(" ")
+        );
+        std::fs::write(dir.join(format!("p{i:03}.html")), html).unwrap();
+    }
+}
