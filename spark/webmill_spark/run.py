@@ -225,6 +225,8 @@ def main(argv: list[str]) -> int:
         _webmill([webmill, *gflags, "--quiet", "shard", "resolve", "--from", str(shuffled), str(out)])
         t5, w5 = time.monotonic(), time.time()
         n_shards = sc.defaultParallelism if a.index_shards is None else a.index_shards
+        if "--no-index" in run_flags:
+            n_shards = 0
         # Near-duplicates' sketches, groups and verification on Spark; the
         # driver runs PageRank meanwhile (dedup keeps the highest-ranked doc
         # of a cluster, so its last step waits for the ranks).
@@ -278,7 +280,7 @@ def main(argv: list[str]) -> int:
         ("resolve's sorts", "Spark", t3 - t3a, sum(f["shuffle_write"] for f in sorts.values()), "URL table, arcs both ways, anchors"),
         ("join of the segments", "driver", t4 - t3, None, "beside the numbering; this is the wait after it"),
         ("resolve from Spark's tables", "driver", t5 - t4, None, "streamed: doc and URL tables, page map, edges, anchors"),
-        ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank" + ("" if algs else ", dedup") + ("" if indexed else ", index")),
+        ("later stages", "driver", t6 - t5, None, "`webmill run`: PageRank" + ("" if algs else ", dedup") + ("" if indexed or "--no-index" in run_flags else ", index")),
     ]
     if indexed:
         rows.append(("index shards", "Spark", indexed["seconds"], None, index_module.summary(indexed, a.mem)))
