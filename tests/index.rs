@@ -53,7 +53,7 @@ fn read_index(dir: &Path, set: BarrelSet) -> Naive {
         while let Some(d) = c.next().unwrap() {
             hits.clear();
             c.hits(&mut hits).unwrap();
-            let np = c.hit_counts().0 as usize;
+            let np = c.hit_counts().unwrap().0 as usize;
             list.insert(d, (hits[..np].to_vec(), hits[np..].to_vec()));
         }
         assert_eq!(list.len(), docs as usize);

@@ -300,7 +300,7 @@ pub fn export(job: &JobView, out: &mut dyn Write, tmp: &Path, budget: u64) -> Re
             let mut c = barrel.doclist(id, info.full, info.docs)?;
             let mut prev = None;
             while let Some(d) = c.next()? {
-                let (np, nf) = c.hit_counts();
+                let (np, nf) = c.hit_counts()?;
                 let tf = np + nf;
                 put_posting(&mut msg, d - prev.map_or(0, |p: u32| p), tf);
                 prev = Some(d);
@@ -316,7 +316,7 @@ pub fn export(job: &JobView, out: &mut dyn Write, tmp: &Path, budget: u64) -> Re
             let mut len = msg.len() as u64;
             let mut prev = None;
             while let Some(d) = c.next()? {
-                let (np, nf) = c.hit_counts();
+                let (np, nf) = c.hit_counts()?;
                 len += posting_bytes(d - prev.map_or(0, |p: u32| p), np + nf);
                 prev = Some(d);
             }
@@ -329,7 +329,7 @@ pub fn export(job: &JobView, out: &mut dyn Write, tmp: &Path, budget: u64) -> Re
             let mut prev = None;
             let mut chunk = Vec::with_capacity(1 << 16);
             while let Some(d) = c.next()? {
-                let (np, nf) = c.hit_counts();
+                let (np, nf) = c.hit_counts()?;
                 let tf = np + nf;
                 put_posting(&mut chunk, d - prev.map_or(0, |p: u32| p), tf);
                 prev = Some(d);

@@ -1,4 +1,4 @@
-//! Inverted barrels: the `barrel` container kind (version 2), short and full.
+//! Inverted barrels: the `barrel` container kind (version 3), short and full.
 //!
 //! A barrel holds the doclists of a range of wordIDs (Brin & Page §4.2.7):
 //! per word, the documents that contain it in increasing docID order, each
@@ -76,7 +76,7 @@ use crate::error::{Error, Result};
 /// The `barrel` kind.
 pub const BARREL: FileKind = FileKind {
     tag: "barrel",
-    version: 2,
+    version: 3,
     what: "inverted barrel: per wordID its doclist, docID-sorted postings blocks with skip data",
     verify: |path| Barrel::open(path)?.verify().map(drop),
     dump,
@@ -1122,11 +1122,18 @@ impl<'a> DoclistCursor<'a> {
     }
 
     /// The current document's hit counts: (plain, fancy).
-    pub fn hit_counts(&self) -> (u32, u32) {
-        (self.dec.np[self.i], self.dec.nf[self.i])
+    pub fn hit_counts(&mut self) -> Result<(u32, u32)> {
+        let view = self
+            .view
+            .ok_or_else(|| Error::internal("cursor without a block"))?;
+        let (block, entry) = (self.block, self.entry);
+        self.dec
+            .hit_counts(&view, self.i)
+            .map_err(|d| self.barrel.corrupt(block, format!("entry {entry}: {d}")))
     }
 
-    /// The current document's hits by class, without decoding positions.
+    /// The current document's hits per class, from the count columns (no
+    /// hit is read).
     pub fn classes(&mut self) -> Result<HitClasses> {
         let view = self
             .view
@@ -1276,12 +1283,13 @@ mod tests {
                             let plain = (0..np)
                                 .map(|k| Hit::plain(k % 2 == 0, 1 + (k % 3) as u8, (k * 7) as u32))
                                 .collect();
+                            // By class, as a block keeps them: URL, then anchor.
                             let fancy = (0..nf)
                                 .map(|k| {
-                                    if k == 0 {
+                                    if k + 1 == nf {
                                         Hit::anchor(false, doc as u64, 1)
                                     } else {
-                                        Hit::fancy(true, FancyType::Url, k as u32)
+                                        Hit::fancy(true, FancyType::Url, k as u32 + 1)
                                     }
                                 })
                                 .collect();

@@ -7,58 +7,112 @@
 //! 0   u32  first      docID of the block's first document
 //! 4   u8   n − 1      documents in the block, 1..=128
 //! 5   u8   w_gap      bits per docID gap
-//! 6   u8   w_np       bits per plain-hit count
-//! 7   u8   w_nf       bits per fancy-hit count
-//! 8   u8   w_attr     bits per plain-hit attribute
-//! 9   u8   font_base  smallest relative font size of the block's plain hits (0 if none)
-//! 10  gaps     n − 1 values at w_gap:  docID[i] − docID[i−1] − 1, i = 1..n
-//!     np       n values at w_np:        plain hits of document i
-//!     nf       n values at w_nf:        fancy hits of document i
-//!     widths   R = ⌈P / 128⌉ bytes:     width of each run of positions (P = Σ np)
+//! 6   u8   mask       bit c set: count column c is stored (its width > 0)
+//! 7   u8   attr       w_attr (bits 0..3) | font_base << 4: bits per plain-hit
+//!                     attribute, smallest relative font of the block's plain hits
+//! 8   u8   w_fancy    bits per packed URL, title or anchor hit
+//! 9   u8 × popcount(mask)  the stored count columns' widths, in class order
+//!     gaps     n − 1 values at w_gap:  docID[i] − docID[i−1] − 1, i = 1..n
+//!     counts   per stored class c, n values at its width: document i's hits
+//!              of class c (classes: small, plain, bold, large, URL, title,
+//!              anchor, other; a column not stored is all zeros)
+//!     widths   R = ⌈P / 128⌉ bytes:     width of each run of positions (P = plain hits)
 //!     runs     R runs, run r = min(128, P − 128r) values at widths[r]: the plain
 //!              hits' positions, per document the first absolute and the others
 //!              as the difference from the one before (positions never decrease)
 //!     attrs    P values at w_attr:      ((font − font_base) << 1) | cap of each plain hit
-//!     fancy    F = Σ nf hits, u16 each: the fancy hits as they are (see `hit`)
+//!     fancy    Q values at w_fancy, Q = URL + title + anchor hits: per document
+//!              its URL, title then anchor hits, (low 8 bits << 1) | cap each
+//!     other    O = other hits, u16 each as they are (meta and reserved types)
 //! ```
 //!
 //! Each packed field ([`super::bitpack`]) starts on a byte boundary. A
 //! document's hit list is its plain hits in position order followed by its
-//! fancy hits (URL, title, then anchor hits by source docID). The block's
-//! length is not stored: the barrel's block directory delimits it, and a
-//! decoder checks that the fields fill it exactly.
+//! fancy hits (URL, title, anchor, then other hits, each class in the order
+//! given). The block's length is not stored: the barrel's block directory
+//! delimits it, and a decoder checks that the fields fill it exactly.
 //!
 //! # Why this shape
 //!
-//! A conjunctive query decodes the docIDs (and counts) of the blocks it
-//! visits and the hits of the few documents that match, so the docIDs, the
-//! counts and the hits are separate packed columns, and any document's hits
-//! are reached from the counts' prefix sums without touching the others'.
-//! Positions are delta-coded per document and packed in runs of 128 with their
-//! own width, so one long hit list does not widen the rest; the attributes
-//! (capitalization, font) take 0 bits when a block's plain hits all look alike
-//! and 1 when only capitalization varies. Fancy hits are rare and kept whole.
-//! Measured sizes against the paper's two bytes per hit are in the stage's
-//! figures and `formats/barrel.md`.
+//! A conjunctive query decodes the docIDs of the blocks it visits and the
+//! counts and hits of the few documents that match, so the docIDs, the counts
+//! and the hits are separate packed columns, decoded on demand, and any
+//! document's hits are reached from the counts' prefix sums without touching
+//! the others'. The counts are per *class* — plain hits by relative font
+//! (small, body, bold, large) and fancy hits by type — so BM25 and BM25F
+//! score a document, and bound its proximity bonus, from the counts alone:
+//! no hit is read unless its positions are. Classes a block does not have
+//! take no column (a mask bit), so a doclist of body text pays for one.
+//! Positions are delta-coded per document and packed in runs of 128 with
+//! their own width, so one long hit list does not widen the rest; the
+//! attributes (capitalization, font) take 0 bits when a block's plain hits
+//! all look alike and 1 when only capitalization varies. Fancy hits keep
+//! only what their class does not say: the position (an anchor's source hash
+//! and position) and capitalization, 9 bits at most.
 
 use super::bitpack::{self, max_width, pack, packed_len};
-use super::hit::{Hit, MAX_FONT, MAX_PLAIN_POSITION};
+use super::hit::{FancyType, Hit, FANCY_FONT, MAX_FONT, MAX_PLAIN_POSITION};
 
 /// Documents per postings block (all but the last block of a doclist are full).
 pub const BLOCK_DOCS: usize = 128;
 /// Plain-hit positions per run.
 pub const RUN_HITS: usize = 128;
 /// Bytes of the fixed header.
-pub const HEADER: usize = 10;
+pub const HEADER: usize = 9;
+/// Hit classes, one count column each.
+pub const CLASSES: usize = 8;
+/// Class of plain hits at relative font 0.
+pub const SMALL: usize = 0;
+/// Class of plain hits at relative font 1 (body text).
+pub const PLAIN: usize = 1;
+/// Class of plain hits at relative font 2.
+pub const BOLD: usize = 2;
+/// Class of plain hits at relative font ≥ 3.
+pub const LARGE: usize = 3;
+/// Class of URL hits.
+pub const URL: usize = 4;
+/// Class of title hits.
+pub const TITLE: usize = 5;
+/// Class of anchor hits.
+pub const ANCHOR: usize = 6;
+/// Class of the other fancy hits (meta, reserved types), stored whole.
+pub const OTHER: usize = 7;
+/// The classes' names (dumps, errors).
+pub const CLASS_NAMES: [&str; CLASSES] = [
+    "small", "plain", "bold", "large", "url", "title", "anchor", "other",
+];
+/// Largest width of a packed fancy hit.
+const MAX_FANCY_WIDTH: u8 = 9;
+
+/// The class of a hit.
+#[inline]
+pub fn class_of(h: Hit) -> usize {
+    match h.fancy_type() {
+        None => match h.font() {
+            0 => SMALL,
+            1 => PLAIN,
+            2 => BOLD,
+            _ => LARGE,
+        },
+        Some(FancyType::Url) => URL,
+        Some(FancyType::Title) => TITLE,
+        Some(FancyType::Anchor) => ANCHOR,
+        Some(_) => OTHER,
+    }
+}
+
+/// A document's hits of one word per class ([`class_of`]), without their
+/// positions.
+pub type HitClasses = [u32; CLASSES];
 
 /// Collects up to [`BLOCK_DOCS`] documents of one doclist and encodes them.
 #[derive(Default)]
 pub struct BlockEncoder {
     docs: Vec<u32>,
-    np: Vec<u32>,
-    nf: Vec<u32>,
+    counts: [Vec<u32>; CLASSES],
     plain: Vec<Hit>,
     fancy: Vec<Hit>,
+    other: Vec<Hit>,
     scratch: Vec<u32>,
 }
 
@@ -94,17 +148,32 @@ impl BlockEncoder {
     }
 
     /// Adds a document (docIDs increasing) with its plain hits (positions not
-    /// decreasing) and fancy hits.
+    /// decreasing) and fancy hits. The fancy hits are kept by class (URL,
+    /// title, anchor, other), each class in the order given.
     pub fn push(&mut self, doc: u32, plain: &[Hit], fancy: &[Hit]) {
         debug_assert!(self.docs.len() < BLOCK_DOCS);
         debug_assert!(self.docs.last().is_none_or(|&d| d < doc));
         debug_assert!(plain.iter().all(|h| !h.is_fancy()));
         debug_assert!(fancy.iter().all(|h| h.is_fancy()));
         self.docs.push(doc);
-        self.np.push(plain.len() as u32);
-        self.nf.push(fancy.len() as u32);
+        let mut c = [0u32; CLASSES];
+        for &h in plain {
+            c[class_of(h)] += 1;
+        }
         self.plain.extend_from_slice(plain);
-        self.fancy.extend_from_slice(fancy);
+        for class in [URL, TITLE, ANCHOR] {
+            for &h in fancy.iter().filter(|&&h| class_of(h) == class) {
+                c[class] += 1;
+                self.fancy.push(h);
+            }
+        }
+        for &h in fancy.iter().filter(|&&h| class_of(h) == OTHER) {
+            c[OTHER] += 1;
+            self.other.push(h);
+        }
+        for (col, v) in self.counts.iter_mut().zip(c) {
+            col.push(v);
+        }
     }
 
     /// Appends the encoded block to `out` and empties the encoder.
@@ -118,45 +187,76 @@ impl BlockEncoder {
         s.clear();
         s.extend(self.docs.windows(2).map(|w| w[1] - w[0] - 1));
         let w_gap = max_width(s);
-        let w_np = max_width(&self.np);
-        let w_nf = max_width(&self.nf);
+        let widths: Vec<u8> = self.counts.iter().map(|c| max_width(c)).collect();
+        let mask = widths
+            .iter()
+            .enumerate()
+            .fold(0u8, |m, (c, &w)| m | (u8::from(w > 0) << c));
         let font_base = self.plain.iter().map(|h| h.font()).min().unwrap_or(0);
         let attr = |h: &Hit| (u32::from(h.font() - font_base) << 1) | u32::from(h.cap());
         let w_attr = width_of(self.plain.iter().map(attr));
+        let w_fancy = width_of(self.fancy.iter().map(fancy_value));
         out.extend_from_slice(&self.docs[0].to_le_bytes());
-        out.extend_from_slice(&[(n - 1) as u8, w_gap, w_np, w_nf, w_attr, font_base]);
+        out.extend_from_slice(&[(n - 1) as u8, w_gap, mask, w_attr | font_base << 4, w_fancy]);
+        out.extend(widths.iter().filter(|&&w| w > 0));
         pack(s, w_gap, out);
-        pack(&self.np, w_np, out);
-        pack(&self.nf, w_nf, out);
+        for (c, &w) in self.counts.iter().zip(&widths) {
+            pack(c, w, out);
+        }
         // Positions: per document, the first absolute and then differences.
         s.clear();
         let mut at = 0;
-        for &c in &self.np {
+        for i in 0..n {
+            let np = self.counts[SMALL..=LARGE].iter().map(|c| c[i]).sum::<u32>() as usize;
             let mut prev = 0u32;
-            for (k, h) in self.plain[at..at + c as usize].iter().enumerate() {
+            for (k, h) in self.plain[at..at + np].iter().enumerate() {
                 let p = u32::from(h.plain_position());
                 s.push(if k == 0 { p } else { p - prev });
                 prev = p;
             }
-            at += c as usize;
+            at += np;
         }
-        let widths: Vec<u8> = s.chunks(RUN_HITS).map(max_width).collect();
-        out.extend_from_slice(&widths);
-        for (run, &w) in s.chunks(RUN_HITS).zip(&widths) {
+        let run_widths: Vec<u8> = s.chunks(RUN_HITS).map(max_width).collect();
+        out.extend_from_slice(&run_widths);
+        for (run, &w) in s.chunks(RUN_HITS).zip(&run_widths) {
             pack(run, w, out);
         }
         s.clear();
         s.extend(self.plain.iter().map(attr));
         pack(s, w_attr, out);
-        for h in &self.fancy {
+        s.clear();
+        s.extend(self.fancy.iter().map(fancy_value));
+        pack(s, w_fancy, out);
+        for h in &self.other {
             out.extend_from_slice(&h.0.to_le_bytes());
         }
         self.docs.clear();
-        self.np.clear();
-        self.nf.clear();
+        for c in &mut self.counts {
+            c.clear();
+        }
         self.plain.clear();
         self.fancy.clear();
+        self.other.clear();
     }
+}
+
+/// A URL, title or anchor hit as the block packs it: what its class does
+/// not say, `(low 8 bits << 1) | cap`.
+#[inline]
+fn fancy_value(h: &Hit) -> u32 {
+    (u32::from(h.0 & 0xff) << 1) | u32::from(h.cap())
+}
+
+/// The hit of class `class` (URL, title or anchor) packed as `v`.
+#[inline]
+fn unpack_fancy(class: usize, v: u32) -> Hit {
+    let code = match class {
+        URL => FancyType::Url,
+        TITLE => FancyType::Title,
+        _ => FancyType::Anchor,
+    }
+    .code();
+    Hit(((v & 1) as u16) << 15 | FANCY_FONT << 12 | u16::from(code) << 8 | (v >> 1) as u16 & 0xff)
 }
 
 fn width_of(values: impl Iterator<Item = u32>) -> u8 {
@@ -172,13 +272,14 @@ pub struct BlockView<'a> {
     /// First docID.
     pub first: u32,
     w_gap: u8,
-    w_np: u8,
-    w_nf: u8,
     w_attr: u8,
     font_base: u8,
+    w_fancy: u8,
+    /// Per class, its column's width (0: not stored).
+    widths: [u8; CLASSES],
+    /// Per class, where its column starts.
+    count_at: [usize; CLASSES],
     gaps_at: usize,
-    np_at: usize,
-    nf_at: usize,
     hits_at: usize,
 }
 
@@ -190,11 +291,13 @@ pub struct HitColumns {
     widths_at: usize,
     attrs_at: usize,
     fancy_at: usize,
-    /// Total plain and fancy hits.
+    other_at: usize,
+    /// Total plain hits.
     pub plain: usize,
-    /// Total fancy hits.
+    /// Total URL, title and anchor hits.
     pub fancy: usize,
-    end: usize,
+    /// Total other hits.
+    pub other: usize,
 }
 
 impl<'a> BlockView<'a> {
@@ -208,23 +311,41 @@ impl<'a> BlockView<'a> {
         }
         let first = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         let n = bytes[4] as usize + 1;
-        let [w_gap, w_np, w_nf, w_attr, font_base] =
-            [bytes[5], bytes[6], bytes[7], bytes[8], bytes[9]];
+        let [w_gap, mask, attr, w_fancy] = [bytes[5], bytes[6], bytes[7], bytes[8]];
+        let (w_attr, font_base) = (attr & 0xf, attr >> 4);
         if n > BLOCK_DOCS {
             return Err(format!(
                 "{n} documents in a postings block (at most {BLOCK_DOCS})"
             ));
         }
-        if w_gap > 32 || w_np > 32 || w_nf > 32 || w_attr > 4 || font_base > MAX_FONT {
+        if w_gap > 32 || w_attr > 4 || font_base > MAX_FONT || w_fancy > MAX_FANCY_WIDTH {
             return Err(format!(
-                "bad header: widths {w_gap}/{w_np}/{w_nf}/{w_attr}, font base {font_base}"
+                "bad header: widths {w_gap}/{w_attr}/{w_fancy}, font base {font_base}"
             ));
         }
-        let gaps_at = HEADER;
-        let np_at = gaps_at + packed_len(n - 1, w_gap);
-        let nf_at = np_at + packed_len(n, w_np);
-        let hits_at = nf_at + packed_len(n, w_nf);
-        if hits_at > bytes.len() {
+        let stored = mask.count_ones() as usize;
+        if HEADER + stored > bytes.len() {
+            return Err("postings block cut in its count widths".into());
+        }
+        let mut widths = [0u8; CLASSES];
+        let mut k = HEADER;
+        for (c, w) in widths.iter_mut().enumerate() {
+            if mask >> c & 1 == 1 {
+                *w = bytes[k];
+                k += 1;
+                if *w == 0 || *w > 32 {
+                    return Err(format!("{} count column of width {}", CLASS_NAMES[c], *w));
+                }
+            }
+        }
+        let gaps_at = k;
+        let mut at = gaps_at + packed_len(n - 1, w_gap);
+        let mut count_at = [0usize; CLASSES];
+        for (c, &w) in widths.iter().enumerate() {
+            count_at[c] = at;
+            at += packed_len(n, w);
+        }
+        if at > bytes.len() {
             return Err(format!(
                 "postings block of {} bytes is cut in its docIDs or counts",
                 bytes.len()
@@ -235,14 +356,13 @@ impl<'a> BlockView<'a> {
             n,
             first,
             w_gap,
-            w_np,
-            w_nf,
             w_attr,
             font_base,
+            w_fancy,
+            widths,
+            count_at,
             gaps_at,
-            np_at,
-            nf_at,
-            hits_at,
+            hits_at: at,
         })
     }
 
@@ -251,7 +371,7 @@ impl<'a> BlockView<'a> {
         let docs = &mut docs[..self.n];
         docs[0] = self.first;
         bitpack::unpack_into(
-            &self.bytes[self.gaps_at..self.np_at],
+            &self.bytes[self.gaps_at..self.count_at[0]],
             self.w_gap,
             0,
             &mut docs[1..],
@@ -268,28 +388,31 @@ impl<'a> BlockView<'a> {
         Ok(())
     }
 
-    /// Decodes the plain and fancy hit counts into `np[..n]` and `nf[..n]`.
-    pub fn counts(&self, np: &mut [u32], nf: &mut [u32]) -> Result<(), String> {
+    /// Decodes the count column of class `c` into `out[..n]`.
+    pub fn counts(&self, c: usize, out: &mut [u32]) -> Result<(), String> {
+        let end = if c + 1 < CLASSES {
+            self.count_at[c + 1]
+        } else {
+            self.hits_at
+        };
         bitpack::unpack_into(
-            &self.bytes[self.np_at..self.nf_at],
-            self.w_np,
+            &self.bytes[self.count_at[c]..end],
+            self.widths[c],
             0,
-            &mut np[..self.n],
+            &mut out[..self.n],
         )
-        .ok_or("plain counts cut short")?;
-        bitpack::unpack_into(
-            &self.bytes[self.nf_at..self.hits_at],
-            self.w_nf,
-            0,
-            &mut nf[..self.n],
-        )
-        .ok_or("fancy counts cut short")?;
-        Ok(())
+        .ok_or_else(|| format!("{} counts cut short", CLASS_NAMES[c]))
     }
 
-    /// Locates the hit columns from the total plain and fancy hit counts,
-    /// checking that they fill the block exactly.
-    pub fn columns(&self, plain: usize, fancy: usize, out: &mut HitColumns) -> Result<(), String> {
+    /// Locates the hit columns from the total plain, packed fancy and other
+    /// hit counts, checking that they fill the block exactly.
+    pub fn columns(
+        &self,
+        plain: usize,
+        fancy: usize,
+        other: usize,
+        out: &mut HitColumns,
+    ) -> Result<(), String> {
         let runs = plain.div_ceil(RUN_HITS);
         let widths_at = self.hits_at;
         let mut at = widths_at + runs;
@@ -308,7 +431,8 @@ impl<'a> BlockView<'a> {
         out.run_at.push(at);
         let attrs_at = at;
         let fancy_at = attrs_at + packed_len(plain, self.w_attr);
-        let end = fancy_at + 2 * fancy;
+        let other_at = fancy_at + packed_len(fancy, self.w_fancy);
+        let end = other_at + 2 * other;
         if end != self.bytes.len() {
             return Err(format!(
                 "hits take {} bytes, the block {}",
@@ -319,28 +443,34 @@ impl<'a> BlockView<'a> {
         out.widths_at = widths_at;
         out.attrs_at = attrs_at;
         out.fancy_at = fancy_at;
+        out.other_at = other_at;
         out.plain = plain;
         out.fancy = fancy;
-        out.end = end;
+        out.other = other;
         Ok(())
     }
 
     /// Appends the hits of the document whose plain hits are
-    /// `plain_first..plain_first + np` and fancy hits `fancy_first..+nf` (from
-    /// the counts' prefix sums) to `out`: plain hits first, then fancy hits.
+    /// `plain_first..plain_first + np`, packed fancy hits `fancy_first..` and
+    /// other hits `other_first..` (from the counts' prefix sums), with
+    /// `classes` its counts, to `out`: plain hits first, then URL, title,
+    /// anchor and other hits. Fails if the plain hits' fonts or the other
+    /// hits' types disagree with the counts.
     pub fn hits(
         &self,
         cols: &HitColumns,
-        (plain_first, np): (usize, usize),
-        (fancy_first, nf): (usize, usize),
+        (plain_first, fancy_first, other_first): (usize, usize, usize),
+        classes: &HitClasses,
         out: &mut Vec<Hit>,
     ) -> Result<(), String> {
+        let np = classes[SMALL..=LARGE].iter().sum::<u32>() as usize;
         // Run by run, a slice of positions and attributes unpacked at once.
         let attrs = &self.bytes[cols.attrs_at..cols.fancy_at];
         let (mut positions, mut attr_buf) = ([0u32; RUN_HITS], [0u32; RUN_HITS]);
-        out.reserve(np + nf);
+        out.reserve(np + classes[URL..].iter().sum::<u32>() as usize);
         let mut pos = 0u32;
         let mut k = 0;
+        let mut seen = [0u32; CLASSES];
         while k < np {
             let i = plain_first + k;
             let (r, off) = (i / RUN_HITS, i % RUN_HITS);
@@ -362,15 +492,41 @@ impl<'a> BlockView<'a> {
                 if font > u32::from(MAX_FONT) {
                     return Err(format!("plain hit font {font} over {MAX_FONT}"));
                 }
-                out.push(Hit::plain(attr & 1 == 1, font as u8, pos));
+                let h = Hit::plain(attr & 1 == 1, font as u8, pos);
+                seen[class_of(h)] += 1;
+                out.push(h);
             }
             k += take;
         }
-        for k in 0..nf {
-            let at = cols.fancy_at + 2 * (fancy_first + k);
+        if seen[..=LARGE] != classes[..=LARGE] {
+            return Err(format!(
+                "plain hits by font {:?}, the counts say {:?}",
+                &seen[..=LARGE],
+                &classes[..=LARGE]
+            ));
+        }
+        let fancy = &self.bytes[cols.fancy_at..cols.other_at];
+        let mut at = fancy_first;
+        for class in [URL, TITLE, ANCHOR] {
+            for _ in 0..classes[class] {
+                if at >= cols.fancy {
+                    return Err("fancy hits cut short".into());
+                }
+                out.push(unpack_fancy(class, bitpack::get(fancy, self.w_fancy, at)));
+                at += 1;
+            }
+        }
+        for k in 0..classes[OTHER] as usize {
+            if other_first + k >= cols.other {
+                return Err("other hits cut short".into());
+            }
+            let at = cols.other_at + 2 * (other_first + k);
             let h = Hit(u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]]));
-            if !h.is_fancy() {
-                return Err(format!("fancy hit {:#06x} is not fancy", h.0));
+            if !h.is_fancy() || class_of(h) != OTHER {
+                return Err(format!(
+                    "other hit {:#06x} is not a meta or reserved hit",
+                    h.0
+                ));
             }
             out.push(h);
         }
@@ -378,75 +534,28 @@ impl<'a> BlockView<'a> {
     }
 }
 
-/// A document's hits of one word by class, without their positions: plain
-/// hits per font (0..=6), fancy hits per type code (0..=15).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HitClasses {
-    /// Plain hits per relative font.
-    pub fonts: [u32; MAX_FONT as usize + 1],
-    /// Fancy hits per type code ([`super::hit::FancyType::code`]).
-    pub fancy: [u32; 16],
-}
-
-impl BlockView<'_> {
-    /// The classes of the hits [`Self::hits`] would give, reading only the
-    /// attributes and fancy hits (not the positions).
-    pub fn classes(
-        &self,
-        cols: &HitColumns,
-        (plain_first, np): (usize, usize),
-        (fancy_first, nf): (usize, usize),
-    ) -> Result<HitClasses, String> {
-        let mut c = HitClasses::default();
-        // At width 0 or 1 every plain hit has the base font (the one bit is
-        // capitalization): no attribute need be read.
-        if self.w_attr <= 1 {
-            c.fonts[usize::from(self.font_base)] += np as u32;
-        } else {
-            let attrs = &self.bytes[cols.attrs_at..cols.fancy_at];
-            let mut buf = [0u32; RUN_HITS];
-            let mut k = 0;
-            while k < np {
-                let take = RUN_HITS.min(np - k);
-                bitpack::unpack_into(attrs, self.w_attr, plain_first + k, &mut buf[..take])
-                    .ok_or("attributes cut short")?;
-                for &attr in &buf[..take] {
-                    let font = u32::from(self.font_base) + (attr >> 1);
-                    if font > u32::from(MAX_FONT) {
-                        return Err(format!("plain hit font {font} over {MAX_FONT}"));
-                    }
-                    c.fonts[font as usize] += 1;
-                }
-                k += take;
-            }
-        }
-        for k in 0..nf {
-            let at = cols.fancy_at + 2 * (fancy_first + k);
-            let h = Hit(u16::from_le_bytes([self.bytes[at], self.bytes[at + 1]]));
-            match h.fancy_type() {
-                Some(t) => c.fancy[usize::from(t.code())] += 1,
-                None => return Err(format!("fancy hit {:#06x} is not fancy", h.0)),
-            }
-        }
-        Ok(c)
-    }
-}
-
-/// A postings block decoded for reading: docIDs, counts and their prefix
-/// sums; hits on request.
+/// A postings block decoded for reading: docIDs, and on request the counts
+/// (with their prefix sums) and hits.
 pub struct DecodedBlock {
     /// docIDs.
     pub docs: [u32; BLOCK_DOCS],
-    /// Plain hit counts.
-    pub np: [u32; BLOCK_DOCS],
-    /// Fancy hit counts.
-    pub nf: [u32; BLOCK_DOCS],
+    /// Per class, each document's hits of it (valid once [`Self::count`]
+    /// ran).
+    pub counts: [[u32; BLOCK_DOCS]; CLASSES],
     /// Index of each document's first plain hit (n + 1 entries).
     pub plain_at: [u32; BLOCK_DOCS + 1],
-    /// Index of each document's first fancy hit (n + 1 entries).
+    /// Index of each document's first packed fancy hit (n + 1 entries).
     pub fancy_at: [u32; BLOCK_DOCS + 1],
+    /// Index of each document's first other hit (n + 1 entries).
+    pub other_at: [u32; BLOCK_DOCS + 1],
     /// Documents.
     pub n: usize,
+    /// The counts are decoded.
+    counted: bool,
+    /// Their prefix sums are worked out.
+    summed: bool,
+    /// Count columns that may hold other values than 0 (bit per class).
+    filled: u8,
     /// Hit columns (located on first use).
     pub cols: Option<HitColumns>,
 }
@@ -455,56 +564,97 @@ impl Default for DecodedBlock {
     fn default() -> Self {
         DecodedBlock {
             docs: [0; BLOCK_DOCS],
-            np: [0; BLOCK_DOCS],
-            nf: [0; BLOCK_DOCS],
+            counts: [[0; BLOCK_DOCS]; CLASSES],
             plain_at: [0; BLOCK_DOCS + 1],
             fancy_at: [0; BLOCK_DOCS + 1],
+            other_at: [0; BLOCK_DOCS + 1],
             n: 0,
+            counted: false,
+            summed: false,
+            filled: 0,
             cols: None,
         }
     }
 }
 
 impl DecodedBlock {
-    /// Decodes docIDs and counts of `view`.
+    /// Decodes the docIDs of `view` (the counts wait for [`Self::count`]).
     pub fn load(&mut self, view: &BlockView<'_>) -> Result<(), String> {
         view.docs(&mut self.docs)?;
-        view.counts(&mut self.np, &mut self.nf)?;
         self.n = view.n;
-        let (mut p, mut f) = (0u32, 0u32);
-        for i in 0..view.n {
-            self.plain_at[i] = p;
-            self.fancy_at[i] = f;
-            p = p.checked_add(self.np[i]).ok_or("hit counts overflow")?;
-            f = f.checked_add(self.nf[i]).ok_or("hit counts overflow")?;
-        }
-        self.plain_at[view.n] = p;
-        self.fancy_at[view.n] = f;
+        self.counted = false;
+        self.summed = false;
         self.cols = None;
         Ok(())
     }
 
-    fn columns(&mut self, view: &BlockView<'_>) -> Result<&HitColumns, String> {
-        if self.cols.is_none() {
-            let mut cols = HitColumns::default();
-            view.columns(
-                self.plain_at[self.n] as usize,
-                self.fancy_at[self.n] as usize,
-                &mut cols,
-            )?;
-            self.cols = Some(cols);
+    /// Decodes the stored count columns, once per block (a column not
+    /// stored is zeros).
+    pub fn count(&mut self, view: &BlockView<'_>) -> Result<(), String> {
+        if self.counted {
+            return Ok(());
         }
-        self.cols
-            .as_ref()
-            .ok_or_else(|| "no hit columns".to_string())
+        for (c, col) in self.counts.iter_mut().enumerate() {
+            if view.widths[c] > 0 {
+                view.counts(c, col)?;
+                self.filled |= 1 << c;
+            } else if self.filled >> c & 1 == 1 {
+                col.fill(0);
+                self.filled &= !(1 << c);
+            }
+        }
+        self.counted = true;
+        Ok(())
     }
 
-    /// Document `i`'s hit classes (see [`BlockView::classes`]).
+    /// Decodes the counts and their prefix sums (where each document's
+    /// hits start), once per block.
+    fn sum(&mut self, view: &BlockView<'_>) -> Result<(), String> {
+        if self.summed {
+            return Ok(());
+        }
+        self.count(view)?;
+        let n = view.n;
+        let (mut p, mut f, mut o) = (0u32, 0u32, 0u32);
+        let overflow = || "hit counts overflow".to_string();
+        let c = &self.counts;
+        for i in 0..n {
+            self.plain_at[i] = p;
+            self.fancy_at[i] = f;
+            self.other_at[i] = o;
+            for col in &c[SMALL..=LARGE] {
+                p = p.checked_add(col[i]).ok_or_else(overflow)?;
+            }
+            for col in &c[URL..=ANCHOR] {
+                f = f.checked_add(col[i]).ok_or_else(overflow)?;
+            }
+            o = o.checked_add(c[OTHER][i]).ok_or_else(overflow)?;
+        }
+        self.plain_at[n] = p;
+        self.fancy_at[n] = f;
+        self.other_at[n] = o;
+        self.summed = true;
+        Ok(())
+    }
+
+    /// Document `i`'s hits per class (see [`class_of`]).
     pub fn classes(&mut self, view: &BlockView<'_>, i: usize) -> Result<HitClasses, String> {
-        let (p, np) = (self.plain_at[i] as usize, self.np[i] as usize);
-        let (f, nf) = (self.fancy_at[i] as usize, self.nf[i] as usize);
-        let cols = self.columns(view)?;
-        view.classes(cols, (p, np), (f, nf))
+        self.count(view)?;
+        let mut c = [0u32; CLASSES];
+        for (x, col) in c.iter_mut().zip(&self.counts) {
+            *x = col[i];
+        }
+        Ok(c)
+    }
+
+    /// Document `i`'s plain and fancy hit counts.
+    pub fn hit_counts(&mut self, view: &BlockView<'_>, i: usize) -> Result<(u32, u32), String> {
+        let c = self.classes(view, i)?;
+        let sum = |r: &[u32]| r.iter().try_fold(0u32, |a, &x| a.checked_add(x));
+        match (sum(&c[SMALL..=LARGE]), sum(&c[URL..])) {
+            (Some(p), Some(f)) => Ok((p, f)),
+            _ => Err("hit counts overflow".into()),
+        }
     }
 
     /// Appends document `i`'s hits to `out`.
@@ -514,12 +664,27 @@ impl DecodedBlock {
         i: usize,
         out: &mut Vec<Hit>,
     ) -> Result<(), String> {
-        self.columns(view)?;
+        let classes = self.classes(view, i)?;
+        self.sum(view)?;
+        if self.cols.is_none() {
+            let mut cols = HitColumns::default();
+            view.columns(
+                self.plain_at[self.n] as usize,
+                self.fancy_at[self.n] as usize,
+                self.other_at[self.n] as usize,
+                &mut cols,
+            )?;
+            self.cols = Some(cols);
+        }
         let cols = self.cols.as_ref().ok_or("no hit columns")?;
         view.hits(
             cols,
-            (self.plain_at[i] as usize, self.np[i] as usize),
-            (self.fancy_at[i] as usize, self.nf[i] as usize),
+            (
+                self.plain_at[i] as usize,
+                self.fancy_at[i] as usize,
+                self.other_at[i] as usize,
+            ),
+            &classes,
             out,
         )
     }
@@ -539,7 +704,7 @@ pub fn decode_block(bytes: &[u8]) -> Result<Vec<Posting>, String> {
     for i in 0..d.n {
         hits.clear();
         d.hits(&view, i, &mut hits)?;
-        let np = d.np[i] as usize;
+        let np = (d.plain_at[i + 1] - d.plain_at[i]) as usize;
         out.push((d.docs[i], hits[..np].to_vec(), hits[np..].to_vec()));
     }
     Ok(out)
@@ -548,14 +713,13 @@ pub fn decode_block(bytes: &[u8]) -> Result<Vec<Posting>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::hit::FancyType;
     use proptest::prelude::*;
 
     fn posting() -> impl Strategy<Value = (u32, Vec<Hit>, Vec<Hit>)> {
         (
             1u32..5000,
             proptest::collection::vec((any::<bool>(), 0u8..=6, 0u32..5000), 0..300),
-            proptest::collection::vec((any::<bool>(), 0u8..4, any::<u64>(), 0u32..300), 0..5),
+            proptest::collection::vec((any::<bool>(), 0u8..6, any::<u64>(), 0u32..300), 0..6),
         )
             .prop_map(|(gap, plain, fancy)| {
                 let mut plain: Vec<Hit> = plain
@@ -574,6 +738,13 @@ mod tests {
             })
     }
 
+    /// The fancy hits as a block keeps them: by class, each in its order.
+    fn by_class(fancy: &[Hit]) -> Vec<Hit> {
+        let mut f = fancy.to_vec();
+        f.sort_by_key(|&h| class_of(h));
+        f
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
@@ -583,32 +754,32 @@ mod tests {
             let mut doc = first;
             for (gap, plain, fancy) in &docs {
                 enc.push(doc, plain, fancy);
-                want.push((doc, plain.clone(), fancy.clone()));
+                want.push((doc, plain.clone(), by_class(fancy)));
                 doc += gap;
             }
             let mut out = vec![];
             enc.encode(&mut out);
             prop_assert!(enc.is_empty());
             prop_assert_eq!(decode_block(&out).unwrap(), want.clone());
-            // Any one document's hits, alone.
+            // Any one document's hits and counts, alone.
             let view = BlockView::parse(&out).unwrap();
             let mut d = DecodedBlock::default();
             d.load(&view).unwrap();
             for i in (0..want.len()).rev().step_by(7) {
-                let mut hits = Vec::new();
-                d.hits(&view, i, &mut hits).unwrap();
                 let mut all = want[i].1.clone();
                 all.extend_from_slice(&want[i].2);
-                prop_assert_eq!(hits, all.clone());
-                // Its classes, without the positions.
-                let mut classes = HitClasses::default();
-                for h in &all {
-                    match h.fancy_type() {
-                        Some(t) => classes.fancy[usize::from(t.code())] += 1,
-                        None => classes.fonts[usize::from(h.font())] += 1,
-                    }
+                let mut classes = [0u32; CLASSES];
+                for &h in &all {
+                    classes[class_of(h)] += 1;
                 }
                 prop_assert_eq!(d.classes(&view, i).unwrap(), classes);
+                prop_assert_eq!(
+                    d.hit_counts(&view, i).unwrap(),
+                    (want[i].1.len() as u32, want[i].2.len() as u32)
+                );
+                let mut hits = Vec::new();
+                d.hits(&view, i, &mut hits).unwrap();
+                prop_assert_eq!(hits, all.clone());
             }
             // A block cut or extended by a byte is refused.
             prop_assert!(decode_block(&out[..out.len() - 1]).is_err());
@@ -627,25 +798,63 @@ mod tests {
             &[Hit::plain(true, 1, 0), Hit::plain(false, 1, 5)],
             &[Hit::title(false, 0)],
         );
-        enc.push(9, &[Hit::plain(false, 2, 3)], &[]);
+        enc.push(9, &[Hit::plain(false, 2, 3)], &[Hit::anchor(true, 1, 2)]);
         let mut out = Vec::new();
         enc.encode(&mut out);
-        // first 7; n − 1 = 1; gap 9 − 7 − 1 = 1 (1 bit); np 2, 1 (2 bits); nf
-        // 1, 0 (1 bit); attrs: (font − 1) << 1 | cap = 1, 0, 2 (2 bits); font base 1.
-        // positions 0, 5, 3 in one run of width 3.
+        // first 7; n − 1 = 1; gap 9 − 7 − 1 = 1 (1 bit); columns plain (2,
+        // 0: 2 bits), bold (0, 1: 1 bit), title (1, 0: 1 bit), anchor (0, 1:
+        // 1 bit): mask 0b0110_0110; attrs (font − 1) << 1 | cap = 1, 0, 2
+        // (2 bits), font base 1; fancy title0 → 0 << 1 | 0 = 0, anchor2#9
+        // → 0x92 << 1 | 1 = 0x125 (9 bits); positions 0, 5, 3 in one run of
+        // width 3.
         assert_eq!(
             out,
             [
                 0x07, 0, 0, 0, // first
-                0x01, 0x01, 0x02, 0x01, 0x02, 0x01, // n−1, widths, font base
+                0x01, 0x01, 0x66, 0x12, 0x09, // n − 1, w_gap, mask, attr, w_fancy
+                0x02, 0x01, 0x01, 0x01, // widths: plain, bold, title, anchor
                 0x01, // gaps: 1
-                0x06, // np: 2, 1 → 0b01_10
-                0x01, // nf: 1, 0 → 0b0_1
+                0x02, // plain: 2, 0 → 0b00_10
+                0x02, // bold: 0, 1 → 0b1_0
+                0x01, // title: 1, 0 → 0b0_1
+                0x02, // anchor: 0, 1 → 0b1_0
                 0x03, // run widths: 3
                 0xe8, 0x00, // runs: 0, 5, 3 → 000 101 011 → 0b11_101_000 0b0
                 0x21, // attrs: 1, 0, 2 → 0b10_00_01
-                0x00, 0x71, // title0 = 0x7100
+                0x00, 0x4a, 0x02, // fancy: 0, 0x125 at 9 bits
             ]
         );
+        assert_eq!(
+            decode_block(&out).unwrap(),
+            vec![
+                (
+                    7,
+                    vec![Hit::plain(true, 1, 0), Hit::plain(false, 1, 5)],
+                    vec![Hit::title(false, 0)]
+                ),
+                (
+                    9,
+                    vec![Hit::plain(false, 2, 3)],
+                    vec![Hit::anchor(true, 1, 2)]
+                ),
+            ]
+        );
+    }
+
+    /// Counts that disagree with the hits are refused.
+    #[test]
+    fn counts_are_checked() {
+        let mut enc = BlockEncoder::new();
+        enc.push(3, &[Hit::plain(false, 1, 0), Hit::plain(false, 4, 2)], &[]);
+        let mut out = Vec::new();
+        enc.encode(&mut out);
+        // Columns plain (1) and large (1), 1 bit each, in bytes 11 and 12.
+        // Saying no plain hit leaves the document one hit, large by its
+        // count, of body font by its attribute.
+        assert_eq!(out[6], 0b1010);
+        assert_eq!(out[11..13], [1, 1]);
+        out[11] = 0;
+        let err = decode_block(&out).unwrap_err();
+        assert!(err.contains("the counts say"), "{err}");
     }
 }

@@ -162,6 +162,9 @@ pub struct WordInDoc<'a> {
     pub word: &'a str,
     /// Documents with it.
     pub df: u32,
+    /// Its idf, [`CollectionStats::idf`] of `df` (worked out once a query,
+    /// not once a document).
+    pub idf: f64,
     /// Its hits per [`HitType`] in the document (zero when absent).
     pub counts: [u32; HIT_TYPES],
 }
@@ -234,7 +237,7 @@ pub fn score_with(
         if tf.iter().all(|&c| c == 0) {
             continue;
         }
-        let idf = stats.idf(wd.df);
+        let idf = wd.idf;
         let (pseudo, s) = if fielded {
             let mut p = 0.0;
             for (f, &c) in tf.iter().enumerate() {
@@ -319,11 +322,13 @@ mod tests {
             WordInDoc {
                 word: "a",
                 df: 10,
+                idf: stats.idf(10),
                 counts: counts(3, 1),
             },
             WordInDoc {
                 word: "b",
                 df: 500,
+                idf: stats.idf(500),
                 counts: counts(1, 0),
             },
         ];
@@ -359,6 +364,7 @@ mod tests {
                 &[WordInDoc {
                     word: "x",
                     df: 5,
+                    idf: stats.idf(5),
                     counts: c,
                 }],
                 None,

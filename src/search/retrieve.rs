@@ -60,14 +60,16 @@
 //!   never decoding the blocks in between — and the next boundary is tried.
 //!   The bounds were computed with the default weights; a query with
 //!   other BM25 weights uses the doclists' bounds instead.
-//! * **Per document**, before any hit list is decoded: the word's hit
-//!   counts (kept in the postings block's header columns) and the
-//!   document's field lengths bound its BM25F part (for BM25: give it
-//!   exactly), PageRank is looked up; a document whose bound, even if it
-//!   satisfied the query, cannot pass the bar is not decoded further.
-//!   Once decoded, its exact BM25/BM25F text score with the proximity
-//!   bonus at its limit is checked again before the hits are placed for
-//!   the proximity match (the costly part of scoring).
+//! * **Per document**, before any hit is read: the words' hits per class
+//!   (the postings blocks' count columns) and the document's field
+//!   lengths give its exact BM25/BM25F text score, PageRank is looked up,
+//!   and the proximity bonus is bounded from the counts
+//!   ([`RankingWeights::proximity_bound`]); a document whose bound, even
+//!   if it satisfied the query, cannot pass the bar is not looked at
+//!   further. A document scored without the proximity match (one word
+//!   present, or no proximity weight) is then scored: the bound is its
+//!   score. Hits are read only to check a phrase and to place the words
+//!   for the proximity match (the costly part of scoring).
 //!
 //! A safety valve stops the evaluation once [`Query::cutoff`] documents
 //! have been scored (hit lists decoded) and says so
@@ -92,9 +94,9 @@ use super::rank::{field_position, Explain, HitType, RankingWeights, Scorer, HIT_
 use super::{RankBounds, Searcher};
 use crate::docstore::DocStore;
 use crate::error::Result;
-use crate::index::hit::{FancyType, Hit};
+use crate::index::hit::Hit;
 use crate::index::inverted::{bound_value, BoundParams, BOUND_BM25, BOUND_BM25F};
-use crate::index::postings::HitClasses;
+use crate::index::postings::{self, HitClasses};
 use crate::index::{Barrel, BarrelSet, DoclistCursor};
 
 /// What the retrieval found.
@@ -275,42 +277,23 @@ struct DocWords<'c, 'b> {
     cursors: &'c mut [Option<DoclistCursor<'b>>],
     present: &'c [bool],
     hits: &'c mut [Vec<Hit>],
-    /// Per word: its hits are in `hits` ([`READ`]), or were counted
-    /// ([`COUNTED`]).
-    read: &'c mut [u8],
+    /// Per word: its hits are in `hits`.
+    read: &'c mut [bool],
     hits_read: u64,
 }
 
-/// A word's hits were counted by class ([`DocWords::counts`]).
-const COUNTED: u8 = 1;
-/// A word's hits were decoded ([`DocWords::hits`]).
-const READ: u8 = 2;
-
 impl DocWords<'_, '_> {
-    /// Word `i`'s hits per type (zero when absent).
+    /// Word `i`'s hits per type (zero when absent), from its postings
+    /// block's count columns (no hit is read).
     fn counts(&mut self, i: usize) -> Result<[u32; HIT_TYPES]> {
-        if self.read[i] == READ {
-            let mut t = [0u32; HIT_TYPES];
-            for &h in &self.hits[i] {
-                t[HitType::of(h).index()] += 1;
-            }
-            return Ok(t);
-        }
         match &mut self.cursors[i] {
-            Some(c) if self.present[i] => {
-                if self.read[i] == 0 {
-                    let (np, nf) = c.hit_counts();
-                    self.hits_read += u64::from(np) + u64::from(nf);
-                    self.read[i] = COUNTED;
-                }
-                Ok(type_counts(&c.classes()?))
-            }
+            Some(c) if self.present[i] => Ok(type_counts(&c.classes()?)),
             _ => Ok([0; HIT_TYPES]),
         }
     }
 
     fn hits(&mut self, i: usize) -> Result<&[Hit]> {
-        if self.read[i] != READ {
+        if !self.read[i] {
             let h = &mut self.hits[i];
             h.clear();
             if self.present[i] {
@@ -318,10 +301,8 @@ impl DocWords<'_, '_> {
                     c.hits(h)?;
                 }
             }
-            if self.read[i] == 0 {
-                self.hits_read += h.len() as u64;
-            }
-            self.read[i] = READ;
+            self.hits_read += h.len() as u64;
+            self.read[i] = true;
         }
         Ok(&self.hits[i])
     }
@@ -494,7 +475,7 @@ impl<'a> DocScorer<'a> {
                 (ir, score, ex)
             }
             Ranking::Bm25 | Ranking::Bm25f => {
-                let wd = word_counts(words);
+                let wd = word_counts(&self.stats, words);
                 let prox = self.scorer.proximity(&q.weights);
                 let (score, ex) = bm25::score(
                     &q.bm25,
@@ -515,7 +496,10 @@ impl<'a> DocScorer<'a> {
 
 /// Each scored word's hits per type (zero when absent), as the ranking's
 /// scorer counts them.
-fn word_counts<'w>(words: &[(&'w str, u32, &[Hit])]) -> Vec<WordInDoc<'w>> {
+fn word_counts<'w>(
+    stats: &CollectionStats,
+    words: &[(&'w str, u32, &[Hit])],
+) -> Vec<WordInDoc<'w>> {
     words
         .iter()
         .map(|&(word, df, h)| {
@@ -523,7 +507,12 @@ fn word_counts<'w>(words: &[(&'w str, u32, &[Hit])]) -> Vec<WordInDoc<'w>> {
             for &x in h {
                 counts[HitType::of(x).index()] += 1;
             }
-            WordInDoc { word, df, counts }
+            WordInDoc {
+                word,
+                df,
+                idf: stats.idf(df),
+                counts,
+            }
         })
         .collect()
 }
@@ -634,23 +623,17 @@ impl DocScorer<'_> {
     }
 }
 
-/// A word's hit counts per [`HitType`] from its hit classes, as
-/// [`HitType::of`] types each hit.
+/// A word's hit counts per [`HitType`] from its hit classes (the postings
+/// block's count columns), as [`HitType::of`] types each hit.
 fn type_counts(c: &HitClasses) -> [u32; HIT_TYPES] {
     let mut t = [0u32; HIT_TYPES];
-    t[HitType::Small.index()] = c.fonts[0];
-    t[HitType::Plain.index()] = c.fonts[1];
-    t[HitType::Bold.index()] = c.fonts[2];
-    t[HitType::Large.index()] = c.fonts[3..].iter().sum();
-    for (code, &n) in c.fancy.iter().enumerate() {
-        let ty = match FancyType::from_code(code as u8) {
-            FancyType::Url => HitType::Url,
-            FancyType::Title => HitType::Title,
-            FancyType::Anchor => HitType::Anchor,
-            _ => HitType::Plain,
-        };
-        t[ty.index()] += n;
-    }
+    t[HitType::Small.index()] = c[postings::SMALL];
+    t[HitType::Plain.index()] = c[postings::PLAIN] + c[postings::OTHER];
+    t[HitType::Bold.index()] = c[postings::BOLD];
+    t[HitType::Large.index()] = c[postings::LARGE];
+    t[HitType::Url.index()] = c[postings::URL];
+    t[HitType::Title.index()] = c[postings::TITLE];
+    t[HitType::Anchor.index()] = c[postings::ANCHOR];
     t
 }
 
@@ -705,8 +688,6 @@ struct Bounds<'s> {
     /// The largest PageRank factor of the collection (1 without ranks).
     factor: f64,
     weights: super::bm25::Bm25Weights,
-    fielded: bool,
-    stats: CollectionStats,
     docs: u64,
 }
 
@@ -781,9 +762,7 @@ impl<'s> Bounds<'s> {
             word,
             factor,
             weights: w.clone(),
-            fielded,
             docs: stats.docs,
-            stats,
         }))
     }
 
@@ -801,42 +780,6 @@ impl<'s> Bounds<'s> {
             0.0
         };
         (sum + prox) * self.factor
-    }
-
-    /// The most word `i` can add to a document where it has `plain` and
-    /// `fancy` hits, with field lengths `lens`.
-    fn of_word(&self, i: usize, plain: u32, fancy: u32, lens: Option<&[u32; N_FIELDS]>) -> f64 {
-        let w = &self.weights;
-        let ratio = |f: usize| match (self.stats.avg_len, lens) {
-            (Some(avg), Some(l)) if avg[f] > 0.0 => f64::from(l[f]) / avg[f],
-            _ => 1.0,
-        };
-        if self.fielded {
-            let per = |f: usize| {
-                let norm = 1.0 - w.field_b[f] + w.field_b[f] * ratio(f);
-                w.field_weight[f] / norm.max(1e-9)
-            };
-            // Plain hits are large type or body; fancy ones title, anchor
-            // or URL: each counted in its best field.
-            let mut p = 0.0;
-            if plain > 0 {
-                p += f64::from(plain) * per(3).max(per(4));
-            }
-            if fancy > 0 {
-                p += f64::from(fancy) * per(0).max(per(1)).max(per(2));
-            }
-            self.idf[i] * p * (w.k1 + 1.0) / (p + w.k1).max(1e-9)
-        } else {
-            let c = f64::from(plain);
-            let ratio = match (self.stats.avg_len, lens) {
-                (Some(avg), Some(l)) if avg[3] + avg[4] > 0.0 => {
-                    f64::from(l[3] + l[4]) / (avg[3] + avg[4])
-                }
-                _ => 1.0,
-            };
-            let norm = w.k1 * (1.0 - w.b + w.b * ratio);
-            self.idf[i] * c * (w.k1 + 1.0) / (c + norm).max(1e-9)
-        }
     }
 
     /// The most word `i` can add to a document of a postings block with
@@ -936,6 +879,10 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
     let mut pagerank = s.pagerank()?;
     let mut scorer = DocScorer::new(s, query);
+    let slot_idf: Vec<f64> = slots
+        .iter()
+        .map(|sl| scorer.stats.idf(sl.term.as_ref().map_or(0, |t| t.df)))
+        .collect();
     let keep = keep.max(1);
     let bounds = Bounds::new(s, query, &slots, &scored, &barrels)?;
     let phrases = has_phrase(&query.expr);
@@ -990,7 +937,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut can = vec![false; slots.len()];
     let mut present = vec![false; slots.len()];
     let mut hit_bufs: Vec<Vec<Hit>> = vec![Vec::new(); slots.len()];
-    let mut read = vec![0u8; slots.len()];
+    let mut read = vec![false; slots.len()];
     let mut site_docs = merged.into_iter().flatten();
     let mut evaluated = 0u64;
     let mut wd: Vec<WordInDoc<'_>> = Vec::with_capacity(scored.len());
@@ -1123,6 +1070,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         let mut pr = None;
         let mut lens = None;
         let mut factor: Option<f64> = None;
+        // The document's bound, once worked out: its exact text score with
+        // the proximity bonus at its bound (`DocScorer::bound`).
+        let mut bounded: Option<f64> = None;
         let mut hopeless = false;
         if let Some(b) = &bounds {
             let worst = if heap.len() >= keep {
@@ -1144,27 +1094,32 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         Some(f) => Some(f(doc)?),
                         None => None,
                     };
-                    let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
+                    let f = b.factor_of(pr);
+                    factor = Some(f);
+                    // The exact text score, from the words' count columns
+                    // (no hit read), with the proximity bonus at its bound.
+                    wd.clear();
                     for &i in &scored {
-                        if !present[i] {
-                            continue;
-                        }
-                        let (np, nf) = cursors[i].as_ref().map_or((0, 0), |c| c.hit_counts());
-                        sum += b.of_word(i, np, nf, lens.as_ref());
-                        max_idf = max_idf.max(b.idf[i]);
-                        n += 1;
+                        let counts = match &mut cursors[i] {
+                            Some(c) if present[i] => type_counts(&c.classes()?),
+                            _ => [0; HIT_TYPES],
+                        };
+                        wd.push(WordInDoc {
+                            word: slots[i].word.as_str(),
+                            df: slots[i].term.as_ref().map_or(0, |t| t.df),
+                            idf: slot_idf[i],
+                            counts,
+                        });
                     }
-                    if n > 1 {
-                        sum += b.weights.proximity_weight * max_idf;
-                    }
-                    factor = Some(b.factor_of(pr));
-                    hopeless = !may_pass(worst, may_complete, sum * factor.unwrap_or(1.0));
+                    let bound = scorer.bound(&wd, lens.as_ref(), (pr, f));
+                    bounded = Some(bound);
+                    hopeless = !may_pass(worst, may_complete, bound);
                 } else {
                     hopeless = true;
                 }
             }
         }
-        read.fill(0);
+        read.fill(false);
         let mut d = DocWords {
             doc,
             cursors: &mut cursors,
@@ -1204,16 +1159,19 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     break;
                 }
                 scored_docs += 1;
-                // Each word's hits per type, from the postings block's
-                // attributes and fancy hits (positions are decoded only
-                // when the proximity match needs them).
-                wd.clear();
-                for &i in &scored {
-                    wd.push(WordInDoc {
-                        word: slots[i].word.as_str(),
-                        df: slots[i].term.as_ref().map_or(0, |t| t.df),
-                        counts: d.counts(i)?,
-                    });
+                // Each word's hits per type, from the postings blocks'
+                // count columns (positions are decoded only when the
+                // proximity match needs them); already taken for the bound.
+                if bounded.is_none() {
+                    wd.clear();
+                    for &i in &scored {
+                        wd.push(WordInDoc {
+                            word: slots[i].word.as_str(),
+                            df: slots[i].term.as_ref().map_or(0, |t| t.df),
+                            idf: slot_idf[i],
+                            counts: d.counts(i)?,
+                        });
+                    }
                 }
                 if bounds.is_none() || lens.is_none() {
                     lens = s.field_lengths(doc)?;
@@ -1236,7 +1194,8 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 // that cannot enter, the hits need not be placed.
                 if placed && bounds.is_some() {
                     if let Some(worst) = (heap.len() >= keep).then(|| heap.peek()).flatten() {
-                        let bound = scorer.bound(&wd, lens.as_ref(), pr_factor);
+                        let bound =
+                            bounded.unwrap_or_else(|| scorer.bound(&wd, lens.as_ref(), pr_factor));
                         if !may_pass(&worst.0, complete, bound) {
                             out.work.hits += d.hits_read;
                             advance(&candidate_cursors, &mut cursors, &mut heads, doc)?;
@@ -1265,6 +1224,10 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         lens.as_ref(),
                         pr_factor,
                     )
+                } else if let Some(score) = bounded {
+                    // Without placing, the bound is the score: the text
+                    // score with no proximity bonus (`score_counts`).
+                    (score, score)
                 } else {
                     scorer.score_counts(&wd, lens.as_ref(), pr_factor)
                 };
@@ -1354,7 +1317,8 @@ struct Seen {
 ///   smallest of their document frequencies.
 /// * **Estimate**: the candidates not looked at are the postings left
 ///   over divided by the mean postings of an evaluated candidate, and
-///   match in the share the evaluated ones did; held within the bounds.
+///   match in the share the decided ones did (those evaluated, less the
+///   undecided); held within the bounds.
 fn estimate_totals(
     s: &Searcher,
     query: &Query,
@@ -1407,11 +1371,14 @@ fn estimate_totals(
         1.0
     };
     let unseen_est = (left as f64 / per_doc).min(unseen as f64);
+    // The share of the decided candidates that matched (an undecided one
+    // is neither a match nor a miss).
+    let decided = seen.evaluated.saturating_sub(seen.undecided);
     let share = |x: u64| {
-        if seen.evaluated == 0 {
+        if decided == 0 {
             1.0
         } else {
-            x as f64 / seen.evaluated as f64
+            x as f64 / decided as f64
         }
     };
     let scaled = |x: u64| x as f64 + share(x) * (seen.undecided as f64 + unseen_est);

@@ -528,7 +528,7 @@ fn postings(job: &JobView, sink: &mut dyn Sink, out: &str) -> anyhow::Result<()>
         };
         let mut cursor = barrel.doclist(word, info.full, info.docs)?;
         while let Some(doc) = cursor.next()? {
-            let (plain, fancy) = cursor.hit_counts();
+            let (plain, fancy) = cursor.hit_counts()?;
             put(
                 sink,
                 out,
