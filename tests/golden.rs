@@ -1099,6 +1099,27 @@ fn crawl_warc() -> Vec<u8> {
     out
 }
 
+/// Options that ingest the golden crawl, written to `dir/crawl.warc`, as
+/// the golden files were made (segments of `SEGMENT_CAPTURES` captures).
+fn crawl_options(dir: &Path) -> webmill::Result<IngestOptions> {
+    let warc = dir.join("crawl.warc");
+    fs::write(&warc, crawl_warc()).map_err(|e| webmill::Error::io(&warc, e))?;
+    Ok(IngestOptions {
+        inputs: vec![InputSpec::Warc(warc)],
+        segment_records: SEGMENT_CAPTURES as u64,
+        ..IngestOptions::default()
+    })
+}
+
+/// A job `dir/job` holding the golden crawl ingested, and its settings.
+fn ingested_crawl(dir: &Path) -> webmill::Result<(Job, Settings)> {
+    let opts = crawl_options(dir)?;
+    let mut job = Job::open(dir.join("job"), true)?;
+    let s = Settings::new(64 << 20);
+    ingest(&mut job, &opts, &s)?;
+    Ok((job, s))
+}
+
 /// (e) The golden files of the ingest and resolve kinds are exactly what
 /// `webmill ingest` and `resolve` write for the crawl: the records hard-coded
 /// above (words and flags, normalized URLs, docIDs, canonical flags, anchors)
@@ -1106,16 +1127,7 @@ fn crawl_warc() -> Vec<u8> {
 #[test]
 fn ingest_and_resolve_reproduce_the_golden_files() {
     let tmp = tempfile::tempdir().expect("temp dir");
-    let warc = tmp.path().join("crawl.warc");
-    fs::write(&warc, crawl_warc()).expect("write the WARC file");
-    let mut job = Job::open(tmp.path().join("job"), true).expect("create the job");
-    let s = Settings::new(64 << 20);
-    let opts = IngestOptions {
-        inputs: vec![InputSpec::Warc(warc)],
-        segment_records: SEGMENT_CAPTURES as u64,
-        ..IngestOptions::default()
-    };
-    ingest(&mut job, &opts, &s).unwrap_or_else(|e| panic!("ingest: {e}"));
+    let (mut job, s) = ingested_crawl(tmp.path()).unwrap_or_else(|e| panic!("ingest: {e}"));
     resolve(&mut job, &s).unwrap_or_else(|e| panic!("resolve: {e}"));
     for name in [
         "pages.wm",
@@ -1166,16 +1178,9 @@ fn write_sketches(dir: &Path) -> webmill::Result<PathBuf> {
     use webmill::dedup::stage::{dedup, DedupOptions, Verify};
     use webmill::dedup::Alg;
     use webmill::rank::{pagerank, PageRankOptions};
-    let warc = dir.join("sketches-crawl.warc");
-    fs::write(&warc, crawl_warc()).map_err(|e| webmill::Error::io(&warc, e))?;
-    let mut job = Job::open(dir.join("sketches-job"), true)?;
-    let s = Settings::new(64 << 20);
-    let opts = IngestOptions {
-        inputs: vec![InputSpec::Warc(warc)],
-        segment_records: SEGMENT_CAPTURES as u64,
-        ..IngestOptions::default()
-    };
-    ingest(&mut job, &opts, &s)?;
+    let work = dir.join("sketches-crawl");
+    fs::create_dir_all(&work).map_err(|e| webmill::Error::io(&work, e))?;
+    let (mut job, s) = ingested_crawl(&work)?;
     resolve(&mut job, &s)?;
     pagerank(&mut job, &PageRankOptions::default(), &s)?;
     let opts = DedupOptions {

@@ -61,8 +61,10 @@ use std::sync::Arc;
 
 use arrow_array::builder::{BinaryBuilder, Int32Builder, Int64Builder, Int8Builder, StringBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int64Type, Int8Type};
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::types::Int64Type;
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Float32Array, Int64Array, Int8Array, RecordBatch,
+};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
@@ -410,60 +412,55 @@ impl Batch<'_> {
             .collect()
     }
 
-    /// Column `name` (int64, none null) as the bits of u64s.
-    pub fn bits(&self, name: &str) -> Result<Vec<u64>> {
-        let c = self.column(name, &DataType::Int64)?;
-        let a = c.as_primitive::<Int64Type>();
+    /// Each row of column `name` (of type `t`, read as an `A`, none null)
+    /// through `value`.
+    fn non_null<A: Array + 'static, T>(
+        &self,
+        name: &str,
+        t: &DataType,
+        value: impl Fn(&A, usize) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let c = self.column(name, t)?;
+        let a = c
+            .as_any()
+            .downcast_ref::<A>()
+            .expect("the array of a column of its checked type");
         (0..a.len())
             .map(|i| {
                 if a.is_null(i) {
                     return Err(self.bad(i, format!("`{name}` is null")));
                 }
-                Ok(a.value(i) as u64)
+                value(a, i)
             })
             .collect()
+    }
+
+    /// Column `name` (int64, none null) as the bits of u64s.
+    pub fn bits(&self, name: &str) -> Result<Vec<u64>> {
+        self.non_null(name, &DataType::Int64, |a: &Int64Array, i| {
+            Ok(a.value(i) as u64)
+        })
     }
 
     /// Column `name` as float32s, none null.
     pub fn f32s(&self, name: &str) -> Result<Vec<f32>> {
-        let c = self.column(name, &DataType::Float32)?;
-        let a = c.as_primitive::<arrow_array::types::Float32Type>();
-        (0..a.len())
-            .map(|i| {
-                if a.is_null(i) {
-                    return Err(self.bad(i, format!("`{name}` is null")));
-                }
-                Ok(a.value(i))
-            })
-            .collect()
+        self.non_null(name, &DataType::Float32, |a: &Float32Array, i| {
+            Ok(a.value(i))
+        })
     }
 
-    /// Column `name` as int8s, none null.
+    /// Column `name` as int8s, none null and not negative.
     pub fn i8s(&self, name: &str) -> Result<Vec<u8>> {
-        let c = self.column(name, &DataType::Int8)?;
-        let a = c.as_primitive::<Int8Type>();
-        (0..a.len())
-            .map(|i| {
-                if a.is_null(i) {
-                    return Err(self.bad(i, format!("`{name}` is null")));
-                }
-                u8::try_from(a.value(i)).map_err(|_| self.bad(i, format!("`{name}` is negative")))
-            })
-            .collect()
+        self.non_null(name, &DataType::Int8, |a: &Int8Array, i| {
+            u8::try_from(a.value(i)).map_err(|_| self.bad(i, format!("`{name}` is negative")))
+        })
     }
 
     /// Column `name` as booleans, none null.
     pub fn bools(&self, name: &str) -> Result<Vec<bool>> {
-        let c = self.column(name, &DataType::Boolean)?;
-        let a = c.as_boolean();
-        (0..a.len())
-            .map(|i| {
-                if a.is_null(i) {
-                    return Err(self.bad(i, format!("`{name}` is null")));
-                }
-                Ok(a.value(i))
-            })
-            .collect()
+        self.non_null(name, &DataType::Boolean, |a: &BooleanArray, i| {
+            Ok(a.value(i))
+        })
     }
 
     /// Binary column `name`, none null.

@@ -174,13 +174,7 @@ fn webmill_meta(table: &str) -> Vec<(String, String)> {
 /// The golden crawl's one unit ingested as a Spark task does it, into
 /// `dir/segments/unit-000000/`.
 fn ingest_crawl_unit(dir: &Path) -> PathBuf {
-    let warc = dir.join("crawl.warc");
-    fs::write(&warc, crawl_warc()).expect("write the WARC file");
-    let opts = IngestOptions {
-        inputs: vec![InputSpec::Warc(warc)],
-        segment_records: SEGMENT_CAPTURES as u64,
-        ..IngestOptions::default()
-    };
+    let opts = crawl_options(dir).expect("write the crawl");
     assert_eq!(plan_units(&opts).expect("plan").len(), 1);
     let seg = dir.join("segments");
     let report = ingest_unit(&opts, &Settings::new(64 << 20), 0, &seg).expect("ingest unit 0");
@@ -318,16 +312,7 @@ fn shard_resolve_from_the_golden_spark_tables_writes_the_golden_files() {
         }
     }
     let tmp = tempfile::tempdir().expect("temp dir");
-    let warc = tmp.path().join("crawl.warc");
-    fs::write(&warc, crawl_warc()).expect("write the WARC file");
-    let mut job = Job::open(tmp.path().join("job"), true).expect("create the job");
-    let s = Settings::new(64 << 20);
-    let opts = IngestOptions {
-        inputs: vec![InputSpec::Warc(warc)],
-        segment_records: SEGMENT_CAPTURES as u64,
-        ..IngestOptions::default()
-    };
-    ingest(&mut job, &opts, &s).unwrap_or_else(|e| panic!("ingest: {e}"));
+    let (mut job, s) = ingested_crawl(tmp.path()).unwrap_or_else(|e| panic!("ingest: {e}"));
     resolve_from(&mut job, &s, &shuffle).unwrap_or_else(|e| panic!("resolve --from: {e}"));
     for name in ["pagedoc.wm", "anchors.wm", "urls.wm"] {
         let made = fs::read(job.dir().join(name)).expect("read the job's file");

@@ -127,16 +127,7 @@ fn dedup_from_tables_grouped_elsewhere_is_the_local_stage_and_refuses_bad_tables
     }
     let Some(data) = data_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let site = dir.path().join("site");
-    write_site(&site, 90, 7);
-    let near = dir.path().join("near");
-    write_near_duplicates(&near, 12);
-    let mut inputs: Vec<String> = ["iana.warc.gz", "dupes.warc.gz", "example.warc.gz"]
-        .iter()
-        .map(|f| data.join("warc").join(f).display().to_string())
-        .collect();
-    inputs.push(format!("http://site.example/={}", site.display()));
-    inputs.push(format!("http://near.example/={}", near.display()));
+    let inputs = mixed_inputs(dir.path(), &data, &[], 90, 7);
     let run = |job: &Path, dedup: &[&str]| {
         succeeded(
             &webmill()

@@ -216,6 +216,31 @@ pub const TEXT_JOB_FILES: &[&str] = &[
     "docs.wm",
 ];
 
+/// The mixed inputs the Spark tests give both paths: three real WARC
+/// files of `data`, then `extra` (a broken one, say), then a site of
+/// `pages` HTML pages written with `seed` and 12 near-duplicate pages, both
+/// written under `dir`.
+pub fn mixed_inputs(
+    dir: &Path,
+    data: &Path,
+    extra: &[&Path],
+    pages: usize,
+    seed: u64,
+) -> Vec<String> {
+    let site = dir.join("site");
+    write_site(&site, pages, seed);
+    let near = dir.join("near");
+    write_near_duplicates(&near, 12);
+    let mut inputs: Vec<String> = ["iana.warc.gz", "dupes.warc.gz", "example.warc.gz"]
+        .iter()
+        .map(|f| data.join("warc").join(f).display().to_string())
+        .chain(extra.iter().map(|p| p.display().to_string()))
+        .collect();
+    inputs.push(format!("http://site.example/={}", site.display()));
+    inputs.push(format!("http://near.example/={}", near.display()));
+    inputs
+}
+
 /// Writes `n` HTML pages of about 300 words into `dir` that are near
 /// duplicates of each other: every third one the same text exactly (groups
 /// of equal keys larger than a small `--max-group`), the others with one or
