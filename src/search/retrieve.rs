@@ -546,12 +546,22 @@ impl DocScorer<'_> {
         pagerank: (Option<f64>, f64),
     ) -> f64 {
         let q = self.query;
-        let mut counts = [[0u32; HIT_TYPES]; super::MAX_QUERY_WORDS];
-        let n = words.len().min(counts.len());
-        for (c, w) in counts.iter_mut().zip(words) {
-            *c = w.counts;
-        }
-        let prox = q.weights.proximity_bound(&counts[..n]).min(1e300);
+        let present = words
+            .iter()
+            .filter(|w| w.counts.iter().any(|&c| c > 0))
+            .count();
+        // With fewer than two words present there is no proximity bonus
+        // (`proximity_bound` is 0): the common one-word case skips it.
+        let prox = if present < 2 {
+            0.0
+        } else {
+            let mut counts = [[0u32; HIT_TYPES]; super::MAX_QUERY_WORDS];
+            let n = words.len().min(counts.len());
+            for (c, w) in counts.iter_mut().zip(words) {
+                *c = w.counts;
+            }
+            q.weights.proximity_bound(&counts[..n]).min(1e300)
+        };
         self.text_score(words, lens, prox, pagerank)
     }
 
