@@ -24,32 +24,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
+
+from .tasks import pick_flags, run_task
 
 # `webmill run` flags that decide near-duplicate detection (given after `--`).
 DEDUP_FLAGS = ["--dedup", "--shingle", "--threshold", "--verify", "--max-group"]
 # Its algorithms when `--dedup` is not given (web inputs).
 DEFAULT_ALGS = "minhash,broder"
-
-
-def pick_flags(run_flags: list[str], names: list[str]) -> tuple[list[str], list[str]]:
-    """(the flags of `names` among `run_flags` with their values, the rest)."""
-    picked: list[str] = []
-    rest: list[str] = []
-    i = 0
-    while i < len(run_flags):
-        f = run_flags[i]
-        if f.split("=", 1)[0] in names:
-            if "=" in f:
-                picked.append(f)
-            elif i + 1 < len(run_flags):
-                picked += [f, run_flags[i + 1]]
-                i += 1
-        else:
-            rest.append(f)
-        i += 1
-    return picked, rest
 
 
 def plan(run_flags: list[str]) -> tuple[list[str], list[str], list[str]]:
@@ -73,24 +55,6 @@ def plan(run_flags: list[str]) -> tuple[list[str], list[str], list[str]]:
             flags += [name, val]
         i += 1
     return [a for a in algs.split(",") if a], flags, rest
-
-
-def _shard(cmd: list[str], what: str) -> dict:
-    """One `webmill shard dedup` step on an executor (in Spark's Python worker)."""
-    import tempfile
-
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(p.pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    if code != 0:
-        raise RuntimeError(f"{what}: {' '.join(cmd)} exited {code}: {stderr.strip()[-2000:]}")
-    report = json.loads(stdout.strip().splitlines()[-1])
-    report["peak_rss"] = usage.ru_maxrss * 1024
-    return report
 
 
 def _parts(path: str) -> list[str]:
@@ -159,7 +123,7 @@ def run(spark, webmill: str, gflags: list[str], job: str, dir: str, shards: int,
     sketched = (
         sc.parallelize(range(shards), shards)
         .setName("dedup: sketch page ranges")
-        .map(lambda k: _shard([*cmd, "--shard", str(k), job], f"sketch shard {k}"))
+        .map(lambda k: run_task([*cmd, "--shard", str(k), job], f"sketch shard {k}"))
         .collect()
     )
     t1 = time.monotonic()
@@ -179,7 +143,7 @@ def run(spark, webmill: str, gflags: list[str], job: str, dir: str, shards: int,
         reports = (
             sc.parallelize(range(len(cand_parts)), max(1, len(cand_parts)))
             .setName(f"dedup {alg}: verify candidate parts")
-            .map(lambda i: _shard([*vcmd, "--part", str(i), job], f"verify part {i}"))
+            .map(lambda i: run_task([*vcmd, "--part", str(i), job], f"verify part {i}"))
             .collect()
         )
         verify_s += time.monotonic() - tv

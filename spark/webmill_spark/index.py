@@ -13,10 +13,10 @@ directory and publishes it by one rename, so Spark's retries are safe.
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import time
+
+from .tasks import pick_flags, run_task
 
 # `webmill run` flags that decide the index (given after `--`).
 INDEX_FLAGS = ["--barrels", "--stem"]
@@ -24,38 +24,13 @@ INDEX_FLAGS = ["--barrels", "--stem"]
 
 def index_flags(run_flags: list[str]) -> list[str]:
     """The index's flags among `webmill run`'s (`--barrels N`, `--stem=HOW`)."""
-    out: list[str] = []
-    i = 0
-    while i < len(run_flags):
-        f = run_flags[i]
-        name = f.split("=", 1)[0]
-        if name in INDEX_FLAGS:
-            if "=" in f:
-                out.append(f)
-            elif i + 1 < len(run_flags):
-                out += [f, run_flags[i + 1]]
-                i += 1
-        i += 1
-    return out
+    return pick_flags(run_flags, INDEX_FLAGS)[0]
 
 
 def _step(webmill: str, gflags: list[str], step: str, shard: int, shards: int, job: str, flags: list[str]) -> dict:
     """One shard's step on an executor (runs in Spark's Python worker)."""
-    import tempfile
-
     cmd = [webmill, *gflags, "--quiet", "shard", "index", "--step", step, "--shard", str(shard), "--shards", str(shards), *flags, job]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(p.pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    if code != 0:
-        raise RuntimeError(f"shard {shard}: {' '.join(cmd)} exited {code}: {stderr.strip()[-2000:]}")
-    report = json.loads(stdout.strip().splitlines()[-1])
-    report["peak_rss"] = usage.ru_maxrss * 1024
-    return report
+    return run_task(cmd, f"shard {shard}")
 
 
 def _driver(cmd: list[str]) -> None:

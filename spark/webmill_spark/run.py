@@ -33,6 +33,8 @@ import sys
 import time
 from pathlib import Path
 
+from .tasks import run_task
+
 # Flags of `webmill ingest` that decide what the units are and what they hold:
 # given to `shard plan`, every `shard ingest` task, `ingest` and `run` alike.
 SOURCE_FLAGS = ["--base-url", "--segment-records", "--max-record-bytes", "--text-field", "--id-field", "--url-field"]
@@ -60,28 +62,12 @@ def _absolute(arg: str) -> str:
 
 def _task(webmill: str, global_flags: list[str], source: list[str], segments: str, unit: int) -> dict:
     """One unit on an executor (runs in Spark's Python worker)."""
-    import subprocess as sp
-
     delay = os.environ.get("WEBMILL_SPARK_TASK_DELAY")
     if delay:
         # Test hook: hold each task long enough for a test to kill an executor.
         time.sleep(float(delay))
-    import tempfile
-
     cmd = [webmill, *global_flags, "shard", "ingest", "--unit", str(unit), "--segments", segments, *source]
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        p = sp.Popen(cmd, stdout=out, stderr=err, stdin=sp.DEVNULL)
-        # wait4 gives this child's own peak RSS (kilobytes on Linux).
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
-    if p.returncode != 0:
-        raise RuntimeError(f"unit {unit}: {' '.join(cmd)} exited {p.returncode}: {stderr.strip()[-2000:]}")
-    report = json.loads(stdout.strip().splitlines()[-1])
-    report["peak_rss"] = usage.ru_maxrss * 1024
-    return report
+    return run_task(cmd, f"unit {unit}")
 
 
 def _bytes(n: float) -> str:
@@ -171,8 +157,9 @@ def main(argv: list[str]) -> int:
     from . import figures as figures_module
     from . import index as index_module
     from . import shuffle as shuffle_module
+    from . import tasks as tasks_module
 
-    for m in (sys.modules[__name__], shuffle_module, figures_module, index_module, dedup_module):
+    for m in (sys.modules[__name__], shuffle_module, figures_module, index_module, dedup_module, tasks_module):
         cloudpickle.register_pickle_by_value(m)
     sc.setLogLevel("ERROR")
     segments.mkdir(parents=True, exist_ok=True)

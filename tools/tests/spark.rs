@@ -393,17 +393,6 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     assert!(!dir.path().join("spark.segments").exists());
 }
 
-/// Why pyarrow cannot read the exchange tables here, if it cannot.
-fn missing_pyarrow() -> Option<String> {
-    match Command::new("python3")
-        .args(["-c", "import pyarrow.parquet"])
-        .output()
-    {
-        Ok(o) if o.status.success() => None,
-        _ => Some("python3 cannot import pyarrow (pip install pyarrow)".into()),
-    }
-}
-
 /// An independent reader of the exchange tables (formats/spark.md): pyarrow
 /// reads every unit's `pages.parquet` and `links.parquet`, checks their
 /// schemas and metadata, recomputes each sort key from its URL, and from

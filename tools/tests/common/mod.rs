@@ -240,3 +240,15 @@ pub fn write_near_duplicates(dir: &Path, n: usize) {
         std::fs::write(dir.join(format!("p{i:03}.html")), html).unwrap();
     }
 }
+
+/// Why python3 cannot read Parquet with pyarrow here, if it cannot (the
+/// exchange tables' tests then skip, saying so).
+pub fn missing_pyarrow() -> Option<String> {
+    match Command::new("python3")
+        .args(["-c", "import pyarrow.parquet"])
+        .output()
+    {
+        Ok(o) if o.status.success() => None,
+        _ => Some("python3 cannot import pyarrow (pip install pyarrow)".into()),
+    }
+}
