@@ -44,6 +44,10 @@ use webmill::kinds::verify_file;
 use webmill::rank::{RankVector, VectorWriter};
 use webmill::sort::{RunCodec, RunReader, RunWriter};
 
+/// The exchange tables of a distributed job (Parquet, `formats/spark.md`).
+#[path = "golden/exchange.rs"]
+mod exchange;
+
 /// A golden file: its name in `formats/golden/` and how to write it into a
 /// directory (returning the path written).
 struct Golden {

@@ -67,7 +67,7 @@ fn build_stepwise(view: &JobView, dir: &Path, n: usize) -> ShardSet {
     let leftovers: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with('.') || n.starts_with("fwd-"))
+        .filter(|n| n.starts_with('.') || n.starts_with("fwd-") || n.starts_with("split-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     set
@@ -258,4 +258,114 @@ fn a_job_indexed_only_as_shards_is_searched_and_refuses_ciff_plainly() {
         e.contains("split into shards") && e.contains("shards"),
         "{e}"
     );
+}
+
+/// Every file under `dir`, by its path relative to `dir`, with its bytes.
+fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// With the split step, each shard's forward step reads only its own
+/// documents' text: every split file holds the first captures of its
+/// shard's docs and nothing else, each page once over the split tasks, and
+/// the shards built from them are byte for byte those built from the whole
+/// `text.wm`.
+#[test]
+fn split_text_gives_the_shards_of_the_whole_text() {
+    use webmill::container::pagefile::PageFile;
+    use webmill::index::textsplit;
+    use webmill::ingest::records;
+    use webmill::job::JobFile;
+    let dir = tempfile::tempdir().unwrap();
+    let job = site_job(dir.path(), 300, 4);
+    let view = JobView::open(job.dir()).unwrap();
+    let n = 3;
+    let (o, s) = (opts(), settings());
+    let whole = dir.path().join("whole");
+    build_stepwise(&view, &whole, n);
+    let split = dir.path().join("split");
+    for j in (0..n).rev() {
+        let r = shards::split(&view, &split, j, n, &s).unwrap();
+        assert!(r.published && r.step == "split", "{r:?}");
+    }
+    assert!(!shards::split(&view, &split, 1, n, &s).unwrap().published);
+    // The page map: each page's doc, if it is the doc's first capture.
+    let mut first_of = std::collections::BTreeMap::new();
+    PageFile::open(view.file(JobFile::PageDoc).unwrap(), &records::PAGEDOC)
+        .unwrap()
+        .for_each(|page, input| {
+            let (doc, first) = records::decode_pagedoc(input)?;
+            if first {
+                first_of.insert(page, doc);
+            }
+            Ok(())
+        })
+        .unwrap();
+    let docs = webmill::docs::DocTable::open(view.file(JobFile::Docs).unwrap())
+        .unwrap()
+        .len();
+    let ranges = shards::plan(docs, n).unwrap();
+    let mut text_pages = std::collections::BTreeSet::new();
+    PageFile::open(view.file(JobFile::Text).unwrap(), &records::TEXT)
+        .unwrap()
+        .for_each(|page, input| {
+            records::decode_text(input)?;
+            if first_of.contains_key(&page) {
+                text_pages.insert(page);
+            }
+            Ok(())
+        })
+        .unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for j in 0..n {
+        for (k, range) in ranges.iter().enumerate() {
+            let f = split
+                .join(textsplit::split_name(j))
+                .join(textsplit::part_name(k));
+            PageFile::open(&f, &records::TEXT)
+                .unwrap()
+                .for_each(|page, input| {
+                    records::decode_text(input)?;
+                    let doc = first_of[&page];
+                    assert!(
+                        range.contains(&doc),
+                        "page {page}: doc {doc} not in shard {k}"
+                    );
+                    assert!(seen.insert(page), "page {page} twice");
+                    Ok(())
+                })
+                .unwrap();
+        }
+    }
+    assert_eq!(seen, text_pages);
+    for k in 0..n {
+        assert!(
+            shards::forward(&view, &split, k, n, &o, &s)
+                .unwrap()
+                .published
+        );
+    }
+    shards::gather(&view, &split, n).unwrap();
+    for k in 0..n {
+        shards::sort(&view, &split, k, n, &o, &s).unwrap();
+    }
+    shards::finish(&view, &split, n, &o).unwrap();
+    let (a, b) = (files(&whole), files(&split));
+    assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
+    for (name, bytes) in &a {
+        assert!(b[name] == *bytes, "{name} differs");
+    }
 }

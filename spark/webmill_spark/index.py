@@ -1,6 +1,8 @@
 """The job's index as document-partitioned shards, a Spark task per shard.
 
-`webmill shard index` in four steps (src/index/shards.rs): per shard on an
+`webmill shard index` in five steps (src/index/shards.rs): per task on an
+executor, `split` (a run of the job's text blocks split by shard, so that a
+shard's task then reads only its own documents' text); per shard on an
 executor, `forward` (pass 1 and the forward pass of the shard's docID range,
 with its field lengths); once on the driver, `gather` (the collection's
 field lengths, so every shard scores as the single index would); per shard
@@ -56,23 +58,26 @@ def build_shards(sc, webmill: str, gflags: list[str], job: str, shards: int, fla
     seconds of each step and the tasks' reports."""
     common = ["--shards", str(shards), *flags, job]
     t0 = time.monotonic()
-    fwd = _wave(sc, f"webmill index 1/2: forward pass of {shards} shards", "forward", webmill, gflags, shards, job, flags)
+    spl = _wave(sc, f"webmill index 1/3: the text split by shard, {shards} tasks", "split", webmill, gflags, shards, job, flags)
+    ts = time.monotonic()
+    fwd = _wave(sc, f"webmill index 2/3: forward pass of {shards} shards", "forward", webmill, gflags, shards, job, flags)
     t1 = time.monotonic()
     _driver([webmill, *gflags, "--quiet", "shard", "index", "--step", "gather", *common])
     t2 = time.monotonic()
-    srt = _wave(sc, f"webmill index 2/2: barrels and lexicons of {shards} shards", "sort", webmill, gflags, shards, job, flags)
+    srt = _wave(sc, f"webmill index 3/3: barrels and lexicons of {shards} shards", "sort", webmill, gflags, shards, job, flags)
     t3 = time.monotonic()
     _driver([webmill, *gflags, "--quiet", "shard", "index", "--step", "finish", *common])
     t4 = time.monotonic()
     return {
         "shards": shards,
-        "forward_s": t1 - t0,
+        "split_s": ts - t0,
+        "forward_s": t1 - ts,
         "gather_s": t2 - t1,
         "sort_s": t3 - t2,
         "finish_s": t4 - t3,
         "seconds": t4 - t0,
-        "tasks": fwd + srt,
-        "peak_rss": max((r.get("peak_rss", 0) for r in fwd + srt), default=0),
+        "tasks": spl + fwd + srt,
+        "peak_rss": max((r.get("peak_rss", 0) for r in spl + fwd + srt), default=0),
     }
 
 
@@ -80,7 +85,7 @@ def summary(f: dict, mem: str) -> str:
     """The summary line of `build_shards`' figures."""
     secs = sorted(r["seconds"] for r in f["tasks"])
     return (
-        f"{f['shards']} shards beside the later stages: forward {f['forward_s']:.1f} s, gather {f['gather_s']:.1f} s, "
+        f"{f['shards']} shards beside the later stages: split {f['split_s']:.1f} s, forward {f['forward_s']:.1f} s, gather {f['gather_s']:.1f} s, "
         f"sort {f['sort_s']:.1f} s, manifest {f['finish_s']:.1f} s; longest task {secs[-1] if secs else 0:.1f} s; "
         f"webmill peak RSS {f['peak_rss'] / 1e6:.0f} MB at --mem {mem}"
     )

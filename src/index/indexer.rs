@@ -221,11 +221,17 @@ impl Inputs {
             i = end;
         }
         let dc = self.docs.container();
-        let mut anchors = SeqReader::new(&self.anchors);
         let nblocks = dc.blocks().len();
         let mut i = 0;
         let mut next_doc = 0u64;
-        while i < nblocks {
+        // A shard's documents: the doc table's blocks from the one holding
+        // its first docID, and their anchors (keyed by target) from there.
+        while i < nblocks && next_doc + dc.blocks()[i].records <= self.range.start {
+            next_doc += dc.blocks()[i].records;
+            i += 1;
+        }
+        let mut anchors = SeqReader::starting_at(&self.anchors, next_doc);
+        while i < nblocks && next_doc < self.range.end {
             let end = window_end(dc.blocks(), i);
             let mut units = Vec::with_capacity(end - i);
             for block in i..end {
@@ -344,9 +350,21 @@ struct SeqReader<'a> {
 
 impl<'a> SeqReader<'a> {
     fn new(file: &'a PageFile) -> SeqReader<'a> {
+        SeqReader::starting_at(file, 0)
+    }
+
+    /// A reader whose first block is the first that may hold records of
+    /// key `key` (earlier records of that block are passed too).
+    fn starting_at(file: &'a PageFile, key: u64) -> SeqReader<'a> {
+        let blocks = file.container().blocks();
+        let mut next_block = file.find_block(key).unwrap_or(0);
+        // A key's records may start in the blocks before the one it opens.
+        while next_block > 0 && blocks[next_block].key == key.to_be_bytes() {
+            next_block -= 1;
+        }
         SeqReader {
             file,
-            next_block: 0,
+            next_block,
             raw: (Vec::new(), Vec::new()),
             pending: Default::default(),
         }

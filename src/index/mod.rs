@@ -43,6 +43,7 @@ pub mod postings;
 pub mod shards;
 pub mod sorter;
 pub mod stem;
+pub mod textsplit;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -7,8 +7,11 @@
 //!
 //! ```text
 //! job's text.wm, pagedoc.wm, docs.wm, anchors.wm
+//!   ─ split (per task J, optional) ─► DIR/split-J/text-K.wm  its run of text.wm's blocks,
+//!                                                              each shard K's pages apart
 //!   ─ forward (per shard K, docIDs first..end) ─► DIR/fwd-K/   pass 1, plan, forward barrels,
 //!                                                              field lengths of its docs
+//!                                        (its text: the split-J/text-K.wm joined, else text.wm)
 //!   ─ gather (once)  ─► DIR/fieldlens.wm   the collection's field lengths (every shard's range)
 //!   ─ sort (per shard K) ─► DIR/shard-K/index/  lexicon, barrels (block bounds from the
 //!                                              collection's averages), fieldlens.wm
@@ -41,7 +44,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::fieldlens::{FieldLengths, FieldLengthsWriter};
-use super::{barrel_file, build_part, BarrelSet, Index, IndexOptions, Stem, Until};
+use super::{barrel_file, build_part, textsplit, BarrelSet, Index, IndexOptions, Stem, Until};
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use crate::error::{Error, IoContext, Result};
 use crate::job::{JobFile, JobView, Settings, Stage, StageContext, StagePaths};
@@ -240,8 +243,72 @@ pub(crate) fn publish(attempt: &Path, target: &Path) -> Result<bool> {
     }
 }
 
+/// Step 0, task `j` of `n` (optional): the `j`-th run of the job's text
+/// blocks split by shard, published as `dir/split-J/` (see
+/// [`super::textsplit`]); once all `n` are, each shard's forward step reads
+/// only its own documents' text. The report's `first..end` are the pages
+/// the task read.
+pub fn split(job: &JobView, dir: &Path, j: usize, n: usize, s: &Settings) -> Result<StepReport> {
+    let t = Instant::now();
+    let docs = doc_count(job)?;
+    let ranges = plan(docs, n)?;
+    if j >= n {
+        return Err(Error::usage(format!(
+            "split task {j} does not exist: there are {n} (0 to {})",
+            n - 1
+        )));
+    }
+    let text = job.file(JobFile::Text)?;
+    let mut report = StepReport {
+        step: "split".into(),
+        shard: j,
+        ..StepReport::default()
+    };
+    {
+        let c = crate::container::pagefile::PageFile::open(&text, &crate::ingest::records::TEXT)?;
+        let blocks = textsplit::task_blocks(c.container().blocks().len(), j, n);
+        let key = |b: usize| {
+            c.container()
+                .blocks()
+                .get(b)
+                .and_then(|e| <[u8; 8]>::try_from(e.key.as_slice()).ok())
+                .map(u64::from_be_bytes)
+        };
+        report.first = key(blocks.start).unwrap_or(0);
+        report.end = key(blocks.end).map_or(report.first.max(c.records()), |p| p);
+    }
+    let target = dir.join(textsplit::split_name(j));
+    if !target.exists() && !dir.join(MANIFEST).exists() {
+        std::fs::create_dir_all(dir).at(dir)?;
+        let attempt = attempt_dir(dir, "split", j);
+        let run = textsplit::split(
+            &text,
+            &job.file(JobFile::PageDoc)?,
+            &ranges,
+            j,
+            n,
+            s.mem,
+            &attempt,
+        );
+        if let Err(e) = run.and_then(|_| crate::publish::sync_dir(&attempt)) {
+            let _ = std::fs::remove_dir_all(&attempt);
+            return Err(e);
+        }
+        report.published = publish(&attempt, &target)?;
+    }
+    report.seconds = t.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Whether the split step's `n` tasks are all published under `dir`.
+fn split_done(dir: &Path, n: usize) -> bool {
+    (0..n).all(|j| dir.join(textsplit::split_name(j)).is_dir())
+}
+
 /// Step 1 of shard `k` of `n`: pass 1, the plan and the forward pass over
 /// its documents, with their field lengths, published as `dir/fwd-K/`.
+/// After the split step, it reads only its documents' text (joined from the
+/// split tasks' files); without it, the whole `text.wm`.
 pub fn forward(
     job: &JobView,
     dir: &Path,
@@ -258,8 +325,20 @@ pub fn forward(
         std::fs::create_dir_all(dir).at(dir)?;
         let attempt = attempt_dir(dir, "fwd", k);
         let run = (|| {
-            let cx = context(job, &attempt, opts, s)?;
-            build_part(&cx, opts, Some(range.clone()), Until::Forward)
+            let mut files = inputs(job)?;
+            let joined = attempt.join(JobFile::Text.name());
+            if split_done(dir, n) {
+                std::fs::create_dir_all(&attempt).at(&attempt)?;
+                textsplit::join(dir, k, n, &joined)?;
+                files.insert(JobFile::Text, joined.clone());
+            }
+            let cx = context(files, &attempt, opts, s)?;
+            build_part(&cx, opts, Some(range.clone()), Until::Forward)?;
+            // The sort step reads no text.
+            if joined.exists() {
+                std::fs::remove_file(&joined).at(&joined)?;
+            }
+            Ok(())
         })();
         if let Err(e) = run {
             let _ = std::fs::remove_dir_all(&attempt);
@@ -272,7 +351,7 @@ pub fn forward(
 }
 
 fn context(
-    job: &JobView,
+    inputs: BTreeMap<JobFile, PathBuf>,
     attempt: &Path,
     opts: &IndexOptions,
     s: &Settings,
@@ -281,7 +360,7 @@ fn context(
         &Index { opts: opts.clone() },
         s,
         StagePaths {
-            inputs: inputs(job)?,
+            inputs,
             outputs: attempt.join("out"),
             tmp: attempt.join("tmp"),
         },
@@ -388,7 +467,7 @@ pub fn sort(
             if std::fs::hard_link(&global, &lengths).is_err() {
                 std::fs::copy(&global, &lengths).at(&lengths)?;
             }
-            let cx = context(job, &attempt, opts, s)?;
+            let cx = context(inputs(job)?, &attempt, opts, s)?;
             let sum = build_part(&cx, opts, None, Until::End)?;
             let tmp = attempt.join("tmp");
             std::fs::remove_dir_all(&tmp).at(&tmp)?;
@@ -436,9 +515,10 @@ pub fn finish(job: &JobView, dir: &Path, n: usize, opts: &IndexOptions) -> Resul
     };
     write_manifest(&dir.join(MANIFEST), &params, &shards)?;
     for k in 0..n {
-        let f = forward_dir(dir, k);
-        if f.exists() {
-            std::fs::remove_dir_all(&f).at(&f)?;
+        for f in [forward_dir(dir, k), dir.join(textsplit::split_name(k))] {
+            if f.exists() {
+                std::fs::remove_dir_all(&f).at(&f)?;
+            }
         }
     }
     ShardSet::open(dir)
@@ -470,6 +550,9 @@ pub fn build_all(
     s: &Settings,
 ) -> Result<ShardSet> {
     plan(doc_count(job)?, n)?;
+    for j in 0..n {
+        split(job, dir, j, n, s)?;
+    }
     for k in 0..n {
         forward(job, dir, k, n, opts, s)?;
     }

@@ -824,3 +824,36 @@ fn shard_resolve_from_interrupted_then_rerun_gives_the_same_bytes() {
         "{kills} kills: the runs ended before they were killed"
     );
 }
+
+/// The golden tables of Spark's global steps (`formats/golden/spark/shuffle/`,
+/// which `tests/golden.rs` reads with `shard resolve --from`) are still what
+/// `shuffle.py` writes from the golden unit tables: the same schemas (names,
+/// types, nullability) and rows, part by part in name order (Spark's
+/// Parquet bytes differ run to run: its footer names its build). With
+/// `WEBMILL_UPDATE_GOLDEN=1`, rewrites them.
+#[test]
+fn spark_writes_the_golden_exchange_tables() {
+    if let Some(why) = missing() {
+        eprintln!("SKIPPED: the Spark path cannot run here: {why}");
+        return;
+    }
+    let golden = workspace_root().join("formats/golden/spark");
+    let state = tempfile::tempdir().unwrap();
+    let update = std::env::var("WEBMILL_UPDATE_GOLDEN").is_ok_and(|v| v == "1");
+    let mut cmd = python(state.path());
+    cmd.args(["-m", "webmill_spark.golden"]);
+    if !update {
+        cmd.arg("--check");
+    }
+    let out = cmd
+        .arg(&golden)
+        .arg(golden.join("shuffle"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "webmill_spark.golden: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

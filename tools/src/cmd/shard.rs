@@ -87,8 +87,10 @@ enum Step {
     },
     /// Builds the job's index as --shards N document-partitioned shards
     /// (docID ranges) in --dir (default JOB/shards/), which `search`,
-    /// `serve` and `verify` then use: `forward` (per shard: pass 1 and the
-    /// forward pass of its documents), `gather` (once: the collection's
+    /// `serve` and `verify` then use: `split` (optional, per task K of N:
+    /// the K-th run of the job's text split by shard, so that each shard
+    /// then reads only its own documents' text), `forward` (per shard:
+    /// pass 1 and the forward pass of its documents), `gather` (once: the collection's
     /// field lengths), `sort` (per shard: its barrels and lexicon), `finish`
     /// (once: the manifest), or `all` of them here. A per-shard step works
     /// under an attempt directory and publishes it by rename; it prints one
@@ -97,7 +99,7 @@ enum Step {
         /// The step
         #[arg(long, value_enum, default_value = "all")]
         step: IndexStep,
-        /// The shard (per-shard steps)
+        /// The shard (per-shard steps; for `split`, the task)
         #[arg(long, value_name = "K")]
         shard: Option<usize>,
         /// Shards (docID ranges of equal size)
@@ -158,6 +160,7 @@ enum DedupStep {
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum IndexStep {
+    Split,
     Forward,
     Gather,
     Sort,
@@ -215,6 +218,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
             let settings = g.settings(false, false);
             let one = || shard.ok_or_else(|| anyhow::anyhow!("--step {step:?} needs --shard K"));
             match step {
+                IndexStep::Split => {
+                    let r = shards::split(&view, &dir, one()?, n, &settings)?;
+                    println!("{}", serde_json::to_string(&r)?);
+                }
                 IndexStep::Forward => {
                     let r = shards::forward(&view, &dir, one()?, n, &opts, &settings)?;
                     println!("{}", serde_json::to_string(&r)?);
