@@ -546,12 +546,22 @@ impl DocScorer<'_> {
         pagerank: (Option<f64>, f64),
     ) -> f64 {
         let q = self.query;
-        let mut counts = [[0u32; HIT_TYPES]; super::MAX_QUERY_WORDS];
-        let n = words.len().min(counts.len());
-        for (c, w) in counts.iter_mut().zip(words) {
-            *c = w.counts;
-        }
-        let prox = q.weights.proximity_bound(&counts[..n]).min(1e300);
+        let present = words
+            .iter()
+            .filter(|w| w.counts.iter().any(|&c| c > 0))
+            .count();
+        // With fewer than two words present there is no proximity bonus
+        // (`proximity_bound` is 0): the common one-word case skips it.
+        let prox = if present < 2 {
+            0.0
+        } else {
+            let mut counts = [[0u32; HIT_TYPES]; super::MAX_QUERY_WORDS];
+            let n = words.len().min(counts.len());
+            for (c, w) in counts.iter_mut().zip(words) {
+                *c = w.counts;
+            }
+            q.weights.proximity_bound(&counts[..n]).min(1e300)
+        };
         self.text_score(words, lens, prox, pagerank)
     }
 
@@ -688,6 +698,8 @@ struct Bounds<'s> {
     /// The largest PageRank factor of the collection (1 without ranks).
     factor: f64,
     weights: super::bm25::Bm25Weights,
+    fielded: bool,
+    stats: CollectionStats,
     docs: u64,
 }
 
@@ -762,7 +774,9 @@ impl<'s> Bounds<'s> {
             word,
             factor,
             weights: w.clone(),
+            fielded,
             docs: stats.docs,
+            stats,
         }))
     }
 
@@ -780,6 +794,42 @@ impl<'s> Bounds<'s> {
             0.0
         };
         (sum + prox) * self.factor
+    }
+
+    /// The most word `i` can add to a document where it has `plain` and
+    /// `fancy` hits, with field lengths `lens`.
+    fn of_word(&self, i: usize, plain: u32, fancy: u32, lens: Option<&[u32; N_FIELDS]>) -> f64 {
+        let w = &self.weights;
+        let ratio = |f: usize| match (self.stats.avg_len, lens) {
+            (Some(avg), Some(l)) if avg[f] > 0.0 => f64::from(l[f]) / avg[f],
+            _ => 1.0,
+        };
+        if self.fielded {
+            let per = |f: usize| {
+                let norm = 1.0 - w.field_b[f] + w.field_b[f] * ratio(f);
+                w.field_weight[f] / norm.max(1e-9)
+            };
+            // Plain hits are large type or body; fancy ones title, anchor
+            // or URL: each counted in its best field.
+            let mut p = 0.0;
+            if plain > 0 {
+                p += f64::from(plain) * per(3).max(per(4));
+            }
+            if fancy > 0 {
+                p += f64::from(fancy) * per(0).max(per(1)).max(per(2));
+            }
+            self.idf[i] * p * (w.k1 + 1.0) / (p + w.k1).max(1e-9)
+        } else {
+            let c = f64::from(plain);
+            let ratio = match (self.stats.avg_len, lens) {
+                (Some(avg), Some(l)) if avg[3] + avg[4] > 0.0 => {
+                    f64::from(l[3] + l[4]) / (avg[3] + avg[4])
+                }
+                _ => 1.0,
+            };
+            let norm = w.k1 * (1.0 - w.b + w.b * ratio);
+            self.idf[i] * c * (w.k1 + 1.0) / (c + norm).max(1e-9)
+        }
     }
 
     /// The most word `i` can add to a document of a postings block with
@@ -1096,6 +1146,31 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     };
                     let f = b.factor_of(pr);
                     factor = Some(f);
+                    // First a cheap bound from the plain and fancy totals
+                    // (each counted in its best field, the proximity bonus
+                    // at its limit): most candidates stop here.
+                    let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
+                    for &i in &scored {
+                        if !present[i] {
+                            continue;
+                        }
+                        let (np, nf) = match &mut cursors[i] {
+                            Some(c) => c.hit_counts()?,
+                            None => (0, 0),
+                        };
+                        sum += b.of_word(i, np, nf, lens.as_ref());
+                        max_idf = max_idf.max(b.idf[i]);
+                        n += 1;
+                    }
+                    if n > 1 {
+                        sum += b.weights.proximity_weight * max_idf;
+                    }
+                    if !may_pass(worst, may_complete, sum * f) {
+                        hopeless = true;
+                    }
+                }
+                if !hopeless && factor.is_some() {
+                    let f = factor.unwrap_or(1.0);
                     // The exact text score, from the words' count columns
                     // (no hit read), with the proximity bonus at its bound.
                     wd.clear();
@@ -1115,6 +1190,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     bounded = Some(bound);
                     hopeless = !may_pass(worst, may_complete, bound);
                 } else {
+                    // Not even at the largest score, or not by the cheap bound.
                     hopeless = true;
                 }
             }
