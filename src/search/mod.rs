@@ -249,6 +249,51 @@ impl Results {
             .map(|w| w.word.clone())
             .collect()
     }
+
+    /// Whether the answer is decided before a posting is read: nothing to
+    /// search for, or the paper's conjunction with a word no document
+    /// holds.
+    fn decided_early(&mut self, query: &Query) -> bool {
+        if self.empty.is_none() && query.is_paper_conjunction() {
+            let unknown = self.unknown_words();
+            if !unknown.is_empty() {
+                self.empty = Some(EmptyReason::UnknownWords(unknown));
+            }
+        }
+        self.empty.is_some()
+    }
+
+    /// Says why a ranked query matched nothing: its unknown words where
+    /// they are the reason (all of them unknown, or every word required),
+    /// otherwise that no document matched.
+    fn no_ranked_match(&mut self, query: &Query) {
+        let unknown = self.unknown_words();
+        let why_unknown = unknown.len() == query.words.len() || query.matching == Matching::All;
+        self.empty = Some(if !unknown.is_empty() && why_unknown {
+            EmptyReason::UnknownWords(unknown)
+        } else {
+            EmptyReason::NoMatch
+        });
+    }
+
+    /// Ranks and groups `matches` (see [`present::group`]), noting how they
+    /// were grouped; the groups come back best first.
+    fn group(
+        &mut self,
+        s: &Searcher,
+        matches: Vec<Match>,
+        query: &Query,
+        want: usize,
+    ) -> Result<Vec<present::Group>> {
+        let grouped = present::group(s, matches, query, want)?;
+        self.groups = grouped.groups.len() as u64;
+        self.host_clusters = grouped.by_host;
+        self.similar_by = match s.store.similar() {
+            Some(c) if query.collapse_similar => Some(c.alg.name().to_string()),
+            _ => None,
+        };
+        Ok(grouped.groups)
+    }
 }
 
 /// A searcher over one job's index.
@@ -562,16 +607,11 @@ impl Searcher {
         let query = &*self.as_indexed(query);
         let (qwords, terms) = self.terms(&query.words)?;
         let mut out = Results::start(query, qwords, self.store.has_ranks());
-        if out.empty.is_some() {
+        if out.decided_early(query) {
             return Ok(out);
         }
-        let unknown = out.unknown_words();
         let want = offset.saturating_add(k).max(1);
         let matches = if query.is_paper_conjunction() {
-            if !unknown.is_empty() {
-                out.empty = Some(EmptyReason::UnknownWords(unknown));
-                return Ok(out);
-            }
             let ev = eval::evaluate_until(
                 self,
                 &terms,
@@ -611,25 +651,17 @@ impl Searcher {
             out.timed_out = r.timed_out;
             out.pass = Some(Pass::Full);
             if r.matches.is_empty() {
-                let all_unknown = unknown.len() == query.words.len();
-                let why_unknown = all_unknown || query.matching == Matching::All;
-                out.empty = Some(if !unknown.is_empty() && why_unknown {
-                    EmptyReason::UnknownWords(unknown)
-                } else {
-                    EmptyReason::NoMatch
-                });
+                out.no_ranked_match(query);
                 return Ok(out);
             }
             r.matches
         };
-        let grouped = present::group(self, matches, query, want)?;
-        out.groups = grouped.groups.len() as u64;
-        out.host_clusters = grouped.by_host;
-        out.similar_by = match self.store.similar() {
-            Some(c) if query.collapse_similar => Some(c.alg.name().to_string()),
-            _ => None,
-        };
-        for g in grouped.groups.into_iter().skip(offset).take(k) {
+        for g in out
+            .group(self, matches, query, want)?
+            .into_iter()
+            .skip(offset)
+            .take(k)
+        {
             out.results.push(present::result(self, &terms, query, g)?);
         }
         Ok(out)

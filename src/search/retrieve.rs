@@ -1124,6 +1124,8 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         // the proximity bonus at its bound (`DocScorer::bound`).
         let mut bounded: Option<f64> = None;
         let mut hopeless = false;
+        // It cannot match at all: a miss, decided without a hit list.
+        let mut impossible = false;
         if let Some(b) = &bounds {
             let worst = if heap.len() >= keep {
                 heap.peek().map(|r| &r.0)
@@ -1137,6 +1139,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             };
             if must_complete_always && !may_complete {
                 hopeless = true;
+                impossible = true;
             } else if let Some(worst) = worst {
                 if may_pass(worst, may_complete, f64::INFINITY) {
                     lens = s.field_lengths(doc)?;
@@ -1204,7 +1207,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             read: &mut read,
             hits_read: 0,
         };
-        if hopeless && phrases {
+        if impossible {
+            // Every match must be complete, and it lacks a word.
+        } else if hopeless && phrases {
             // Whether it matches at all would take its hit lists.
             out.estimated = true;
             undecided += 1;
@@ -1414,18 +1419,26 @@ fn estimate_totals(
     } else {
         left.min(s.text_docs().saturating_sub(seen.evaluated))
     };
-    // The words a complete match must hold.
+    // The words a complete match must hold (those outside a group, a
+    // phrase's included): at most the fewest documents of one of them.
     let mut must: Option<u64> = None;
-    if let Node::All(items) = need {
-        for it in items {
-            if let Node::Word(w) = it {
-                let d = slots
-                    .iter()
-                    .find(|x| &x.word == w)
-                    .and_then(|x| x.term.as_ref())
-                    .map_or(0, |t| u64::from(t.info.docs));
-                must = Some(must.map_or(d, |m| m.min(d)));
-            }
+    let mut must_hold = |w: &String| {
+        let d = slots
+            .iter()
+            .find(|x| &x.word == w)
+            .and_then(|x| x.term.as_ref())
+            .map_or(0, |t| u64::from(t.info.docs));
+        must = Some(must.map_or(d, |m| m.min(d)));
+    };
+    let required = match need {
+        Node::All(items) => items.as_slice(),
+        one => std::slice::from_ref(one),
+    };
+    for it in required {
+        match it {
+            Node::Word(w) => must_hold(w),
+            Node::Phrase(ws) => ws.iter().for_each(&mut must_hold),
+            _ => {}
         }
     }
     let mut least = seen.matches;

@@ -27,7 +27,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use super::eval::{self, Match, Pass, Term, Work};
-use super::query::{Matching, Query};
+use super::query::Query;
 use super::{present, retrieve, EmptyReason, QueryWord, Results, Searcher};
 use crate::docstore::DocStore;
 use crate::error::{Error, Result};
@@ -135,16 +135,11 @@ impl Shards {
             })
             .collect();
         let mut out = Results::start(query, words, first.store.has_ranks());
-        if out.empty.is_some() {
+        if out.decided_early(query) {
             return Ok(out);
         }
-        let unknown = out.unknown_words();
         let want = offset.saturating_add(k).max(1);
         let matches = if query.is_paper_conjunction() {
-            if !unknown.is_empty() {
-                out.empty = Some(EmptyReason::UnknownWords(unknown));
-                return Ok(out);
-            }
             let cutoff = query.cutoff.max(1);
             let pass = |set: BarrelSet| -> Result<(Vec<Match>, bool, bool)> {
                 let mut all = Vec::new();
@@ -228,25 +223,17 @@ impl Shards {
             m.truncate(keep);
             out.pass = Some(Pass::Full);
             if m.is_empty() {
-                let all_unknown = unknown.len() == query.words.len();
-                let why_unknown = all_unknown || query.matching == Matching::All;
-                out.empty = Some(if !unknown.is_empty() && why_unknown {
-                    EmptyReason::UnknownWords(unknown)
-                } else {
-                    EmptyReason::NoMatch
-                });
+                out.no_ranked_match(query);
                 return Ok(out);
             }
             m
         };
-        let grouped = present::group(first, matches, query, want)?;
-        out.groups = grouped.groups.len() as u64;
-        out.host_clusters = grouped.by_host;
-        out.similar_by = match first.store.similar() {
-            Some(c) if query.collapse_similar => Some(c.alg.name().to_string()),
-            _ => None,
-        };
-        for g in grouped.groups.into_iter().skip(offset).take(k) {
+        for g in out
+            .group(first, matches, query, want)?
+            .into_iter()
+            .skip(offset)
+            .take(k)
+        {
             let k = self.of_doc(g.lead.doc);
             out.results
                 .push(present::result(&self.shards[k], &terms[k].1, query, g)?);
