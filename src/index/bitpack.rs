@@ -7,9 +7,100 @@
 //! values are 0). Any value can be read without decoding the others, which is
 //! what lets a cursor fetch one document's hits from the middle of a block.
 //!
-//! The layout is the simple scalar one (not the SIMD lanes of the `bitpacking`
-//! crate) so that a reader in any language is a few lines; the decoder reads
-//! eight bytes at a time.
+//! That scalar layout serves values read one at a time (hits) and groups of
+//! any length. Groups of exactly [`LANES`] values — a full postings block's
+//! docID gaps and count columns — use the *lane* layout of the `bitpacking`
+//! crate's `BitPacker4x` (as tantivy does), which SIMD instructions unpack
+//! four values at a time: value `i` goes to lane `i mod 4` as that lane's
+//! value `⌊i / 4⌋`; each lane is a scalar bit string of 32 values (LSB
+//! first) cut into 32-bit little-endian words, and the lanes' words are
+//! interleaved — word `k` of lane `l` is bytes `16k + 4l .. 16k + 4l + 4`.
+//! 128 values of `w` bits take `16·w` bytes.
+
+use bitpacking::{BitPacker, BitPacker4x};
+
+/// Values in a lane-packed group (`BitPacker4x`'s block).
+pub const LANES: usize = BitPacker4x::BLOCK_LEN;
+
+/// Bytes taken by [`LANES`] values of `w` bits in the lane layout.
+#[inline]
+pub fn lanes_len(w: u8) -> usize {
+    16 * w as usize
+}
+
+/// Appends the [`LANES`] values of `values` packed at width `w` in the lane
+/// layout (every value must fit in `w` bits).
+pub fn pack_lanes(values: &[u32], w: u8, out: &mut Vec<u8>) {
+    debug_assert!(w <= 32 && values.len() == LANES);
+    debug_assert!(values.iter().all(|&v| w == 32 || v >> w == 0));
+    let start = out.len();
+    out.resize(start + lanes_len(w), 0);
+    BitPacker4x::new().compress(values, &mut out[start..], w);
+}
+
+/// Decodes [`LANES`] values packed at width `w` in the lane layout into
+/// `out[..LANES]`. `None` if `bytes` is shorter than [`lanes_len`].
+#[inline]
+pub fn unpack_lanes(bytes: &[u8], w: u8, out: &mut [u32]) -> Option<()> {
+    if w > 32 || bytes.len() < lanes_len(w) || out.len() < LANES {
+        return None;
+    }
+    BitPacker4x::new().decompress(&bytes[..lanes_len(w)], out, w);
+    Some(())
+}
+
+/// Appends the gaps of [`LANES`] strictly increasing `docs` in the lane
+/// layout at width `w`: value 0 is 0, value `i` is `docs[i] − docs[i−1] − 1`
+/// (the SIMD prefix sum of [`unpack_lanes_gaps`] rebuilds the docIDs).
+pub fn pack_lanes_gaps(docs: &[u32], w: u8, out: &mut Vec<u8>) {
+    debug_assert!(w <= 32 && docs.len() == LANES);
+    debug_assert!(docs.windows(2).all(|p| p[0] < p[1]));
+    let start = out.len();
+    out.resize(start + lanes_len(w), 0);
+    BitPacker4x::new().compress_strictly_sorted(
+        Some(docs[0].wrapping_sub(1)),
+        docs,
+        &mut out[start..],
+        w,
+    );
+}
+
+/// Decodes [`LANES`] docIDs from their gaps packed by [`pack_lanes_gaps`],
+/// the first being `first`, into `out[..LANES]`. Fails when `bytes` is too
+/// short, value 0 is not 0 or the docIDs pass 2³² − 1.
+#[inline]
+pub fn unpack_lanes_gaps(
+    bytes: &[u8],
+    w: u8,
+    first: u32,
+    out: &mut [u32],
+) -> Result<(), &'static str> {
+    if w > 32 || bytes.len() < lanes_len(w) || out.len() < LANES {
+        return Err("docID gaps cut short");
+    }
+    BitPacker4x::new().decompress_strictly_sorted(
+        Some(first.wrapping_sub(1)),
+        &bytes[..lanes_len(w)],
+        out,
+        w,
+    );
+    let out = &out[..LANES];
+    if out[0] != first {
+        return Err("first docID gap is not 0");
+    }
+    // Each step adds gap + 1 ≤ 2^w: below 25 bits the 127 steps add under
+    // 2^31, so the sum wraps at most once, and only if it ends below the
+    // start; wider, every step is checked.
+    let wrapped = if w < 25 {
+        out[LANES - 1] < first
+    } else {
+        out.windows(2).any(|p| p[0] >= p[1])
+    };
+    if wrapped {
+        return Err("docIDs overflow 32 bits");
+    }
+    Ok(())
+}
 
 /// Bits needed for `v` (0 for 0).
 #[inline]
@@ -126,6 +217,66 @@ mod tests {
         assert_eq!(width(1), 1);
         assert_eq!(width(4095), 12);
         assert_eq!(width(u32::MAX), 32);
+    }
+
+    /// The lane layout as the module documents it, written out value by
+    /// value: the reference the `bitpacking` crate is checked against.
+    fn lanes_reference(values: &[u32], w: u8) -> Vec<u8> {
+        let mut words = vec![0u32; 4 * w as usize];
+        for (i, &v) in values.iter().enumerate() {
+            let (lane, k) = (i % 4, i / 4);
+            for b in 0..w as usize {
+                let bit = k * w as usize + b;
+                words[4 * (bit / 32) + lane] |= (v >> b & 1) << (bit % 32);
+            }
+        }
+        words.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    #[test]
+    fn lanes_golden() {
+        // 0..128 at width 7: lane 0 holds 0, 4, 8, …; its first word is
+        // 0 | 4 << 7 | 8 << 14 | 12 << 21 | (16 & 0xf) << 28.
+        let values: Vec<u32> = (0..128).collect();
+        let mut out = Vec::new();
+        pack_lanes(&values, 7, &mut out);
+        assert_eq!(out.len(), 112);
+        assert_eq!(out[..4], (4u32 << 7 | 8 << 14 | 12 << 21).to_le_bytes());
+        assert_eq!(out, lanes_reference(&values, 7));
+    }
+
+    proptest! {
+        #[test]
+        fn lanes_roundtrip(values in proptest::collection::vec(any::<u32>(), LANES), shift in 0u32..33, first in any::<u32>()) {
+            let values: Vec<u32> = values.into_iter().map(|v| v.checked_shr(shift).unwrap_or(0)).collect();
+            let w = max_width(&values);
+            let mut out = vec![0xaa];
+            pack_lanes(&values, w, &mut out);
+            prop_assert_eq!(&out[1..], &lanes_reference(&values, w)[..]);
+            let mut back = vec![0u32; LANES];
+            unpack_lanes(&out[1..], w, &mut back).unwrap();
+            prop_assert_eq!(&back, &values);
+            prop_assert!(w == 0 || unpack_lanes(&out[1..out.len() - 1], w, &mut back).is_none());
+            // As gaps of increasing docIDs (when they fit in 32 bits).
+            let mut gaps = values.clone();
+            gaps[0] = 0;
+            let sum: u64 = gaps.iter().map(|&g| u64::from(g) + 1).sum::<u64>() - 1;
+            let w = max_width(&gaps);
+            let mut out = Vec::new();
+            if u64::from(first) + sum <= u64::from(u32::MAX) {
+                let mut docs = vec![first; LANES];
+                for i in 1..LANES {
+                    docs[i] = docs[i - 1] + gaps[i] + 1;
+                }
+                pack_lanes_gaps(&docs, w, &mut out);
+                prop_assert_eq!(&out, &lanes_reference(&gaps, w));
+                unpack_lanes_gaps(&out, w, first, &mut back).unwrap();
+                prop_assert_eq!(&back, &docs);
+            } else {
+                pack_lanes(&gaps, w, &mut out);
+                prop_assert_eq!(unpack_lanes_gaps(&out, w, first, &mut back), Err("docIDs overflow 32 bits"));
+            }
+        }
     }
 
     proptest! {

@@ -1,4 +1,4 @@
-//! Inverted barrels: the `barrel` container kind (version 3), short and full.
+//! Inverted barrels: the `barrel` container kind (version 4), short and full.
 //!
 //! A barrel holds the doclists of a range of wordIDs (Brin & Page §4.2.7):
 //! per word, the documents that contain it in increasing docID order, each
@@ -76,7 +76,7 @@ use crate::error::{Error, Result};
 /// The `barrel` kind.
 pub const BARREL: FileKind = FileKind {
     tag: "barrel",
-    version: 3,
+    version: 4,
     what: "inverted barrel: per wordID its doclist, docID-sorted postings blocks with skip data",
     verify: |path| Barrel::open(path)?.verify().map(drop),
     dump,
@@ -1420,6 +1420,24 @@ mod tests {
         assert_eq!((first.first, first.last, second.first), (0, 254, 256));
         assert!(first.bound[0] > 0 && second.bound[0] > 0);
         assert_eq!(c.shallow(299).unwrap(), None);
+    }
+
+    /// A barrel of version 3 (before lane-packed full blocks) is refused,
+    /// naming the file and both versions.
+    #[test]
+    fn version_3_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("full-000.wm");
+        let w = ContainerWriter::create(&path, BARREL.tag, 3, &json!({})).unwrap();
+        w.finish(&json!({})).unwrap();
+        let err = Barrel::open(&path)
+            .err()
+            .expect("version 3 refused")
+            .to_string();
+        assert!(
+            err.contains("full-000.wm") && err.contains("version 3") && err.contains("version 4"),
+            "{err}"
+        );
     }
 
     #[test]

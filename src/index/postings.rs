@@ -13,6 +13,7 @@
 //! 8   u8   w_fancy    bits per packed URL, title or anchor hit
 //! 9   u8 × popcount(mask)  the stored count columns' widths, in class order
 //!     gaps     n − 1 values at w_gap:  docID[i] − docID[i−1] − 1, i = 1..n
+//!              (a full block: 128 values in the lane layout, value 0 = 0)
 //!     counts   per stored class c, n values at its width: document i's hits
 //!              of class c (classes: small, plain, bold, large, URL, title,
 //!              anchor, other; a column not stored is all zeros)
@@ -26,7 +27,11 @@
 //!     other    O = other hits, u16 each as they are (meta and reserved types)
 //! ```
 //!
-//! Each packed field ([`super::bitpack`]) starts on a byte boundary. A
+//! Each packed field ([`super::bitpack`]) starts on a byte boundary. In a
+//! full block (128 documents) the gaps and the count columns are packed in
+//! the lane layout, which SIMD instructions unpack (the gaps with their
+//! prefix sum); the other fields, and every field of a shorter block, in the
+//! scalar layout. A
 //! document's hit list is its plain hits in position order followed by its
 //! fancy hits (URL, title, anchor, then other hits, each class in the order
 //! given). The block's length is not stored: the barrel's block directory
@@ -50,7 +55,7 @@
 //! only what their class does not say: the position (an anchor's source hash
 //! and position) and capitalization, 9 bits at most.
 
-use super::bitpack::{self, max_width, pack, packed_len};
+use super::bitpack::{self, lanes_len, max_width, pack, pack_lanes, pack_lanes_gaps, packed_len};
 use super::hit::{FancyType, Hit, FANCY_FONT, MAX_FONT, MAX_PLAIN_POSITION};
 
 /// Documents per postings block (all but the last block of a doclist are full).
@@ -199,9 +204,18 @@ impl BlockEncoder {
         out.extend_from_slice(&self.docs[0].to_le_bytes());
         out.extend_from_slice(&[(n - 1) as u8, w_gap, mask, w_attr | font_base << 4, w_fancy]);
         out.extend(widths.iter().filter(|&&w| w > 0));
-        pack(s, w_gap, out);
-        for (c, &w) in self.counts.iter().zip(&widths) {
-            pack(c, w, out);
+        if n == BLOCK_DOCS {
+            pack_lanes_gaps(&self.docs, w_gap, out);
+            for (c, &w) in self.counts.iter().zip(&widths) {
+                if w > 0 {
+                    pack_lanes(c, w, out);
+                }
+            }
+        } else {
+            pack(s, w_gap, out);
+            for (c, &w) in self.counts.iter().zip(&widths) {
+                pack(c, w, out);
+            }
         }
         // Positions: per document, the first absolute and then differences.
         s.clear();
@@ -339,11 +353,18 @@ impl<'a> BlockView<'a> {
             }
         }
         let gaps_at = k;
-        let mut at = gaps_at + packed_len(n - 1, w_gap);
+        let len = |values: usize, w: u8| {
+            if n == BLOCK_DOCS {
+                lanes_len(w)
+            } else {
+                packed_len(values, w)
+            }
+        };
+        let mut at = gaps_at + len(n - 1, w_gap);
         let mut count_at = [0usize; CLASSES];
         for (c, &w) in widths.iter().enumerate() {
             count_at[c] = at;
-            at += packed_len(n, w);
+            at += len(n, w);
         }
         if at > bytes.len() {
             return Err(format!(
@@ -368,15 +389,15 @@ impl<'a> BlockView<'a> {
 
     /// Decodes the docIDs into `docs[..n]`. Fails if they overflow.
     pub fn docs(&self, docs: &mut [u32]) -> Result<(), String> {
+        let gaps = &self.bytes[self.gaps_at..self.count_at[0]];
+        if self.n == BLOCK_DOCS {
+            return Ok(bitpack::unpack_lanes_gaps(
+                gaps, self.w_gap, self.first, docs,
+            )?);
+        }
         let docs = &mut docs[..self.n];
         docs[0] = self.first;
-        bitpack::unpack_into(
-            &self.bytes[self.gaps_at..self.count_at[0]],
-            self.w_gap,
-            0,
-            &mut docs[1..],
-        )
-        .ok_or("docID gaps cut short")?;
+        bitpack::unpack_into(gaps, self.w_gap, 0, &mut docs[1..]).ok_or("docID gaps cut short")?;
         let mut prev = self.first;
         for d in docs[1..].iter_mut() {
             prev = prev
@@ -395,12 +416,12 @@ impl<'a> BlockView<'a> {
         } else {
             self.hits_at
         };
-        bitpack::unpack_into(
-            &self.bytes[self.count_at[c]..end],
-            self.widths[c],
-            0,
-            &mut out[..self.n],
-        )
+        let bytes = &self.bytes[self.count_at[c]..end];
+        if self.n == BLOCK_DOCS {
+            bitpack::unpack_lanes(bytes, self.widths[c], out)
+        } else {
+            bitpack::unpack_into(bytes, self.widths[c], 0, &mut out[..self.n])
+        }
         .ok_or_else(|| format!("{} counts cut short", CLASS_NAMES[c]))
     }
 
@@ -839,6 +860,51 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    /// A full block packs its gaps and count columns in the lane layout:
+    /// their bytes are the lane packing of the values, and a first gap that
+    /// is not 0 or docIDs past 2³² are refused.
+    #[test]
+    fn full_block_lanes() {
+        let mut enc = BlockEncoder::new();
+        let mut want = Vec::new();
+        let mut doc = 1000u32;
+        for i in 0..BLOCK_DOCS as u32 {
+            let plain: Vec<Hit> = (0..i % 5).map(|k| Hit::plain(k == 1, 1, k * 3)).collect();
+            let fancy = if i % 7 == 0 {
+                vec![Hit::title(false, 0)]
+            } else {
+                vec![]
+            };
+            enc.push(doc, &plain, &fancy);
+            want.push((doc, plain, fancy));
+            doc += 1 + i % 9;
+        }
+        let mut out = Vec::new();
+        enc.encode(&mut out);
+        assert_eq!(decode_block(&out).unwrap(), want);
+        // Header, widths of plain (3 bits: up to 4) and title (1 bit), then
+        // gaps at 4 bits (up to 8), 16·w bytes each.
+        assert_eq!(out[5..7], [4, 0b10_0010]);
+        assert_eq!(out[9..11], [3, 1]);
+        let mut gaps = vec![0u32];
+        gaps.extend(want.windows(2).map(|p| p[1].0 - p[0].0 - 1));
+        let mut lanes = Vec::new();
+        bitpack::pack_lanes(&gaps, 4, &mut lanes);
+        assert_eq!(out[11..11 + 64], lanes[..]);
+        let plain: Vec<u32> = want.iter().map(|w| w.1.len() as u32).collect();
+        lanes.clear();
+        bitpack::pack_lanes(&plain, 3, &mut lanes);
+        assert_eq!(out[75..75 + 48], lanes[..]);
+        // Value 0 of the gaps (lane 0's lowest bits) must be 0.
+        let mut bad = out.clone();
+        bad[11] |= 1;
+        assert!(decode_block(&bad).unwrap_err().contains("first docID gap"));
+        // A first docID near 2³² makes the docIDs overflow.
+        let mut bad = out.clone();
+        bad[..4].copy_from_slice(&(u32::MAX - 100).to_le_bytes());
+        assert!(decode_block(&bad).unwrap_err().contains("overflow"));
     }
 
     /// Counts that disagree with the hits are refused.
