@@ -123,7 +123,7 @@ def run(spark, webmill: str, gflags: list[str], job: str, dir: str, shards: int,
     sketched = (
         sc.parallelize(range(shards), shards)
         .setName("dedup: sketch page ranges")
-        .map(lambda k: run_task([*cmd, "--shard", str(k), job], f"sketch shard {k}"))
+        .map(lambda k: run_task([*cmd, "--shard", str(k), job], f"sketch shard {k}", "sketch", k))
         .collect()
     )
     t1 = time.monotonic()
@@ -143,7 +143,7 @@ def run(spark, webmill: str, gflags: list[str], job: str, dir: str, shards: int,
         reports = (
             sc.parallelize(range(len(cand_parts)), max(1, len(cand_parts)))
             .setName(f"dedup {alg}: verify candidate parts")
-            .map(lambda i: run_task([*vcmd, "--part", str(i), job], f"verify part {i}"))
+            .map(lambda i: run_task([*vcmd, "--part", str(i), job], f"verify {alg} part {i}", f"verify-{alg}", i))
             .collect()
         )
         verify_s += time.monotonic() - tv

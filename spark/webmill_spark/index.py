@@ -32,7 +32,7 @@ def index_flags(run_flags: list[str]) -> list[str]:
 def _step(webmill: str, gflags: list[str], step: str, shard: int, shards: int, job: str, flags: list[str]) -> dict:
     """One shard's step on an executor (runs in Spark's Python worker)."""
     cmd = [webmill, *gflags, "--quiet", "shard", "index", "--step", step, "--shard", str(shard), "--shards", str(shards), *flags, job]
-    return run_task(cmd, f"shard {shard}")
+    return run_task(cmd, f"{step} shard {shard}", step, shard)
 
 
 def _driver(cmd: list[str]) -> None:

@@ -62,12 +62,8 @@ def _absolute(arg: str) -> str:
 
 def _task(webmill: str, global_flags: list[str], source: list[str], segments: str, unit: int) -> dict:
     """One unit on an executor (runs in Spark's Python worker)."""
-    delay = os.environ.get("WEBMILL_SPARK_TASK_DELAY")
-    if delay:
-        # Test hook: hold each task long enough for a test to kill an executor.
-        time.sleep(float(delay))
     cmd = [webmill, *global_flags, "shard", "ingest", "--unit", str(unit), "--segments", segments, *source]
-    return run_task(cmd, f"unit {unit}")
+    return run_task(cmd, f"unit {unit}", "ingest", unit)
 
 
 def _bytes(n: float) -> str:
@@ -144,9 +140,10 @@ def main(argv: list[str]) -> int:
         .config("spark.executor.metrics.pollingInterval", "500")
         .config("spark.ui.showConsoleProgress", "true" if sys.stderr.isatty() else "false")
     )
-    delay = os.environ.get("WEBMILL_SPARK_TASK_DELAY")
-    if delay:
-        spark = spark.config("spark.executorEnv.WEBMILL_SPARK_TASK_DELAY", delay)
+    # The tasks' test hooks (tasks.py), when set.
+    for hook in ("WEBMILL_SPARK_MARKERS", "WEBMILL_SPARK_HOLD"):
+        if os.environ.get(hook):
+            spark = spark.config(f"spark.executorEnv.{hook}", os.environ[hook])
     spark = spark.getOrCreate()
     sc = spark.sparkContext
     # The tasks' functions travel by value, so the executors need pyspark

@@ -1,19 +1,63 @@
 """What the steps share: a webmill subprocess as a Spark task, and picking
-a stage's flags out of `webmill run`'s."""
+a stage's flags out of `webmill run`'s.
+
+Test hooks (tools/tests/spark.rs kills executors with them; both are
+passed to the executors by `run`, and do nothing when unset):
+
+- `WEBMILL_SPARK_MARKERS=DIR`: every webmill task, as it starts, writes
+  `DIR/STEP-N.aA` holding its Python worker's pid, where STEP is `ingest`,
+  `split`, `forward`, `sort`, `sketch` or `verify-ALG`, N the unit, shard
+  or part, and A Spark's attempt number of the task (0 first, 1 on its
+  first retry, …). A test finds the executor running a step from the pid.
+- `WEBMILL_SPARK_HOLD=STEP,STEP,…`: the first attempt of task 0 of each
+  step named holds before it runs webmill, until its executor is killed
+  (then its Python worker dies with it), at most `HOLD_LIMIT` seconds —
+  so that a test kills the executor while that step's task is surely
+  running, however loaded the machine.
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import time
+
+# The longest a held task waits for its executor to be killed.
+HOLD_LIMIT = 300.0
 
 
-def run_task(cmd: list[str], what: str) -> dict:
+def _mark(step: str, n: int) -> None:
+    """The test hooks above: the marker, then the hold."""
+    markers = os.environ.get("WEBMILL_SPARK_MARKERS")
+    if not markers:
+        return
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    attempt = ctx.attemptNumber() if ctx else 0
+    tmp = os.path.join(markers, f".{step}-{n}.a{attempt}.{os.getpid()}")
+    with open(tmp, "w") as f:
+        f.write(str(os.getpid()))
+    os.rename(tmp, os.path.join(markers, f"{step}-{n}.a{attempt}"))
+    held = os.environ.get("WEBMILL_SPARK_HOLD", "").split(",")
+    if step in held and n == 0 and attempt == 0:
+        parent, end = os.getppid(), time.monotonic() + HOLD_LIMIT
+        # The pyspark daemon hangs up its workers when the executor dies;
+        # should it not, a new parent ends the hold too.
+        while os.getppid() == parent and time.monotonic() < end:
+            time.sleep(0.1)
+
+
+def run_task(cmd: list[str], what: str, step: str, n: int) -> dict:
     """Runs `cmd` (a `webmill shard …` step printing one JSON line) on an
-    executor, in Spark's Python worker; returns that line with the step's
-    own peak RSS (`peak_rss`, bytes). A failure raises, naming `what`, the
-    command and the end of its stderr, so that Spark retries the task."""
+    executor, in Spark's Python worker, as task `n` of `step` (the test
+    hooks above); returns that line with the step's own peak RSS
+    (`peak_rss`, bytes). A failure raises, naming `what`, the command and
+    the end of its stderr, so that Spark retries the task."""
     import tempfile
+
+    _mark(step, n)
 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         p = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)

@@ -346,23 +346,64 @@ pub fn field_position(h: Hit) -> (u16, u16, bool) {
 }
 
 /// Sorts hits by (field, position), the only order matching looks at.
-/// A hit list is its plain hits in position order, then its fancy hits, so
-/// the sorted prefix is found first and only the rest is sorted; the two
-/// runs are then merged (the stable sort finds them and merges in one pass).
-fn sort_by_field_and_position(placed: &mut [Placed]) {
-    let key = |p: &Placed| (p.field, p.pos);
-    let run = placed
+fn sort_by_field_and_position(placed: &mut [Placed], scratch: &mut Vec<Placed>) {
+    sort_field_position(placed, |p| (p.field, p.pos), scratch);
+}
+
+/// Sorts `items` by `key`, a hit's (field, position). A hit list is its
+/// plain hits in position order, then its URL, title and anchor hits (URL
+/// and title each in position order), so the sorted prefix is found first.
+/// When what follows the hits before the anchors is anchor hits alone —
+/// the common case — their (source hash, position) takes one of 256 values
+/// and they are counted into place (pages with hundreds of anchor hits are
+/// common); items of equal key are then equal (same type, same clamping), so
+/// the order is the one a comparison sort gives. Otherwise the rest is
+/// sorted and merged with the prefix when they overlap.
+pub(crate) fn sort_field_position<T: Copy>(
+    items: &mut [T],
+    key: impl Fn(&T) -> (u16, u16),
+    scratch: &mut Vec<T>,
+) {
+    let run = items
         .windows(2)
         .take_while(|w| key(&w[0]) <= key(&w[1]))
         .count()
         + 1;
-    if run < placed.len() {
-        placed[run..].sort_unstable_by_key(key);
-        if key(&placed[run - 1]) > key(&placed[run]) {
-            placed.sort_by_key(key);
+    if run >= items.len() {
+        return;
+    }
+    let anchor = |k: (u16, u16)| {
+        (FIELD_ANCHOR..FIELD_ANCHOR + 16).contains(&k.0) && u32::from(k.1) <= MAX_ANCHOR_POSITION
+    };
+    // The anchor hits: from the first in the sorted prefix to the end.
+    let start = items[..run].partition_point(|t| key(t).0 < FIELD_ANCHOR);
+    let anchors = &mut items[start..];
+    if anchors.len() >= ANCHOR_COUNTING_SORT && anchors.iter().all(|t| anchor(key(t))) {
+        let slot = |k: (u16, u16)| usize::from(k.0 - FIELD_ANCHOR) << 4 | usize::from(k.1);
+        let mut at = [0u32; 257];
+        for t in anchors.iter() {
+            at[slot(key(t)) + 1] += 1;
         }
+        for i in 1..at.len() {
+            at[i] += at[i - 1];
+        }
+        scratch.clear();
+        scratch.extend_from_slice(anchors);
+        for t in scratch.iter() {
+            let s = slot(key(t));
+            anchors[at[s] as usize] = *t;
+            at[s] += 1;
+        }
+        return;
+    }
+    items[run..].sort_unstable_by_key(&key);
+    if key(&items[run - 1]) > key(&items[run]) {
+        items.sort_by_key(key);
     }
 }
+
+/// Unsorted anchor hits from which counting beats sorting.
+const ANCHOR_COUNTING_SORT: usize = 24;
 
 /// The proximity bin of a matched set of `n` hits spanning `span` positions
 /// (largest minus smallest), `phrase` when they stand in query order one
@@ -436,6 +477,8 @@ pub struct Scorer {
     words: Vec<Vec<Placed>>,
     counts: Vec<[u32; HIT_TYPES]>,
     prox: [[u32; PROX_BINS]; HIT_TYPES],
+    /// The counting sort's copy of anchor hits.
+    scratch: Vec<Placed>,
 }
 
 impl Scorer {
@@ -479,7 +522,7 @@ impl Scorer {
             return;
         }
         for placed in &mut self.words {
-            sort_by_field_and_position(placed);
+            sort_by_field_and_position(placed, &mut self.scratch);
         }
         let pivot = (0..n)
             .min_by_key(|&i| (self.words[i].len(), i))
@@ -632,6 +675,57 @@ fn nearest(hits: &[Placed], field: u16, expected: i64) -> Option<&Placed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Hit lists as blocks give them (plain hits by position, then URL,
+        /// title, anchor and meta hits) sort as a comparison sort sorts them,
+        /// anchors counted or not.
+        #[test]
+        fn field_position_sort(
+            plain in proptest::collection::vec(0u32..5000, 0..40),
+            fancy in proptest::collection::vec((0u8..4, any::<u64>(), 0u32..40), 0..300),
+            meta in any::<bool>(),
+        ) {
+            let mut hits = text(&{
+                let mut p = plain.clone();
+                p.sort_unstable();
+                p
+            });
+            let mut fancy: Vec<Hit> = fancy
+                .into_iter()
+                .map(|(t, src, p)| match t {
+                    0 => Hit::fancy(false, FancyType::Url, p),
+                    1 => Hit::fancy(false, FancyType::Title, p),
+                    // Without meta hits the anchors are counted into place.
+                    3 if meta && src % 8 == 0 => Hit::fancy(false, FancyType::Meta, p),
+                    _ => Hit::anchor(false, src % 64, p),
+                })
+                .collect();
+            fancy.sort_by_key(|h| match h.fields() {
+                HitFields::Fancy { kind: FancyType::Url, .. } => 0,
+                HitFields::Fancy { kind: FancyType::Title, .. } => 1,
+                HitFields::Anchor { .. } => 2,
+                _ => 3,
+            });
+            hits.extend(fancy);
+            let mut placed: Vec<Placed> = hits.iter().map(|&h| place(h)).collect();
+            let mut want = placed.clone();
+            want.sort_unstable_by_key(|p| (p.field, p.pos));
+            sort_by_field_and_position(&mut placed, &mut Vec::new());
+            prop_assert_eq!(&placed, &want);
+            let mut pairs: Vec<(u16, u16)> = hits
+                .iter()
+                .map(|&h| field_position(h))
+                .filter(|p| !p.2)
+                .map(|p| (p.0, p.1))
+                .collect();
+            let mut want = pairs.clone();
+            want.sort_unstable();
+            sort_field_position(&mut pairs, |&k| k, &mut Vec::new());
+            prop_assert_eq!(pairs, want);
+        }
+    }
 
     fn source_hash_eq(a: u64, b: u64) -> bool {
         crate::index::hit::source_hash(a) == crate::index::hit::source_hash(b)

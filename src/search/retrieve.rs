@@ -90,7 +90,9 @@ use std::sync::Arc;
 use super::bm25::{self, Bm25Explain, CollectionStats, WordInDoc, N_FIELDS};
 use super::eval::{Match, Sources, Term, Work};
 use super::query::{Matching, Node, Query, Ranking};
-use super::rank::{field_position, Explain, HitType, RankingWeights, Scorer, HIT_TYPES};
+use super::rank::{
+    field_position, sort_field_position, Explain, HitType, RankingWeights, Scorer, HIT_TYPES,
+};
 use super::{RankBounds, Searcher};
 use crate::docstore::DocStore;
 use crate::error::Result;
@@ -367,6 +369,7 @@ impl Eval<'_> {
             return Ok(false);
         }
         let mut lists: Vec<Vec<(u16, u16)>> = Vec::with_capacity(idx.len());
+        let mut scratch = Vec::new();
         for &i in &idx {
             let mut l: Vec<(u16, u16)> = d
                 .hits(i)?
@@ -375,7 +378,7 @@ impl Eval<'_> {
                 .filter(|&(_, _, clamped)| !clamped)
                 .map(|(f, p, _)| (f, p))
                 .collect();
-            l.sort_unstable();
+            sort_field_position(&mut l, |&k| k, &mut scratch);
             lists.push(l);
         }
         let Some((first, rest)) = lists.split_first() else {

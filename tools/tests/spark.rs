@@ -4,9 +4,14 @@
 //! byte-identical (the index excepted: Spark builds it as two
 //! document-partitioned shards, which `verify` checks), the same search
 //! answers for 100 queries (docIDs, scores, totals), the broken input in
-//! the skip report — and so it stays when one worker's executor is
-//! SIGKILLed in the middle of the job. Skips with a printed reason when Java or pyspark is
-//! missing (`.ci/run` installs both).
+//! the skip report — and so it stays when executors are SIGKILLed in the
+//! middle of the job: the one running the first ingest task, then, in the
+//! later waves, the ones running the first task of the index's forward and
+//! sort steps and of near-duplicate detection's sketch and (min-hash)
+//! verification steps, each while its task is held running
+//! (`WEBMILL_SPARK_HOLD`), each kill checked and each task seen retried.
+//! Skips with a printed reason when Java or pyspark is missing (`.ci/run`
+//! installs both).
 
 mod common;
 
@@ -100,6 +105,37 @@ impl Cluster {
 
 fn cwd_under(pid: u32, dir: &Path) -> bool {
     std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c.starts_with(dir))
+}
+
+/// The steps whose first task holds until the test SIGKILLs its executor
+/// (`WEBMILL_SPARK_HOLD`, spark/webmill_spark/tasks.py): the ingest, two
+/// waves of the index's shards, and near-duplicate detection's sketch and
+/// verification tasks.
+const HELD: [&str; 5] = ["ingest", "forward", "sort", "sketch", "verify-minhash"];
+
+/// The fields of `/proc/PID/stat` after the command's name.
+fn stat(pid: u32) -> Option<Vec<String>> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &s[s.rfind(')')? + 1..];
+    Some(rest.split_whitespace().map(str::to_string).collect())
+}
+
+/// `pid` and its ancestors, nearest first.
+fn ancestors(mut pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    while pid > 1 {
+        out.push(pid);
+        match stat(pid).and_then(|f| f.get(1)?.parse().ok()) {
+            Some(p) => pid = p,
+            None => break,
+        }
+    }
+    out
+}
+
+/// The process exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    stat(pid).is_some_and(|f| f.first().map(String::as_str) != Some("Z"))
 }
 
 impl Drop for Cluster {
@@ -220,6 +256,9 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     let state = dir.path().join("state");
     let cluster = Cluster::start(&state, 2);
     let spark = dir.path().join("spark");
+    let markers = dir.path().join("markers");
+    std::fs::create_dir(&markers).unwrap();
+    let log = dir.path().join("spark-run.log");
     let mut run = python(&state)
         .args(["-m", "webmill_spark", "run", "--master", &cluster.master])
         .arg("--out")
@@ -231,31 +270,69 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
         .args(&inputs)
         .arg("--")
         .args(dedup)
-        // Each task waits long enough for an executor to be killed under it.
-        .env("WEBMILL_SPARK_TASK_DELAY", "4")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        // Every webmill task leaves a marker; the first task of each step
+        // of HELD holds until its executor is killed (spark/webmill_spark/
+        // tasks.py).
+        .env("WEBMILL_SPARK_MARKERS", &markers)
+        .env("WEBMILL_SPARK_HOLD", HELD.join(","))
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
         .spawn()
         .unwrap();
-    // SIGKILL one executor as soon as one runs tasks.
-    let deadline = Instant::now() + Duration::from_secs(240);
-    let mut killed = None;
-    while killed.is_none() && Instant::now() < deadline {
-        if let Some(&pid) = cluster.executors().first() {
-            // Let it take its first tasks.
-            std::thread::sleep(Duration::from_secs(2));
-            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
-            killed = Some(pid);
+    // SIGKILL the executor running each held task, once the task has begun.
+    let mut kills = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(900);
+    for step in HELD {
+        let marker = markers.join(format!("{step}-0.a0"));
+        while !marker.exists() && Instant::now() < deadline {
+            if run.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
         }
-        if run.try_wait().unwrap().is_some() {
+        let Ok(pid) = std::fs::read_to_string(&marker) else {
             break;
+        };
+        let worker: u32 = pid.trim().parse().unwrap();
+        let executors = cluster.executors();
+        let Some(executor) = ancestors(worker)
+            .into_iter()
+            .find(|p| executors.contains(p))
+        else {
+            panic!("{step}: the task's Python worker {worker} is not under an executor of the cluster ({executors:?})");
+        };
+        let _ = Command::new("kill")
+            .args(["-9", &executor.to_string()])
+            .status();
+        // The kill landed: the executor and the held task's worker are gone.
+        for pid in [executor, worker] {
+            let gone = Instant::now() + Duration::from_secs(120);
+            while alive(pid) && Instant::now() < gone {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            assert!(
+                !alive(pid),
+                "{step}: process {pid} outlived the SIGKILL of executor {executor}"
+            );
         }
-        std::thread::sleep(Duration::from_millis(200));
+        kills.push((step, executor));
     }
-    let out = run.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "webmill_spark run failed:\n{stderr}");
-    assert!(killed.is_some(), "no executor was seen to kill:\n{stderr}");
+    let status = run.wait().unwrap();
+    let stderr = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "webmill_spark run failed:\n{stderr}");
+    assert_eq!(
+        kills.iter().map(|k| k.0).collect::<Vec<_>>(),
+        HELD,
+        "not every held task was seen to kill its executor:\n{stderr}"
+    );
+    // Spark ran each killed task again, on another executor.
+    for step in HELD {
+        assert!(
+            markers.join(format!("{step}-0.a1")).exists(),
+            "{step}: task 0 was not retried after its executor was killed:\n{stderr}"
+        );
+    }
+    eprintln!("SIGKILLed executors {kills:?}");
     assert!(stderr.contains("ingest on Spark: "), "{stderr}");
     assert!(stderr.contains("URL numbering on Spark: "), "{stderr}");
     // The summary: each step, where it ran, its time, what Spark shuffled.
@@ -825,8 +902,10 @@ fn shard_resolve_from_interrupted_then_rerun_gives_the_same_bytes() {
 /// which `tests/golden.rs` reads with `shard resolve --from`) are still what
 /// `shuffle.py` writes from the golden unit tables: the same schemas (names,
 /// types, nullability) and rows, part by part in name order (Spark's
-/// Parquet bytes differ run to run: its footer names its build). With
-/// `WEBMILL_UPDATE_GOLDEN=1`, rewrites them.
+/// Parquet bytes differ run to run: its footer names its build); and so
+/// are near-duplicate detection's (`dedup/`: candidates, sketches, group
+/// counts and ends, from the golden sketch shards and verified parts, by
+/// `dedup.py`). With `WEBMILL_UPDATE_GOLDEN=1`, rewrites them.
 #[test]
 fn spark_writes_the_golden_exchange_tables() {
     if let Some(why) = missing() {
@@ -844,6 +923,7 @@ fn spark_writes_the_golden_exchange_tables() {
     let out = cmd
         .arg(&golden)
         .arg(golden.join("shuffle"))
+        .arg(golden.join("dedup"))
         .output()
         .unwrap();
     assert!(
