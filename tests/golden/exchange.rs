@@ -174,6 +174,15 @@ fn webmill_meta(table: &str) -> Vec<(String, String)> {
     ]
 }
 
+/// The batches of a table webmill wrote, after checking its columns and
+/// its webmill metadata (`table`, the format version).
+fn webmill_table(path: &Path, table: &str, columns: Columns) -> Vec<RecordBatch> {
+    let (got, meta, batches) = read_parquet(path);
+    assert_eq!(got, columns, "{}", path.display());
+    assert_eq!(meta, webmill_meta(table), "{}", path.display());
+    batches
+}
+
 /// The golden crawl's one unit ingested as a Spark task does it, into
 /// `dir/segments/unit-000000/`.
 fn ingest_crawl_unit(dir: &Path) -> PathBuf {
@@ -224,9 +233,11 @@ fn unit_tables_reproduce_the_golden_files() {
 #[test]
 fn unit_golden_tables_decode() {
     let dir = spark_golden().join("unit-000000");
-    let (columns, meta, batches) = read_parquet(&dir.join(exchange::PAGES_TABLE));
-    assert_eq!(columns, unit_columns("pages"));
-    assert_eq!(meta, webmill_meta("pages"));
+    let batches = webmill_table(
+        &dir.join(exchange::PAGES_TABLE),
+        "pages",
+        unit_columns("pages"),
+    );
     type PageRow = (i32, i64, String, Vec<u8>, i64, String, i64);
     let mut got: Vec<PageRow> = Vec::new();
     for b in &batches {
@@ -258,9 +269,11 @@ fn unit_golden_tables_decode() {
         .collect();
     assert_eq!(got, want);
 
-    let (columns, meta, batches) = read_parquet(&dir.join(exchange::LINKS_TABLE));
-    assert_eq!(columns, unit_columns("links"));
-    assert_eq!(meta, webmill_meta("links"));
+    let batches = webmill_table(
+        &dir.join(exchange::LINKS_TABLE),
+        "links",
+        unit_columns("links"),
+    );
     type LinkRow = (i32, i64, String, String, Vec<u8>, i8, String, i64);
     let mut got: Vec<LinkRow> = Vec::new();
     for b in &batches {
@@ -540,15 +553,11 @@ fn dedup_sketch_tables_reproduce_the_golden_files() {
         let shard = dedup_golden().join(format!("sketch/shard-{k:04}"));
         for (alg, per_page) in KEYS_PER_PAGE {
             let keys = shard.join(format!("keys-{}.parquet", alg.name()));
-            let (columns, meta, _) = read_parquet(&keys);
-            assert_eq!(
-                columns,
-                vec![
-                    ("key", DataType::Int64, false),
-                    ("doc", DataType::Int64, false)
-                ]
-            );
-            assert_eq!(meta, webmill_meta("dedup-keys"));
+            let key_doc = vec![
+                ("key", DataType::Int64, false),
+                ("doc", DataType::Int64, false),
+            ];
+            webmill_table(&keys, "dedup-keys", key_doc);
             let mut docs: Vec<i64> = pairs_of(&keys, 0, 1).into_iter().map(|r| r.1).collect();
             docs.dedup();
             let range: Vec<i64> = (3 * k as i64..3 * k as i64 + 3).collect();
@@ -560,15 +569,11 @@ fn dedup_sketch_tables_reproduce_the_golden_files() {
                 keys.display()
             );
             let sketches = shard.join(format!("sketches-{}.parquet", alg.name()));
-            let (columns, meta, batches) = read_parquet(&sketches);
-            assert_eq!(
-                columns,
-                vec![
-                    ("doc", DataType::Int64, false),
-                    ("sketch", DataType::Binary, false)
-                ]
-            );
-            assert_eq!(meta, webmill_meta("dedup-sketches"));
+            let doc_sketch = vec![
+                ("doc", DataType::Int64, false),
+                ("sketch", DataType::Binary, false),
+            ];
+            let batches = webmill_table(&sketches, "dedup-sketches", doc_sketch);
             let docs: Vec<i64> = batches
                 .iter()
                 .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
@@ -709,17 +714,13 @@ fn dedup_verify_of_the_golden_candidates_reproduces_the_golden_files() {
         assert!(verified > 0, "{}: no pair verified", alg.name());
         same_tree(&dir.join("verified"), &golden.join("verified"));
         for part in exchange::parts(&golden.join("verified")).expect("the verified parts") {
-            let (columns, meta, _) = read_parquet(&part);
             use DataType::*;
-            assert_eq!(
-                columns,
-                vec![
-                    ("a", Int64, false),
-                    ("b", Int64, false),
-                    ("similarity", Float32, false)
-                ]
-            );
-            assert_eq!(meta, webmill_meta("dedup-verified"));
+            let pair = vec![
+                ("a", Int64, false),
+                ("b", Int64, false),
+                ("similarity", Float32, false),
+            ];
+            webmill_table(&part, "dedup-verified", pair);
         }
     }
 }
