@@ -207,50 +207,10 @@ impl RankingWeights {
 
     /// At least the proximity score ([`Scorer::proximity`]) of a document
     /// whose query words have these hit counts per type (in query order,
-    /// zeros for an absent word), without placing a hit: the pivot (the
-    /// present word with fewest hits, the first such) puts each of its
-    /// hits of type `t` in one bin, and a bin's count-weight is at most
-    /// `min(count, max(knee, cap))` (slope ≤ 1, never above the cap), so
-    /// the most its hits can add is their count spread over the bins from
-    /// the heaviest down, at most that much per bin.
+    /// zeros for an absent word), without placing a hit; see
+    /// [`ProximityBound`], which a query works out once.
     pub fn proximity_bound(&self, counts: &[[u32; HIT_TYPES]]) -> f64 {
-        let mut present = counts.iter().filter(|c| c.iter().any(|&x| x > 0));
-        let Some(first) = present.next() else {
-            return 0.0;
-        };
-        let mut pivot = first;
-        let mut several = false;
-        for c in present {
-            several = true;
-            if c.iter().sum::<u32>() < pivot.iter().sum::<u32>() {
-                pivot = c;
-            }
-        }
-        if !several {
-            return 0.0;
-        }
-        let mut b = 0.0;
-        for t in HitType::ALL {
-            let n = pivot[t.index()];
-            if n == 0 {
-                continue;
-            }
-            let mut w = self.type_prox_weight[t.index()];
-            if w.iter().any(|&x| x < 0.0 || x.is_nan()) {
-                return f64::INFINITY;
-            }
-            w.sort_by(|a, b| b.total_cmp(a));
-            let per_bin = self.knee[t.index()].max(1.0).max(self.cap[t.index()]);
-            let mut left = f64::from(n);
-            for x in w {
-                if left <= 0.0 {
-                    break;
-                }
-                b += x * left.min(per_bin);
-                left -= per_bin;
-            }
-        }
-        b * (1.0 + 1e-9) + 1e-9
+        ProximityBound::new(self).of(counts)
     }
 
     /// The count-weight of `n` hits (or matched sets) of type `t`: `n` up to
@@ -282,6 +242,86 @@ impl RankingWeights {
     #[inline]
     pub fn pagerank_factor(&self, pr: f64, docs: u64) -> f64 {
         1.0 + self.pagerank_weight * (docs as f64 * pr.max(0.0)).ln_1p()
+    }
+}
+
+/// [`RankingWeights::proximity_bound`] with its per-query part worked
+/// out once: per type, the type-prox-weights from the heaviest down and
+/// the most one bin's count-weight can be.
+#[derive(Clone, Debug)]
+pub struct ProximityBound {
+    /// Per type, its type-prox-weights sorted from the heaviest down.
+    sorted: [[f64; PROX_BINS]; HIT_TYPES],
+    /// Per type, `max(knee, 1, cap)`.
+    per_bin: [f64; HIT_TYPES],
+    /// Per type, some weight of it is negative or NaN: no bound.
+    unbounded: [bool; HIT_TYPES],
+}
+
+impl ProximityBound {
+    /// The bound's per-query part for weights `w`.
+    pub fn new(w: &RankingWeights) -> ProximityBound {
+        let mut sorted = w.type_prox_weight;
+        let mut unbounded = [false; HIT_TYPES];
+        for (row, u) in sorted.iter_mut().zip(&mut unbounded) {
+            *u = row.iter().any(|&x| x < 0.0 || x.is_nan());
+            row.sort_by(|a, b| b.total_cmp(a));
+        }
+        let mut per_bin = [0.0; HIT_TYPES];
+        for (t, p) in per_bin.iter_mut().enumerate() {
+            *p = w.knee[t].max(1.0).max(w.cap[t]);
+        }
+        ProximityBound {
+            sorted,
+            per_bin,
+            unbounded,
+        }
+    }
+
+    /// At least the proximity score ([`Scorer::proximity`]) of a document
+    /// whose query words have these hit counts per type (in query order,
+    /// zeros for an absent word), without placing a hit: the pivot (the
+    /// present word with fewest hits, the first such) puts each of its
+    /// hits of type `t` in one bin, and a bin's count-weight is at most
+    /// `min(count, max(knee, cap))` (slope ≤ 1, never above the cap), so
+    /// the most its hits can add is their count spread over the bins from
+    /// the heaviest down, at most that much per bin.
+    pub fn of(&self, counts: &[[u32; HIT_TYPES]]) -> f64 {
+        let mut present = counts.iter().filter(|c| c.iter().any(|&x| x > 0));
+        let Some(first) = present.next() else {
+            return 0.0;
+        };
+        let mut pivot = first;
+        let mut several = false;
+        for c in present {
+            several = true;
+            if c.iter().sum::<u32>() < pivot.iter().sum::<u32>() {
+                pivot = c;
+            }
+        }
+        if !several {
+            return 0.0;
+        }
+        let mut b = 0.0;
+        for t in HitType::ALL {
+            let n = pivot[t.index()];
+            if n == 0 {
+                continue;
+            }
+            if self.unbounded[t.index()] {
+                return f64::INFINITY;
+            }
+            let per_bin = self.per_bin[t.index()];
+            let mut left = f64::from(n);
+            for &x in &self.sorted[t.index()] {
+                if left <= 0.0 {
+                    break;
+                }
+                b += x * left.min(per_bin);
+                left -= per_bin;
+            }
+        }
+        b * (1.0 + 1e-9) + 1e-9
     }
 }
 
