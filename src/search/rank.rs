@@ -549,13 +549,55 @@ impl Scorer {
         }
         self.words.truncate(n);
         self.counts.truncate(n);
-        self.match_proximity();
+        let pivot = pivot_of(self.words.iter().map(Vec::len));
+        self.match_proximity(pivot);
+    }
+
+    /// Loads the hit lists of the query words (in query order) of one
+    /// document for its proximity score ([`Self::proximity`]) alone: no
+    /// per-type counts are taken ([`Self::counts`] is empty), and of a word
+    /// other than the pivot only the hits in the pivot's fields are placed
+    /// — the match looks at no other (a page's hundreds of anchor hits are
+    /// skipped when the pivot has none). The same proximity score as
+    /// [`Self::load`].
+    pub fn load_proximity(&mut self, lists: &[&[Hit]]) {
+        let n = lists.len();
+        self.counts.clear();
+        if self.words.len() < n {
+            self.words.resize_with(n, Vec::new);
+        }
+        self.words.truncate(n);
+        let pivot = pivot_of(lists.iter().map(|l| l.len()));
+        // The pivot's fields, a bit each (text, URL, title, meta, anchors
+        // by source hash: all below 32).
+        let mut fields = 0u32;
+        {
+            let placed = &mut self.words[pivot];
+            placed.clear();
+            placed.extend(lists[pivot].iter().map(|&h| place(h)));
+            for p in placed.iter() {
+                fields |= 1 << (p.field & 31);
+            }
+        }
+        for (i, (list, placed)) in lists.iter().zip(&mut self.words).enumerate() {
+            if i == pivot {
+                continue;
+            }
+            placed.clear();
+            placed.extend(
+                list.iter()
+                    .map(|&h| place(h))
+                    .filter(|p| fields >> (p.field & 31) & 1 == 1),
+            );
+        }
+        self.match_proximity(pivot);
     }
 
     /// Counts matched sets per (type, bin): for each hit of the pivot word
-    /// (fewest hits; the first such in query order), the other words' hits in
-    /// the same field nearest to where a phrase would put them.
-    fn match_proximity(&mut self) {
+    /// (fewest hits; the first such in query order, [`pivot_of`]), the
+    /// other words' hits in the same field nearest to where a phrase would
+    /// put them.
+    fn match_proximity(&mut self, pivot: usize) {
         self.prox = [[0; PROX_BINS]; HIT_TYPES];
         let n = self.words.len();
         if n < 2 {
@@ -564,9 +606,6 @@ impl Scorer {
         for placed in &mut self.words {
             sort_by_field_and_position(placed, &mut self.scratch);
         }
-        let pivot = (0..n)
-            .min_by_key(|&i| (self.words[i].len(), i))
-            .unwrap_or(0);
         for h in &self.words[pivot] {
             let bin = self.bin_of(pivot, h);
             self.prox[h.ty.index()][bin] += 1;
@@ -688,6 +727,14 @@ impl Scorer {
     }
 }
 
+/// The pivot of the proximity match: the word with the fewest hits, the
+/// first such in query order (0 for none).
+fn pivot_of(lens: impl Iterator<Item = usize>) -> usize {
+    lens.enumerate()
+        .min_by_key(|&(i, len)| (len, i))
+        .map_or(0, |(i, _)| i)
+}
+
 /// The hit of `field` in `hits` (sorted by field, position) nearest to
 /// `expected`; ties go to the smaller position.
 fn nearest(hits: &[Placed], field: u16, expected: i64) -> Option<&Placed> {
@@ -764,6 +811,47 @@ mod tests {
             want.sort_unstable();
             sort_field_position(&mut pairs, |&k| k, &mut Vec::new());
             prop_assert_eq!(pairs, want);
+        }
+
+        /// Placing only the pivot's fields of the other words gives the
+        /// proximity match of placing every hit.
+        #[test]
+        fn proximity_from_the_pivots_fields(
+            words in proptest::collection::vec(
+                (
+                    proptest::collection::vec(0u32..300, 0..30),
+                    proptest::collection::vec((0u8..3, 0u64..4, 0u32..20), 0..40),
+                ),
+                1..4,
+            ),
+        ) {
+            let lists: Vec<Vec<Hit>> = words
+                .into_iter()
+                .map(|(mut plain, fancy)| {
+                    plain.sort_unstable();
+                    let mut hits = text(&plain);
+                    let mut fancy: Vec<(u8, Hit)> = fancy
+                        .into_iter()
+                        .map(|(t, src, p)| match t {
+                            0 => (0, Hit::fancy(false, FancyType::Url, p)),
+                            1 => (1, Hit::fancy(false, FancyType::Title, p)),
+                            _ => (2, Hit::anchor(false, src, p.min(15))),
+                        })
+                        .collect();
+                    fancy.sort_by_key(|&(t, _)| t);
+                    hits.extend(fancy.into_iter().map(|(_, h)| h));
+                    hits
+                })
+                .filter(|l| !l.is_empty())
+                .collect();
+            let slices: Vec<&[Hit]> = lists.iter().map(Vec::as_slice).collect();
+            let w = RankingWeights::default();
+            let mut all = Scorer::new();
+            all.load(slices.iter().copied());
+            let mut some = Scorer::new();
+            some.load_proximity(&slices);
+            prop_assert_eq!(all.prox, some.prox);
+            prop_assert_eq!(all.proximity(&w), some.proximity(&w));
         }
     }
 

@@ -602,7 +602,7 @@ impl DocScorer<'_> {
     fn score_placed<'h>(
         &mut self,
         words: &[WordInDoc<'_>],
-        hits: impl Iterator<Item = &'h [Hit]>,
+        hits: impl Iterator<Item = &'h [Hit]> + Clone,
         text: &bm25::TextPart,
         pagerank: (Option<f64>, f64),
     ) -> (f64, f64) {
@@ -610,7 +610,20 @@ impl DocScorer<'_> {
         if words.is_empty() {
             return (0.0, pagerank.0.unwrap_or(0.0));
         }
-        self.scorer.load(hits.filter(|h| !h.is_empty()));
+        // The query's distinct words are at most `MAX_QUERY_WORDS`.
+        let mut lists: [&[Hit]; super::MAX_QUERY_WORDS] = [&[]; super::MAX_QUERY_WORDS];
+        let mut n = 0;
+        for h in hits.clone().filter(|h| !h.is_empty()) {
+            if let Some(l) = lists.get_mut(n) {
+                *l = h;
+            }
+            n += 1;
+        }
+        if n <= lists.len() {
+            self.scorer.load_proximity(&lists[..n]);
+        } else {
+            self.scorer.load(hits.filter(|h| !h.is_empty()));
+        }
         let prox = self.scorer.proximity(&q.weights);
         let score = text.total(&q.bm25, prox, pagerank.1);
         (score, score)
