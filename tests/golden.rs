@@ -712,6 +712,17 @@ const ANCHORS: [(u64, u64, LinkKind, &str); 4] = [
 /// The forward arcs (self-loop 2 → 2 dropped, 2 → 3 deduplicated).
 const CRAWL_ARCS: [(u64, u64); 4] = [(0, 2), (1, 2), (2, 1), (2, 3)];
 
+/// Asserts that `job`'s doc table holds the crawl's docs, in order.
+fn assert_crawl_docs(job: &Job) {
+    let docs = DocTable::open(job.file(JobFile::Docs).unwrap()).expect("open docs.wm");
+    let got: Vec<Doc> = docs
+        .iter()
+        .map(|r| r.map(|(_, d)| d))
+        .collect::<Result<_, _>>()
+        .expect("docs");
+    assert_eq!(got, crawl_docs());
+}
+
 fn crawl_docs() -> Vec<Doc> {
     CRAWL_DOCS
         .iter()
@@ -1148,13 +1159,7 @@ fn ingest_and_resolve_reproduce_the_golden_files() {
                 .unwrap_or(made.len().min(golden.len()))
         );
     }
-    let docs = DocTable::open(job.file(JobFile::Docs).unwrap()).expect("open docs.wm");
-    let got: Vec<Doc> = docs
-        .iter()
-        .map(|r| r.map(|(_, d)| d))
-        .collect::<Result<_, _>>()
-        .expect("docs");
-    assert_eq!(got, crawl_docs());
+    assert_crawl_docs(&job);
     let edges = EdgeFile::open(job.file(JobFile::Edges).unwrap()).expect("open edges.wm");
     let mut arcs = Vec::new();
     for list in edges.lists() {

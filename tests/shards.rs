@@ -15,7 +15,7 @@ mod site;
 use std::path::Path;
 use std::sync::Arc;
 
-use common::{random_query, Rng};
+use common::{random_query, tree_files, Rng};
 use site::*;
 use webmill::index::shards::{self, ShardSet};
 use webmill::index::{build_index, IndexOptions};
@@ -260,24 +260,6 @@ fn a_job_indexed_only_as_shards_is_searched_and_refuses_ciff_plainly() {
     );
 }
 
-/// Every file under `dir`, by its path relative to `dir`, with its bytes.
-fn files(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
-    let mut out = std::collections::BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
 /// With the split step, each shard's forward step reads only its own
 /// documents' text: every split file holds the first captures of its
 /// shard's docs and nothing else, each page once over the split tasks, and
@@ -363,7 +345,7 @@ fn split_text_gives_the_shards_of_the_whole_text() {
         shards::sort(&view, &split, k, n, &o, &s).unwrap();
     }
     shards::finish(&view, &split, n, &o).unwrap();
-    let (a, b) = (files(&whole), files(&split));
+    let (a, b) = (tree_files(&whole), tree_files(&split));
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     for (name, bytes) in &a {
         assert!(b[name] == *bytes, "{name} differs");

@@ -1211,36 +1211,32 @@ impl<'a> DoclistCursor<'a> {
 
     /// The current document's hit counts: (plain, fancy).
     pub fn hit_counts(&mut self) -> Result<(u32, u32)> {
-        let view = self
-            .view
-            .ok_or_else(|| Error::internal("cursor without a block"))?;
-        let (block, entry) = (self.block, self.entry);
-        self.dec
-            .hit_counts(&view, self.i)
-            .map_err(|d| self.barrel.corrupt(block, format!("entry {entry}: {d}")))
+        self.decode(|dec, view, i| dec.hit_counts(view, i))
     }
 
     /// The current document's hits per class, from the count columns (no
     /// hit is read).
     pub fn classes(&mut self) -> Result<HitClasses> {
-        let view = self
-            .view
-            .ok_or_else(|| Error::internal("cursor without a block"))?;
-        let (block, entry) = (self.block, self.entry);
-        self.dec
-            .classes(&view, self.i)
-            .map_err(|d| self.barrel.corrupt(block, format!("entry {entry}: {d}")))
+        self.decode(|dec, view, i| dec.classes(view, i))
     }
 
     /// Appends the current document's hits to `out` (plain hits in position
     /// order, then fancy hits).
     pub fn hits(&mut self, out: &mut Vec<Hit>) -> Result<()> {
+        self.decode(|dec, view, i| dec.hits(view, i, out))
+    }
+
+    /// Runs `read` on the current block's decoder for the current document,
+    /// naming the barrel, block and entry in a corrupt block's error.
+    fn decode<T>(
+        &mut self,
+        read: impl FnOnce(&mut DecodedBlock, &BlockView<'a>, usize) -> std::result::Result<T, String>,
+    ) -> Result<T> {
         let view = self
             .view
             .ok_or_else(|| Error::internal("cursor without a block"))?;
         let (block, entry) = (self.block, self.entry);
-        self.dec
-            .hits(&view, self.i, out)
+        read(&mut self.dec, &view, self.i)
             .map_err(|d| self.barrel.corrupt(block, format!("entry {entry}: {d}")))
     }
 }

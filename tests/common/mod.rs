@@ -371,17 +371,23 @@ pub fn clusters_of(path: &Path) -> BTreeMap<u64, Vec<(u64, bool)>> {
 /// Every file under the job directory `job` but its manifest (whose figures
 /// hold times) and lock, by path relative to `job`.
 pub fn job_files(job: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = tree_files(job);
+    out.remove("job.json");
+    out.remove(".lock");
+    out
+}
+
+/// Every file under `dir`, by path relative to `dir`.
+pub fn tree_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
-    let mut stack = vec![job.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-                continue;
-            }
-            let rel = p.strip_prefix(job).unwrap().to_string_lossy().into_owned();
-            if rel != "job.json" && rel != ".lock" {
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
                 out.insert(rel, std::fs::read(&p).unwrap());
             }
         }

@@ -167,6 +167,69 @@ fn read_parquet(path: &Path) -> (Columns, Vec<(String, String)>, Vec<RecordBatch
     (columns, meta, batches)
 }
 
+/// A value of one Parquet cell, read from an Arrow column.
+trait Cell {
+    fn at(column: &dyn arrow_array::Array, i: usize) -> Self;
+}
+
+impl Cell for i8 {
+    fn at(column: &dyn arrow_array::Array, i: usize) -> Self {
+        column.as_primitive::<Int8Type>().value(i)
+    }
+}
+
+impl Cell for i32 {
+    fn at(column: &dyn arrow_array::Array, i: usize) -> Self {
+        column.as_primitive::<Int32Type>().value(i)
+    }
+}
+
+impl Cell for i64 {
+    fn at(column: &dyn arrow_array::Array, i: usize) -> Self {
+        column.as_primitive::<Int64Type>().value(i)
+    }
+}
+
+impl Cell for String {
+    fn at(column: &dyn arrow_array::Array, i: usize) -> Self {
+        column.as_string::<i32>().value(i).to_string()
+    }
+}
+
+impl Cell for Vec<u8> {
+    fn at(column: &dyn arrow_array::Array, i: usize) -> Self {
+        column.as_binary::<i32>().value(i).to_vec()
+    }
+}
+
+/// A row of the first columns of a batch, as a tuple of [`Cell`]s.
+trait Row {
+    fn at(batch: &RecordBatch, i: usize) -> Self;
+}
+
+macro_rules! row {
+    ($($t:ident $n:tt),+) => {
+        impl<$($t: Cell),+> Row for ($($t,)+) {
+            fn at(batch: &RecordBatch, i: usize) -> Self {
+                ($($t::at(batch.column($n).as_ref(), i),)+)
+            }
+        }
+    };
+}
+
+row!(A 0, B 1);
+row!(A 0, B 1, C 2, D 3);
+row!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+row!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+
+/// Every row of `batches`, in order.
+fn rows<R: Row>(batches: &[RecordBatch]) -> Vec<R> {
+    batches
+        .iter()
+        .flat_map(|b| (0..b.num_rows()).map(move |i| R::at(b, i)))
+        .collect()
+}
+
 fn webmill_meta(table: &str) -> Vec<(String, String)> {
     vec![
         ("webmill.table".into(), table.into()),
@@ -239,20 +302,7 @@ fn unit_golden_tables_decode() {
         unit_columns("pages"),
     );
     type PageRow = (i32, i64, String, Vec<u8>, i64, String, i64);
-    let mut got: Vec<PageRow> = Vec::new();
-    for b in &batches {
-        for i in 0..b.num_rows() {
-            got.push((
-                b.column(0).as_primitive::<Int32Type>().value(i),
-                b.column(1).as_primitive::<Int64Type>().value(i),
-                b.column(2).as_string::<i32>().value(i).to_string(),
-                b.column(3).as_binary::<i32>().value(i).to_vec(),
-                b.column(4).as_primitive::<Int64Type>().value(i),
-                b.column(5).as_string::<i32>().value(i).to_string(),
-                b.column(6).as_primitive::<Int64Type>().value(i),
-            ));
-        }
-    }
+    let got: Vec<PageRow> = rows(&batches);
     let want: Vec<PageRow> = (0..)
         .zip(&CRAWL)
         .map(|(page, c)| {
@@ -275,21 +325,7 @@ fn unit_golden_tables_decode() {
         unit_columns("links"),
     );
     type LinkRow = (i32, i64, String, String, Vec<u8>, i8, String, i64);
-    let mut got: Vec<LinkRow> = Vec::new();
-    for b in &batches {
-        for i in 0..b.num_rows() {
-            got.push((
-                b.column(0).as_primitive::<Int32Type>().value(i),
-                b.column(1).as_primitive::<Int64Type>().value(i),
-                b.column(2).as_string::<i32>().value(i).to_string(),
-                b.column(3).as_string::<i32>().value(i).to_string(),
-                b.column(4).as_binary::<i32>().value(i).to_vec(),
-                b.column(5).as_primitive::<Int8Type>().value(i),
-                b.column(6).as_string::<i32>().value(i).to_string(),
-                b.column(7).as_primitive::<Int64Type>().value(i),
-            ));
-        }
-    }
+    let got: Vec<LinkRow> = rows(&batches);
     let want: Vec<LinkRow> = (0..)
         .zip(&CRAWL)
         .flat_map(|(page, c)| {
@@ -335,13 +371,7 @@ fn shard_resolve_from_the_golden_spark_tables_writes_the_golden_files() {
         let golden = fs::read(golden_path(name)).expect("read the golden file");
         assert!(made == golden, "{name} differs from the golden file");
     }
-    let docs = DocTable::open(job.file(JobFile::Docs).unwrap()).expect("open docs.wm");
-    let got: Vec<Doc> = docs
-        .iter()
-        .map(|r| r.map(|(_, d)| d))
-        .collect::<Result<_, _>>()
-        .expect("docs");
-    assert_eq!(got, crawl_docs());
+    assert_crawl_docs(&job);
     for (file, dir) in [
         (JobFile::Edges, Direction::Forward),
         (JobFile::EdgesT, Direction::Transposed),
@@ -525,11 +555,8 @@ fn pairs_of(path: &Path, x: usize, y: usize) -> Vec<(i64, i64)> {
     let mut out = Vec::new();
     for f in files {
         for b in read_parquet(&f).2 {
-            let (a, c) = (
-                b.column(x).as_primitive::<Int64Type>(),
-                b.column(y).as_primitive::<Int64Type>(),
-            );
-            out.extend((0..b.num_rows()).map(|i| (a.value(i), c.value(i))));
+            let (a, c) = (b.column(x).as_ref(), b.column(y).as_ref());
+            out.extend((0..b.num_rows()).map(|i| (i64::at(a, i), i64::at(c, i))));
         }
     }
     out
@@ -601,14 +628,8 @@ fn dedup_spark_golden_tables_follow_the_grouping_rule() {
             for (key, doc) in pairs_of(&shard.join(format!("keys-{}.parquet", alg.name())), 0, 1) {
                 groups.entry(key).or_default().insert(doc);
             }
-            for b in read_parquet(&shard.join(format!("sketches-{}.parquet", alg.name()))).2 {
-                for i in 0..b.num_rows() {
-                    sketches.insert(
-                        b.column(0).as_primitive::<Int64Type>().value(i),
-                        b.column(1).as_binary::<i32>().value(i).to_vec(),
-                    );
-                }
-            }
+            let table = shard.join(format!("sketches-{}.parquet", alg.name()));
+            sketches.extend(rows::<(i64, Vec<u8>)>(&read_parquet(&table).2));
         }
         let mut want = BTreeSet::new();
         for docs in groups.values().filter(|d| d.len() >= 2) {
@@ -640,16 +661,10 @@ fn dedup_spark_golden_tables_follow_the_grouping_rule() {
                 "{}",
                 part.display()
             );
-            for b in batches {
-                for i in 0..b.num_rows() {
-                    let (x, y) = (
-                        b.column(0).as_primitive::<Int64Type>().value(i),
-                        b.column(1).as_primitive::<Int64Type>().value(i),
-                    );
-                    assert_eq!(b.column(2).as_binary::<i32>().value(i), sketches[&x]);
-                    assert_eq!(b.column(3).as_binary::<i32>().value(i), sketches[&y]);
-                    got.push((x, y));
-                }
+            for (x, y, sx, sy) in rows::<(i64, i64, Vec<u8>, Vec<u8>)>(&batches) {
+                assert_eq!(sx, sketches[&x]);
+                assert_eq!(sy, sketches[&y]);
+                got.push((x, y));
             }
         }
         assert!(!got.is_empty(), "{}: no candidates", alg.name());

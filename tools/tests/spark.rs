@@ -662,18 +662,13 @@ fn units_read_back(dir: &Path, inputs: &[String], flags: &[&str]) -> Units {
         ]);
         exports.push(out);
     }
-    let out = Command::new("python3")
-        .args(["-c", READ_BACK])
-        .arg(&seg)
-        .arg(units.to_string())
-        .args(&exports)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        Command::new("python3")
+            .args(["-c", READ_BACK])
+            .arg(&seg)
+            .arg(units.to_string())
+            .args(&exports),
+        "reading the exports back",
     );
     eprintln!("{}", String::from_utf8_lossy(&out.stdout));
     Units { local, seg }
@@ -920,16 +915,10 @@ fn spark_writes_the_golden_exchange_tables() {
     if !update {
         cmd.arg("--check");
     }
-    let out = cmd
-        .arg(&golden)
-        .arg(golden.join("shuffle"))
-        .arg(golden.join("dedup"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "webmill_spark.golden: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        cmd.arg(&golden)
+            .arg(golden.join("shuffle"))
+            .arg(golden.join("dedup")),
+        "webmill_spark.golden",
     );
 }

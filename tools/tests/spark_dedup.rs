@@ -78,16 +78,9 @@ for alg in algs:
 "#;
 
 fn python(args: &[&OsStr]) {
-    let out = Command::new("python3")
-        .args(["-c", GROUP])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        Command::new("python3").args(["-c", GROUP]).args(args),
+        "the grouping script",
     );
     eprint!("{}", String::from_utf8_lossy(&out.stdout));
 }

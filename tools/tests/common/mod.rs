@@ -41,6 +41,19 @@ pub fn succeeded(out: &Output) -> String {
     err
 }
 
+/// Runs `cmd`, asserts that it succeeded (showing `what`, its standard
+/// output and error otherwise) and returns its output.
+pub fn run_ok(cmd: &mut std::process::Command, what: &str) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{what}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// `webmill ingest --mem 16M EXTRA… --out JOB INPUT`, whatever its outcome.
 pub fn ingest(job: &Path, input: &Path, extra: &[&str]) -> Output {
     webmill()
