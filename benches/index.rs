@@ -131,7 +131,7 @@ fn bytes_by_extension(dir: &Path) -> String {
         }
     }
     let mut v: Vec<(String, u64)> = by.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1));
+    v.sort_by_key(|e| std::cmp::Reverse(e.1));
     v.iter()
         .map(|(ext, n)| format!(".{ext} {n}"))
         .collect::<Vec<_>>()

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use super::inverted::{Barrel, BarrelBytes};
 use super::lexicon::{Lexicon, LexiconBytes};
-use super::postings::{BlockBytes, CLASSES, CLASS_NAMES};
+use super::postings::CLASS_NAMES;
 use crate::error::Result;
 
 /// An index directory's bytes, part by part.
@@ -73,29 +73,19 @@ impl IndexBytes {
         };
         row("container (headers, index, footer)", self.barrels.container);
         row("block directories (with bounds)", self.barrels.directory);
-        let fields: [(&str, fn(&BlockBytes) -> u64); 2] = [
-            ("postings block headers", |b| b.header),
-            ("docID gaps", |b| b.gaps),
-        ];
-        for (name, get) in fields {
-            row(name, get(f));
-        }
-        for c in 0..CLASSES {
-            if f.counts[c] > 0 {
-                row(&format!("counts: {}", CLASS_NAMES[c]), f.counts[c]);
+        row("postings block headers", f.header);
+        row("docID gaps", f.gaps);
+        for (name, &bytes) in CLASS_NAMES.iter().zip(&f.counts) {
+            if bytes > 0 {
+                row(&format!("counts: {name}"), bytes);
             }
         }
-        let fields: [(&str, fn(&BlockBytes) -> u64); 6] = [
-            ("position run widths", |b| b.run_widths),
-            ("positions", |b| b.runs),
-            ("plain-hit attributes (font, cap)", |b| b.attrs),
-            ("packed URL/title/anchor hits", |b| b.fancy),
-            ("other hits", |b| b.other),
-            ("postings blocks, all fields", |b| b.total()),
-        ];
-        for (name, get) in fields {
-            row(name, get(f));
-        }
+        row("position run widths", f.run_widths);
+        row("positions", f.runs);
+        row("plain-hit attributes (font, cap)", f.attrs);
+        row("packed URL/title/anchor hits", f.fancy);
+        row("other hits", f.other);
+        row("postings blocks, all fields", f.total());
         row("barrel files", self.barrels.file);
         let l = &self.lexicon;
         row("lexicon: container", l.container);
