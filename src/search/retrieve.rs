@@ -1005,6 +1005,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut undecided = 0u64;
     let mut scored_docs = 0usize;
     let must_complete_always = query.matching == Matching::All;
+    // The largest PageRank factor of the `RankBounds::CHUNK` docIDs of the
+    // last candidate's chunk: (chunk, factor).
+    let mut chunk_factor: Option<(usize, f64)> = None;
     loop {
         if let (Some(b), true) = (&bounds, bar_moved) {
             bar_moved = false;
@@ -1152,15 +1155,12 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             } else if let Some(worst) = worst {
                 if may_pass(worst, may_complete, f64::INFINITY) {
                     lens = s.field_lengths(doc)?;
-                    pr = match &mut pagerank {
-                        Some(f) => Some(f(doc)?),
-                        None => None,
-                    };
-                    let f = b.factor_of(pr);
-                    factor = Some(f);
                     // First a cheap bound from the plain and fancy totals
                     // (each counted in its best field, the proximity bonus
-                    // at its limit): most candidates stop here.
+                    // at its limit): most candidates stop here, first with
+                    // the largest PageRank factor of the docIDs around
+                    // (worked out once per `RankBounds::CHUNK` of them), so
+                    // their own PageRank is not looked up.
                     let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
                     for &i in &scored {
                         if !present[i] {
@@ -1177,8 +1177,29 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     if n > 1 {
                         sum += b.weights.proximity_weight * max_idf;
                     }
-                    if !may_pass(worst, may_complete, sum * f) {
+                    let chunk = doc as usize / RankBounds::CHUNK;
+                    let around = match chunk_factor {
+                        Some((c, f)) if c == chunk => f,
+                        _ => {
+                            let first = (chunk * RankBounds::CHUNK) as u32;
+                            let last = first.saturating_add(RankBounds::CHUNK as u32 - 1);
+                            let f = b.factor_in(first, last);
+                            chunk_factor = Some((chunk, f));
+                            f
+                        }
+                    };
+                    if !may_pass(worst, may_complete, sum * around) {
                         hopeless = true;
+                    } else {
+                        pr = match &mut pagerank {
+                            Some(f) => Some(f(doc)?),
+                            None => None,
+                        };
+                        let f = b.factor_of(pr);
+                        factor = Some(f);
+                        if !may_pass(worst, may_complete, sum * f) {
+                            hopeless = true;
+                        }
                     }
                 }
                 if !hopeless && factor.is_some() {
