@@ -11,8 +11,10 @@
 //! * **build** — `index::build` at each budget of `WEBMILL_BENCH_MEM`
 //!   (default `32M,1G`) with 1 and 2 threads, `RUNS` times each (default
 //!   3): median wall and CPU seconds, MB of HTML per CPU second, peak RSS
-//!   (VmHWM, reset before each run); then the sizes of the lexicon, short
-//!   and full barrels next to the repository and the raw HTML.
+//!   (VmHWM, reset before each run); then the sizes of the lexicon and
+//!   the barrels next to the repository and the raw HTML, and where the
+//!   bytes go (`webmill inspect --bytes`: every part of the lexicon and
+//!   field of the postings blocks), beside tantivy's files by kind.
 //! * **tantivy** (0.24, same machine, same run) — the same tokens: each
 //!   docID is one document with a `body` field holding every token our
 //!   index holds for it (page words, URL words, title words, anchor texts of
@@ -60,6 +62,7 @@ use std::time::Instant;
 
 use webmill::container::pagefile::PageFile;
 use webmill::index::indexer::{fancy_hits, Tokens};
+use webmill::index::sizes::IndexBytes;
 use webmill::index::{build, Index, IndexOptions};
 use webmill::ingest::records;
 use webmill::job::{Job, JobFile, JobView, Settings, Stage, StageContext, StagePaths};
@@ -109,6 +112,30 @@ fn dir_bytes(dir: &Path) -> u64 {
         .filter(|m| m.is_file())
         .map(|m| m.len())
         .sum()
+}
+
+/// The bytes of `dir`'s files summed by extension (tantivy's `.idx`
+/// doclists and term frequencies, `.pos` positions, `.term` dictionary,
+/// `.fieldnorm`, …), largest first.
+fn bytes_by_extension(dir: &Path) -> String {
+    let mut by: BTreeMap<String, u64> = BTreeMap::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let (Ok(m), p) = (e.metadata(), e.path()) else {
+            continue;
+        };
+        if m.is_file() {
+            let ext = p
+                .extension()
+                .map_or("(none)".into(), |x| x.to_string_lossy().into_owned());
+            *by.entry(ext).or_default() += m.len();
+        }
+    }
+    let mut v: Vec<(String, u64)> = by.into_iter().collect();
+    v.sort_by_key(|e| std::cmp::Reverse(e.1));
+    v.iter()
+        .map(|(ext, n)| format!(".{ext} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -430,6 +457,7 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
         format_bytes(text)
     );
     let mut summary = None;
+    let mut breakdown = None;
     let mut ours_cpu = [0.0f64; 2];
     let mut ours_wall = [0.0f64; 2];
     for &mem in mems.iter().filter(|_| runs > 0) {
@@ -459,6 +487,9 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
                 cpu.push(cpu_seconds() - c);
                 rss.push(peak_rss().unwrap_or(0) as f64);
                 summary = Some(s);
+                if threads == 1 && r == 0 && mem == *mems.last().unwrap_or(&mem) {
+                    breakdown = Some(IndexBytes::of_dir(&out.join("index")).expect("index bytes"));
+                }
                 let _ = std::fs::remove_dir_all(&out);
                 let _ = std::fs::remove_dir_all(&work);
             }
@@ -476,27 +507,32 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
         }
     }
     let mut ours_size = 0;
+    if let Some(b) = breakdown {
+        println!(
+            "where webmill's bytes go (`webmill inspect --bytes`):\n{}",
+            b.table()
+        );
+    }
     if let Some(s) = summary {
         println!(
-            "words {}, postings {} full / {} short, hits {} ({} plain, {} fancy)",
+            "words {}, postings {} ({} with a title or anchor hit: the short doclists), hits {} ({} plain, {} fancy)",
             s.words, s.postings.0, s.postings.1, s.hits, s.full_hits.0, s.full_hits.1
         );
-        ours_size = s.lexicon_bytes + s.barrel_bytes.0 + s.barrel_bytes.1;
+        ours_size = s.lexicon_bytes + s.full_bytes;
         println!(
-        "sizes: lexicon {} (term dictionary {}), full barrels {}, short barrels {}; together {} = {:.1}% of the HTML, {:.2}× the repository",
-        format_bytes(s.lexicon_bytes),
-        format_bytes(s.fst_bytes),
-        format_bytes(s.barrel_bytes.0),
-        format_bytes(s.barrel_bytes.1),
-        format_bytes(ours_size),
-        100.0 * ours_size as f64 / html_total as f64,
-        ours_size as f64 / repo as f64
-    );
+            "sizes: lexicon {} (term dictionary {}), barrels {}; together {} = {:.1}% of the HTML, {:.2}× the repository",
+            format_bytes(s.lexicon_bytes),
+            format_bytes(s.fst_bytes),
+            format_bytes(s.full_bytes),
+            format_bytes(ours_size),
+            100.0 * ours_size as f64 / html_total as f64,
+            ours_size as f64 / repo as f64
+        );
         println!(
-        "full barrels: {:.2} bytes per hit (the paper's hits alone: 2), {:.2} bytes per posting",
-        s.barrel_bytes.0 as f64 / s.hits as f64,
-        s.barrel_bytes.0 as f64 / s.postings.0 as f64,
-    );
+            "barrels: {:.2} bytes per hit (the paper's hits alone: 2), {:.2} bytes per posting",
+            s.full_bytes as f64 / s.hits as f64,
+            s.full_bytes as f64 / s.postings.0 as f64,
+        );
     }
 
     // tantivy, from the same tokens.
@@ -545,6 +581,10 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
     tv::merge(&b);
     let merge_s = t.elapsed().as_secs_f64();
     let merged = dir_bytes(&dir);
+    println!(
+        "tantivy's merged index by file kind: {}",
+        bytes_by_extension(&dir)
+    );
     println!(
         "tantivy size: {} in {segments} segments; merged into one ({merge_s:.2} s): {}",
         format_bytes(size),

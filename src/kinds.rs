@@ -59,7 +59,7 @@ pub fn of(file: JobFile) -> Option<&'static FileKind> {
         JobFile::Sketches(_) => &crate::dedup::files::SKETCHES,
         JobFile::Lexicon => &crate::index::lexicon::LEXICON,
         JobFile::FieldLengths => &crate::index::fieldlens::FIELDLENS,
-        JobFile::FullBarrel(_) | JobFile::ShortBarrel(_) => &crate::index::inverted::BARREL,
+        JobFile::FullBarrel(_) => &crate::index::inverted::BARREL,
         JobFile::Pairs(_) => &crate::dedup::files::PAIRS,
         JobFile::Skips(_) => &crate::input::SKIPS,
         JobFile::Clusters(_) => &crate::dedup::files::CLUSTERS,

@@ -372,11 +372,7 @@ impl JobSummary {
         }
         if let Some(f) = view.figures::<Index>(StageId::Index)? {
             let f: IndexSummary = f;
-            s.index = Some((
-                f.words,
-                f.postings.0,
-                f.lexicon_bytes + f.barrel_bytes.0 + f.barrel_bytes.1,
-            ));
+            s.index = Some((f.words, f.postings.0, f.lexicon_bytes + f.full_bytes));
         }
         for alg in Alg::ALL {
             if let Some(f) = view.figures::<Dedup>(StageId::Dedup(alg))? {

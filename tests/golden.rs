@@ -129,10 +129,6 @@ const GOLDEN: &[Golden] = &[
         write: write_full_barrel,
     },
     Golden {
-        name: "barrel-short.wm",
-        write: write_short_barrel,
-    },
-    Golden {
         name: "skips.wm",
         write: write_skips,
     },
@@ -1260,7 +1256,7 @@ fn sketches_golden_decodes() {
 
 // ---------------------------------------------------------------------------
 // The index of the golden crawl (stage `index`, one barrel): the forward
-// barrel, the lexicon and the full and short inverted barrels, made by the
+// barrel, the lexicon and the inverted barrel, made by the
 // real pipeline from the golden ingest and resolve files above. Their
 // records are checked against the dumps below, which `formats/barrel.md`,
 // `formats/lexicon.md` and `formats/forward.md` walk through.
@@ -1394,10 +1390,6 @@ fn write_full_barrel(dir: &Path) -> webmill::Result<PathBuf> {
     write_index_file(dir, JobFile::FullBarrel(0), "barrel-full.wm")
 }
 
-fn write_short_barrel(dir: &Path) -> webmill::Result<PathBuf> {
-    write_index_file(dir, JobFile::ShortBarrel(0), "barrel-short.wm")
-}
-
 fn dump_golden(name: &str) -> String {
     let mut out = Vec::new();
     webmill::kinds::dump_file(&golden_path(name), &mut out).unwrap_or_else(|e| panic!("{e}"));
@@ -1407,24 +1399,24 @@ fn dump_golden(name: &str) -> String {
 /// The lexicon of the golden crawl: wordIDs by descending hits (ties in byte
 /// order), and each word's counts and doclist locations.
 const LEXICON_DUMP: &str = "\
-# word\twordid\tbarrel\tdocs\tshort_docs\thits\tfull_block\tfull_entry\tshort_block\tshort_entry\n\
-5\t6\t0\t1\t0\t1\t0\t6\t0\t0\n\
-brûlée\t7\t0\t1\t0\t1\t0\t7\t0\t0\n\
-café\t3\t0\t1\t1\t2\t0\t3\t0\t3\n\
-com\t8\t0\t1\t0\t1\t0\t8\t0\t0\n\
-crème\t9\t0\t1\t0\t1\t0\t9\t0\t0\n\
-example\t0\t0\t4\t1\t5\t0\t0\t0\t0\n\
-full\t4\t0\t2\t1\t2\t0\t4\t0\t4\n\
-home\t10\t0\t1\t0\t1\t0\t10\t0\t0\n\
-jp\t11\t0\t1\t0\t1\t0\t11\t0\t0\n\
-mail\t12\t0\t1\t0\t1\t0\t12\t0\t0\n\
-menu\t1\t0\t2\t2\t5\t0\t1\t0\t1\n\
-old\t13\t0\t1\t0\t1\t0\t13\t0\t0\n\
-org\t5\t0\t2\t0\t2\t0\t5\t0\t0\n\
-r8jz45g\t14\t0\t1\t0\t1\t0\t14\t0\t0\n\
-xn\t15\t0\t1\t0\t1\t0\t15\t0\t0\n\
-日本語\t2\t0\t2\t1\t3\t0\t2\t0\t2\n\
-日本語のページ\t16\t0\t1\t0\t1\t0\t16\t0\t0\n\
+# word\twordid\tbarrel\tdocs\tshort_docs\thits\tfull_block\tfull_entry\n\
+5\t6\t0\t1\t0\t1\t0\t6\n\
+brûlée\t7\t0\t1\t0\t1\t0\t7\n\
+café\t3\t0\t1\t1\t2\t0\t3\n\
+com\t8\t0\t1\t0\t1\t0\t8\n\
+crème\t9\t0\t1\t0\t1\t0\t9\n\
+example\t0\t0\t4\t1\t5\t0\t0\n\
+full\t4\t0\t2\t1\t2\t0\t4\n\
+home\t10\t0\t1\t0\t1\t0\t10\n\
+jp\t11\t0\t1\t0\t1\t0\t11\n\
+mail\t12\t0\t1\t0\t1\t0\t12\n\
+menu\t1\t0\t2\t2\t5\t0\t1\n\
+old\t13\t0\t1\t0\t1\t0\t13\n\
+org\t5\t0\t2\t0\t2\t0\t5\n\
+r8jz45g\t14\t0\t1\t0\t1\t0\t14\n\
+xn\t15\t0\t1\t0\t1\t0\t15\n\
+日本語\t2\t0\t2\t1\t3\t0\t2\n\
+日本語のページ\t16\t0\t1\t0\t1\t0\t16\n\
 ";
 /// The full barrel: every posting with its hits.
 const FULL_DUMP: &str = "\
@@ -1454,7 +1446,8 @@ const FULL_DUMP: &str = "\
 15\txn\t1\turl0\n\
 16\t日本語のページ\t1\tp0\n\
 ";
-/// The short barrel: the postings with a title or anchor hit.
+/// The short doclists: the postings with a title or anchor hit (read from
+/// the full barrel by its count columns; shown as the full barrel's dump).
 const SHORT_DUMP: &str = "\
 # wordid\tword\tdocid\thits\n\
 0\texample\t2\turl0 ANCHOR0#9\n\
@@ -1500,7 +1493,6 @@ fn index_goldens_decode() {
     for (name, want) in [
         ("lexicon.wm", LEXICON_DUMP),
         ("barrel-full.wm", FULL_DUMP),
-        ("barrel-short.wm", SHORT_DUMP),
         ("forward.wm", FORWARD_DUMP),
     ] {
         let got = dump_golden(name);
@@ -1520,6 +1512,29 @@ fn index_goldens_decode() {
     let mut hits = Vec::new();
     c.hits(&mut hits).expect("hits");
     assert!(hits.iter().any(|h| h.is_title_or_anchor()));
+    // The short doclists, word by word, are the lines of SHORT_DUMP.
+    let mut short = String::from("# wordid\tword\tdocid\thits\n");
+    for id in 0..lex.words() {
+        let t = lex.entry(id).expect("entry");
+        let mut c = barrel
+            .short_doclist(id, t.full, t.short_docs)
+            .expect("cursor");
+        let mut n = 0;
+        while let Some(d) = c.next().expect("next") {
+            n += 1;
+            let line = FULL_DUMP
+                .lines()
+                .find(|l| {
+                    l.starts_with(&format!("{id}\t"))
+                        && l.split('\t').nth(2) == Some(&d.to_string())
+                })
+                .expect("a posting of the full barrel");
+            short.push_str(line);
+            short.push('\n');
+        }
+        assert_eq!(n, t.short_docs, "word {id}");
+    }
+    assert_eq!(short, SHORT_DUMP);
 }
 
 // ---------------------------------------------------------------------------
@@ -1648,8 +1663,8 @@ fn clusters_golden_decodes() {
 
 // ---------------------------------------------------------------------------
 // lexpart.wm: the lexicon part the index stage keeps for a sorted barrel,
-// here barrel 0 of the golden index (all 17 words): the lexicon's own
-// 32-byte entries, in wordID order.
+// here barrel 0 of the golden index (all 17 words): the lexicon's entries
+// as fixed 24-byte records, in wordID order.
 
 fn write_lexpart(dir: &Path) -> webmill::Result<PathBuf> {
     use webmill::index::sorter::PartWriter;
@@ -1676,7 +1691,10 @@ fn lexpart_golden_decodes() {
     );
     let mut got = Vec::new();
     for_each_part_block(&path, |raw| {
-        got.extend(raw.chunks_exact(32).map(TermInfo::decode));
+        got.extend(
+            raw.chunks_exact(webmill::index::lexicon::ENTRY_BYTES)
+                .map(TermInfo::decode),
+        );
         Ok(())
     })
     .expect("read lexpart.wm");
@@ -1855,7 +1873,7 @@ fn spec_name(f: JobFile) -> String {
         JobFile::Sketches(a) | JobFile::Pairs(a) | JobFile::Clusters(a) => {
             name.replace(a.name(), "ALG")
         }
-        JobFile::FullBarrel(b) | JobFile::ShortBarrel(b) => name.replace(&format!("{b:03}"), "BBB"),
+        JobFile::FullBarrel(b) => name.replace(&format!("{b:03}"), "BBB"),
         JobFile::Skips(s) => name.replace(&s.name(), "STAGE"),
         _ => name,
     }
@@ -1874,7 +1892,7 @@ fn every_kind_has_its_job_files_spec_and_golden_file() {
     use webmill::kinds::{self, KINDS};
     let files: Vec<JobFile> = JobFile::all()
         .into_iter()
-        .filter(|f| !matches!(f, JobFile::FullBarrel(b) | JobFile::ShortBarrel(b) if *b > 1))
+        .filter(|f| !matches!(f, JobFile::FullBarrel(b) if *b > 1))
         .collect();
     for &f in &files {
         match (f.is_container(), kinds::of(f)) {

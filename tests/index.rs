@@ -1,6 +1,6 @@
 //! The `index` stage against naive in-memory indexes of generated sites:
 //! the inverted barrels are the forward barrels re-sorted, the whole index is
-//! the token streams inverted, the short barrels hold exactly the postings
+//! the token streams inverted, the short doclists hold exactly the postings
 //! with title or anchor hits, pages never crawled are found by their anchors,
 //! and the files do not depend on threads, budget or interruptions.
 
@@ -19,17 +19,18 @@ use webmill::index::forward::{ForwardBarrel, Part};
 use webmill::index::hit::Hit;
 use webmill::index::indexer::{self, WordIds};
 use webmill::index::lexicon::{self, WordPlan};
+use webmill::index::sizes::IndexBytes;
 use webmill::index::{build, build_index, Barrel, BarrelSet, Index, IndexOptions, Lexicon, Stem};
 use webmill::job::{Job, Settings, Stage, StageContext, StagePaths};
 use webmill::progress::silent;
 use webmill::sort::{ExternalSorter, SortConfig};
 
 /// Reads every doclist of the index through the lexicon and cursors:
-/// word → doc → (plain, fancy), for the full or the short barrels.
+/// word → doc → (plain, fancy), for the full or the short doclists.
 fn read_index(dir: &Path, set: BarrelSet) -> Naive {
     let lex = Lexicon::open(dir.join("lexicon.wm")).unwrap();
     let barrels: Vec<Barrel> = (0..lex.barrels())
-        .map(|b| Barrel::open(dir.join(format!("{}-{b:03}.wm", set.name()))).unwrap())
+        .map(|b| Barrel::open(dir.join(format!("full-{b:03}.wm"))).unwrap())
         .collect();
     let mut out = Naive::new();
     let mut words = Vec::new();
@@ -40,14 +41,17 @@ fn read_index(dir: &Path, set: BarrelSet) -> Naive {
     .unwrap();
     for (w, id) in words {
         let t = lex.entry(id).unwrap();
-        let (loc, docs) = match set {
-            BarrelSet::Full => (t.full, t.docs),
-            BarrelSet::Short => (t.short, t.short_docs),
+        let b = &barrels[lex.barrel_of(id)];
+        let (mut c, docs) = match set {
+            BarrelSet::Full => (b.doclist(id, t.full, t.docs).unwrap(), t.docs),
+            BarrelSet::Short => (
+                b.short_doclist(id, t.full, t.short_docs).unwrap(),
+                t.short_docs,
+            ),
         };
         if docs == 0 {
             continue;
         }
-        let mut c = barrels[lex.barrel_of(id)].doclist(id, loc, docs).unwrap();
         let list = out.entry(w).or_default();
         let mut hits = Vec::new();
         while let Some(d) = c.next().unwrap() {
@@ -92,7 +96,7 @@ fn build_into(job: &Job, root: &Path, tmp: &Path, mem: u64) -> webmill::index::I
 }
 
 /// The index read back through lexicon and cursors is the token streams
-/// inverted; the short barrels hold exactly the postings with a title or
+/// inverted; the short doclists hold exactly the postings with a title or
 /// anchor hit; wordIDs go by descending hits.
 #[test]
 fn index_is_the_token_streams_inverted() {
@@ -127,7 +131,7 @@ fn index_is_the_token_streams_inverted() {
         .collect();
     assert!(
         short == want_short,
-        "the short barrels are not the title/anchor postings"
+        "the short doclists are not the title/anchor postings"
     );
     // wordIDs by descending hits, ties in byte order.
     let lex = Lexicon::open(out.join("lexicon.wm")).unwrap();
@@ -150,12 +154,45 @@ fn index_is_the_token_streams_inverted() {
     assert_eq!(lex.lookup("nosuchword"), None);
     assert_eq!(summary.words as usize, naive.len());
     assert!(summary.postings.1 > 0 && summary.postings.1 < summary.postings.0);
-    for set in [BarrelSet::Full, BarrelSet::Short] {
-        for b in 0..8 {
-            webmill::kinds::verify_file(&out.join(format!("{}-{b:03}.wm", set.name()))).unwrap();
-        }
+    for b in 0..8 {
+        webmill::kinds::verify_file(&out.join(format!("full-{b:03}.wm"))).unwrap();
     }
     webmill::kinds::verify_file(&out.join("lexicon.wm")).unwrap();
+    // The byte breakdown adds up to the files and counts what the naive
+    // index holds.
+    let bytes = IndexBytes::of_dir(&out).unwrap();
+    let file_len = |name: String| std::fs::metadata(out.join(name)).unwrap().len();
+    let b = &bytes.barrels;
+    let files: u64 = (0..8).map(|i| file_len(format!("full-{i:03}.wm"))).sum();
+    assert_eq!(b.file, files);
+    assert_eq!(b.container + b.directory + b.postings.total(), files);
+    assert!(b.container > 0 && b.directory > 0 && b.postings.runs > 0);
+    let f = &b.postings;
+    assert_eq!(f.docs, summary.postings.0);
+    assert_eq!(
+        (f.plain_hits, f.fancy_hits + f.other_hits),
+        summary.full_hits
+    );
+    let short_docs: usize = want_short.values().map(|d| d.len()).sum();
+    assert_eq!(summary.postings.1, short_docs as u64);
+    let naive_hits: usize = naive
+        .values()
+        .flat_map(|d| d.values())
+        .map(|(p, _)| p.len())
+        .sum();
+    assert_eq!(f.plain_hits, naive_hits as u64);
+    let l = &bytes.lexicon;
+    assert_eq!(l.file, file_len("lexicon.wm".into()));
+    assert_eq!(
+        l.container + l.dictionary + l.barrel_table + l.entries,
+        l.file
+    );
+    assert_eq!(l.words, naive.len() as u64);
+    let table = bytes.table();
+    assert!(
+        table.contains("positions") && table.contains("term dictionary"),
+        "{table}"
+    );
 }
 
 /// Pages never crawled are in the index, found by their anchor text (and URL).
@@ -181,8 +218,8 @@ fn uncrawled_pages_are_found_by_their_anchors() {
     let lex = Lexicon::open(out.join("lexicon.wm")).unwrap();
     let id = lex.lookup("outside").expect("the anchor word `outside`");
     let t = lex.entry(id).unwrap();
-    let barrel = Barrel::open(out.join(format!("short-{:03}.wm", lex.barrel_of(id)))).unwrap();
-    let mut c = barrel.doclist(id, t.short, t.short_docs).unwrap();
+    let barrel = Barrel::open(out.join(format!("full-{:03}.wm", lex.barrel_of(id)))).unwrap();
+    let mut c = barrel.short_doclist(id, t.full, t.short_docs).unwrap();
     let mut found = Vec::new();
     let mut hits = Vec::new();
     while let Some(d) = c.next().unwrap() {
@@ -249,36 +286,29 @@ proptest! {
             let path = indexer::forward_path(&fwd, b);
             webmill::kinds::verify_file(&path).unwrap();
             let want = invert_forward(&path);
-            let (full, short) = (tmp.join(format!("full{b}.wm")), tmp.join(format!("short{b}.wm")));
+            let full = tmp.join(format!("full{b}.wm"));
             let budget = if small { 64 << 10 } else { 64 << 20 };
             let part = tmp.join(format!("part{b}.wm"));
             let cfg = SortConfig::new(tmp.join(format!("s{b}")), budget);
-            let sorted = webmill::index::sorter::sort_barrel(&path, cfg, &full, &short, &part, None).unwrap();
+            let sorted = webmill::index::sorter::sort_barrel(&path, cfg, &full, &part, None).unwrap();
             let words = u64::from(plan.firsts[b + 1] - plan.firsts[b]);
             prop_assert_eq!(sorted.words, words);
             let mut entries = 0;
             webmill::index::sorter::for_each_part_block(&part, |block| {
-                entries += block.len() as u64 / 32;
+                entries += (block.len() / lexicon::ENTRY_BYTES) as u64;
                 Ok(())
             }).unwrap();
             prop_assert_eq!(entries, words);
-            for (set, file) in [(BarrelSet::Full, &full), (BarrelSet::Short, &short)] {
-                let barrel = Barrel::open(file).unwrap();
-                barrel.verify().unwrap();
-                let mut got = BTreeMap::new();
-                barrel.for_each_block(|_, word, postings| {
-                    for (doc, p, f) in postings {
-                        got.insert((word, doc), (p, f));
-                    }
-                    Ok(())
-                }).unwrap();
-                let expected: BTreeMap<_, _> = want
-                    .iter()
-                    .filter(|(_, (_, f))| set == BarrelSet::Full || f.iter().any(|h| h.is_title_or_anchor()))
-                    .map(|(k, v)| (*k, v.clone()))
-                    .collect();
-                prop_assert!(got == expected, "barrel {} ({:?}) is not its forward barrel re-sorted", b, set);
-            }
+            let barrel = Barrel::open(&full).unwrap();
+            barrel.verify().unwrap();
+            let mut got = BTreeMap::new();
+            barrel.for_each_block(|_, word, postings| {
+                for (doc, p, f) in postings {
+                    got.insert((word, doc), (p, f));
+                }
+                Ok(())
+            }).unwrap();
+            prop_assert!(got == want, "barrel {} is not its forward barrel re-sorted", b);
         }
     }
 }
@@ -315,8 +345,8 @@ fn same_bytes_whatever_the_threads_and_budget() {
     let (b, sb) = run("b", 2, 256 << 10);
     assert_eq!(sa.runs, 0);
     assert!(sb.runs > 0, "the small budget spills sort runs");
-    // 16 barrels (8 full, 8 short), the lexicon and the field lengths.
-    assert_eq!(a.len(), 18);
+    // 8 barrels, the lexicon and the field lengths.
+    assert_eq!(a.len(), 10);
     assert!(a.contains_key("fieldlens.wm"), "{:?}", a.keys());
     assert!(
         a == b,
@@ -348,8 +378,8 @@ fn stage_and_corruption() {
     ));
     assert!(!job.dir().join("tmp").exists());
     let rec = job.published(webmill::job::StageId::Index).unwrap();
-    // 8 barrels, the lexicon and the field lengths.
-    assert_eq!(rec.outputs.len(), 10);
+    // 4 barrels, the lexicon and the field lengths.
+    assert_eq!(rec.outputs.len(), 6);
     for name in ["index/full-001.wm", "index/lexicon.wm"] {
         let path = job.dir().join(name);
         let good = std::fs::read(&path).unwrap();

@@ -1,13 +1,14 @@
-//! Inverted barrels: the `barrel` container kind (version 4), short and full.
+//! Inverted barrels: the `barrel` container kind (version 4).
 //!
 //! A barrel holds the doclists of a range of wordIDs (Brin & Page §4.2.7):
 //! per word, the documents that contain it in increasing docID order, each
-//! with its hit list. The *full* barrels hold every document; the *short*
-//! barrels hold, per word, only the documents whose hit list for that word
-//! contains a title or an anchor hit — with their whole hit list, so a
-//! document found in a short barrel is ranked on the same hits as in the full
-//! one. (The searcher scans the short barrels first and falls back to the full
-//! ones when they run out of matches.)
+//! with its hit list. The paper also kept *short* barrels, holding per word
+//! only the documents whose hit list for that word contains a title or an
+//! anchor hit, with their whole hit list, for the searcher's first pass.
+//! Every postings block stores each document's title and anchor hit counts,
+//! so that short doclist is read from the full one instead
+//! ([`Barrel::short_doclist`]: the same documents, in the same order, with
+//! the same hits), and only the full barrels are written (`"set": "full"`).
 //!
 //! # Layout
 //!
@@ -68,7 +69,8 @@ use serde_json::json;
 use super::fieldlens::{field_of_hit, FieldLengths, FIELDS};
 use super::hit::Hit;
 use super::postings::{
-    decode_block, BlockEncoder, BlockView, DecodedBlock, HitClasses, Posting, BLOCK_DOCS,
+    block_bytes, decode_block, BlockBytes, BlockEncoder, BlockView, DecodedBlock, HitClasses,
+    Posting, ANCHOR, BLOCK_DOCS, TITLE,
 };
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind, MappedContainer};
 use crate::error::{Error, Result};
@@ -185,12 +187,13 @@ pub fn bound_value(q: u8, k1: f64) -> f64 {
     }
 }
 
-/// Which set of inverted barrels.
+/// Which doclists a pass of the paper's search reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BarrelSet {
-    /// Hit lists with a title or anchor hit.
+    /// The short doclists: the postings with a title or anchor hit of
+    /// their word ([`Barrel::short_doclist`]).
     Short,
-    /// All hit lists.
+    /// All postings (the barrel files' only `"set"`).
     Full,
 }
 
@@ -203,12 +206,9 @@ impl BarrelSet {
         }
     }
 
+    /// The sets a barrel file can hold: only the full one is written.
     fn from_name(s: &str) -> Option<BarrelSet> {
-        match s {
-            "short" => Some(BarrelSet::Short),
-            "full" => Some(BarrelSet::Full),
-            _ => None,
-        }
+        (s == "full").then_some(BarrelSet::Full)
     }
 }
 
@@ -254,6 +254,29 @@ impl BarrelTotals {
     }
 }
 
+/// A barrel file's bytes, part by part ([`Barrel::bytes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BarrelBytes {
+    /// The whole file.
+    pub file: u64,
+    /// The container's own: header, block headers, block index, footer.
+    pub container: u64,
+    /// The blocks' entry counts and directories (with the bound bytes).
+    pub directory: u64,
+    /// The postings blocks, field by field.
+    pub postings: BlockBytes,
+}
+
+impl BarrelBytes {
+    /// Adds `o`'s figures to these.
+    pub fn add(&mut self, o: &BarrelBytes) {
+        self.file += o.file;
+        self.container += o.container;
+        self.directory += o.directory;
+        self.postings.add(&o.postings);
+    }
+}
+
 /// Writes one inverted barrel, doclist by doclist.
 pub struct BarrelWriter {
     w: ContainerWriter,
@@ -272,18 +295,17 @@ pub struct BarrelWriter {
 }
 
 impl BarrelWriter {
-    /// Starts barrel `barrel` of `set` for wordIDs `first_word..end_word`,
-    /// its block bounds computed with `bounds` (`None`: they bound nothing).
+    /// Starts barrel `barrel` for wordIDs `first_word..end_word`, its
+    /// block bounds computed with `bounds` (`None`: they bound nothing).
     pub fn create(
         path: impl AsRef<Path>,
-        set: BarrelSet,
         barrel: u32,
         first_word: u32,
         end_word: u32,
         bounds: Option<&BoundParams>,
     ) -> Result<BarrelWriter> {
         let params = json!({
-            "set": set.name(), "barrel": barrel, "first_word": first_word,
+            "set": BarrelSet::Full.name(), "barrel": barrel, "first_word": first_word,
             "end_word": end_word, "block_bytes": BLOCK_BYTES, "bounds": bounds,
         });
         Ok(BarrelWriter {
@@ -422,7 +444,6 @@ struct Entry {
 /// An open inverted barrel.
 pub struct Barrel {
     m: MappedContainer,
-    set: BarrelSet,
     barrel: u32,
     first_word: u32,
     end_word: u32,
@@ -447,10 +468,10 @@ impl Barrel {
                 format!("bad or missing {what}"),
             )
         };
-        let set = p["set"]
+        p["set"]
             .as_str()
             .and_then(BarrelSet::from_name)
-            .ok_or_else(|| bad("\"set\""))?;
+            .ok_or_else(|| bad("\"set\" (only \"full\" barrels are written)"))?;
         let num = |k: &str| {
             p[k].as_u64()
                 .and_then(|v| u32::try_from(v).ok())
@@ -473,7 +494,6 @@ impl Barrel {
         }
         Ok(Barrel {
             m: MappedContainer::new(c)?,
-            set,
             barrel,
             first_word,
             end_word,
@@ -490,11 +510,6 @@ impl Barrel {
     /// The container.
     pub fn container(&self) -> &Container {
         self.m.container()
-    }
-
-    /// Short or full.
-    pub fn set(&self) -> BarrelSet {
-        self.set
     }
 
     /// The barrel's number.
@@ -559,10 +574,35 @@ impl Barrel {
     /// Opens a cursor over `word`'s doclist, which starts at `loc` and holds
     /// `docs` documents (both from the lexicon).
     pub fn doclist(&self, word: u32, loc: Location, docs: u32) -> Result<DoclistCursor<'_>> {
+        self.cursor(word, loc, docs, false)
+    }
+
+    /// Opens a cursor over the *short doclist* of `word`: the documents of
+    /// its doclist (at `loc`, `docs` documents) whose hits of the word
+    /// include a title or an anchor hit, found by their count columns.
+    /// `short_docs` is how many there are (the lexicon's count), what
+    /// [`DoclistCursor::len`] says.
+    pub fn short_doclist(
+        &self,
+        word: u32,
+        loc: Location,
+        short_docs: u32,
+    ) -> Result<DoclistCursor<'_>> {
+        self.cursor(word, loc, short_docs, true)
+    }
+
+    fn cursor(
+        &self,
+        word: u32,
+        loc: Location,
+        docs: u32,
+        short: bool,
+    ) -> Result<DoclistCursor<'_>> {
         let mut c = DoclistCursor {
             barrel: self,
             word,
             docs,
+            short,
             block: loc.block as usize,
             entry: loc.entry as usize,
             view: None,
@@ -662,16 +702,6 @@ impl Barrel {
                         return Err(self.corrupt(i, "block key is not the first (word, docID)"));
                     }
                 }
-                if self.set == BarrelSet::Short
-                    && postings
-                        .iter()
-                        .any(|(_, _, fancy)| !fancy.iter().any(|h| h.is_title_or_anchor()))
-                {
-                    return Err(self.corrupt(
-                        i,
-                        format!("entry {j}: a short-barrel posting without title or anchor hits"),
-                    ));
-                }
                 prev = Some((e.word, last));
                 docs += postings.len() as u64;
                 f(i, e.word, postings)?;
@@ -744,6 +774,31 @@ impl Barrel {
             }
         }
         Ok(())
+    }
+
+    /// The file's bytes, part by part: the container's own (header, block
+    /// headers, block index, footer), the blocks' directories and each
+    /// field of the postings blocks. Reads and checks every block.
+    pub fn bytes(&self) -> Result<BarrelBytes> {
+        let c = self.container();
+        let mut out = BarrelBytes {
+            file: c.size(),
+            ..BarrelBytes::default()
+        };
+        let mut payloads = 0u64;
+        for i in 0..c.blocks().len() {
+            let (p, m) = self.block(i)?;
+            payloads += p.len() as u64;
+            out.directory += (4 + DIR_ENTRY * m) as u64;
+            for j in 0..m {
+                let e = self.entry(i, p, m, j)?;
+                let b = block_bytes(&p[e.start..e.end])
+                    .map_err(|d| self.corrupt(i, format!("entry {j} (word {}): {d}", e.word)))?;
+                out.postings.add(&b);
+            }
+        }
+        out.container = out.file - payloads;
+        Ok(out)
     }
 
     /// Checks every byte (container checksums and padding) and every record:
@@ -826,6 +881,8 @@ pub struct DoclistCursor<'a> {
     barrel: &'a Barrel,
     word: u32,
     docs: u32,
+    /// Only the documents with a title or an anchor hit of the word.
+    short: bool,
     block: usize,
     entry: usize,
     view: Option<BlockView<'a>>,
@@ -951,6 +1008,37 @@ impl<'a> DoclistCursor<'a> {
                 return Ok(None);
             }
         }
+        self.settle()
+    }
+
+    /// The current document, or for a short doclist the first at or after
+    /// it with a title or an anchor hit (`None`: the doclist has no more).
+    fn settle(&mut self) -> Result<Option<u32>> {
+        if !self.short {
+            return Ok(Some(self.dec.docs[self.i]));
+        }
+        loop {
+            let view = self
+                .view
+                .ok_or_else(|| Error::internal("cursor without a block"))?;
+            if view.has_class(TITLE) || view.has_class(ANCHOR) {
+                let (block, entry) = (self.block, self.entry);
+                self.dec
+                    .count(&view)
+                    .map_err(|d| self.barrel.corrupt(block, format!("entry {entry}: {d}")))?;
+                let (t, a) = (&self.dec.counts[TITLE], &self.dec.counts[ANCHOR]);
+                let n = self.dec.n;
+                while self.i < n && t[self.i] == 0 && a[self.i] == 0 {
+                    self.i += 1;
+                }
+                if self.i < n {
+                    break;
+                }
+            }
+            if !self.advance_block()? {
+                return Ok(None);
+            }
+        }
         Ok(Some(self.dec.docs[self.i]))
     }
 
@@ -971,7 +1059,7 @@ impl<'a> DoclistCursor<'a> {
         }
         let docs = &self.dec.docs[self.i..self.dec.n];
         self.i += docs.partition_point(|&d| d < target);
-        Ok(Some(self.dec.docs[self.i]))
+        self.settle()
     }
 
     /// Loads the postings block of this word holding the first docID ≥
@@ -1299,7 +1387,7 @@ mod tests {
     }
 
     fn write(path: &Path, lists: &Doclists) -> Vec<Location> {
-        let mut w = BarrelWriter::create(path, BarrelSet::Full, 3, 0, 1000, None).unwrap();
+        let mut w = BarrelWriter::create(path, 3, 0, 1000, None).unwrap();
         let mut locs = Vec::new();
         for (word, postings) in lists {
             locs.push(w.begin_word(*word).unwrap());
@@ -1345,6 +1433,29 @@ mod tests {
                     prop_assert_eq!(&hits[p.len()..], &f[..]);
                 }
                 prop_assert_eq!(c.next().unwrap(), None);
+                // The short doclist: the documents with a title or anchor
+                // hit, by next() and by seek(), with their hits.
+                let short: Vec<&Posting> = postings
+                    .iter()
+                    .filter(|p| p.2.iter().any(|h| h.is_title_or_anchor()))
+                    .collect();
+                let mut c = b.short_doclist(*word, *loc, short.len() as u32).unwrap();
+                prop_assert_eq!(c.len() as usize, short.len());
+                for (d, p, f) in &short {
+                    prop_assert_eq!(c.next().unwrap(), Some(*d));
+                    hits.clear();
+                    c.hits(&mut hits).unwrap();
+                    prop_assert_eq!(hits.len(), p.len() + f.len());
+                }
+                prop_assert_eq!(c.next().unwrap(), None);
+                let mut c = b.short_doclist(*word, *loc, short.len() as u32).unwrap();
+                for &t in &sorted_targets {
+                    let want = short.iter().map(|p| p.0).find(|&d| d >= t);
+                    prop_assert_eq!(c.seek(t).unwrap(), want, "short seek {}", t);
+                    if want.is_none() {
+                        break;
+                    }
+                }
                 // seek() agrees with a linear scan, for increasing targets.
                 let mut c = b.doclist(*word, *loc, postings.len() as u32).unwrap();
                 let mut at = 0;
@@ -1387,8 +1498,7 @@ mod tests {
         };
         let write = |wrong: Option<u32>| {
             let path = dir.path().join("full-000.wm");
-            let mut w =
-                BarrelWriter::create(&path, BarrelSet::Full, 0, 0, 1, Some(&params)).unwrap();
+            let mut w = BarrelWriter::create(&path, 0, 0, 1, Some(&params)).unwrap();
             let mut reader = LengthReader::new(&impacts.lens);
             w.begin_word(0).unwrap();
             for doc in (0..300u32).step_by(2) {

@@ -1,6 +1,6 @@
-//! The lexicon: the `lexicon` container kind (version 1). Word → wordID, and
-//! per wordID its document and hit counts and where its doclists are in the
-//! short and full barrels (Brin & Page §4.2.4; the paper's DumpLexicon
+//! The lexicon: the `lexicon` container kind (version 2). Word → wordID, and
+//! per wordID its document and hit counts and where its doclist is in the
+//! full barrels (Brin & Page §4.2.4; the paper's DumpLexicon
 //! joined the indexer's word list with the sorter's offsets the same way).
 //!
 //! # Building it out of core
@@ -32,9 +32,9 @@
 //!
 //! # Layout
 //!
-//! Parameters `{"barrels": B, "words": N, "entry_bytes": 32,
-//! "entries_per_block": 2048}`, metadata `{"words": N, "hits": H, "postings":
-//! P, "short_postings": S}`. Raw blocks, in this order:
+//! Parameters `{"barrels": B, "words": N, "entries_per_block": 2048}`,
+//! metadata `{"words": N, "hits": H, "postings": P, "short_postings": S}`.
+//! Raw blocks, in this order:
 //!
 //! ```text
 //! block 0      key "fst"      the term dictionary: an fst::Map (fst crate, format 3)
@@ -42,15 +42,20 @@
 //! block 1      key "barrels"  B + 1 u32: barrel b holds wordIDs [first_b, first_{b+1});
 //!                             first_0 = 0 and the last value is N
 //! block 2 + k  key wordID k·2048, big-endian u32: the entries of wordIDs
-//!              k·2048 .. (k+1)·2048 (fewer in the last block), 32 bytes each:
-//!   0  u32 docs         documents in the full doclist (document frequency)
-//!   4  u32 short_docs   documents in the short doclist (0: none)
-//!   8  u64 hits         hits in the full doclist (collection frequency)
-//!   16 u32 full block   where the full doclist starts: block of full-BB.wm …
-//!   20 u32 full entry   … and directory entry in it (see `inverted`)
-//!   24 u32 short block  where the short doclist starts (0 when none)
-//!   28 u32 short entry
+//!              k·2048 .. (k+1)·2048 (fewer in the last block) as six
+//!              columns: 6 × u8 widths, then each column's n values
+//!              bit-packed at its width (see `bitpack`), in this order:
+//!   docs         documents in the doclist (document frequency)
+//!   short_docs   documents in its short doclist: those with a title or an
+//!                anchor hit of the word (0: none)
+//!   hits low     hits in the doclist (collection frequency), low 32 bits …
+//!   hits high    … and high 32 bits
+//!   full block   where the doclist starts: block of full-BBB.wm …
+//!   full entry   … and directory entry in it (see `inverted`)
 //! ```
+//!
+//! An entry is read alone (six packed values); a block of rare words packs
+//! into a few bytes per word where fixed 32-bit fields took 24.
 //!
 //! All integers little-endian. Looking a word up reads the transducer (mapped
 //! and checked once at open) and one entry block (mapped and checked on first
@@ -62,6 +67,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use super::bitpack;
 use super::inverted::Location;
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind, MappedContainer};
 use crate::error::{Error, IoContext, Result};
@@ -71,13 +77,16 @@ use crate::sort::{Combine, ExternalSorter, SortConfig, Sorted};
 /// The `lexicon` kind.
 pub const LEXICON: FileKind = FileKind {
     tag: "lexicon",
-    version: 1,
+    version: 2,
     what: "lexicon: word → wordID (fst), per-word frequencies and doclist locations",
     verify: |path| Lexicon::open(path)?.verify(),
     dump,
 };
-/// Bytes of a per-word entry.
-pub const ENTRY_BYTES: usize = 32;
+/// Bytes of a per-word entry as the lexicon parts keep it ([`TermInfo::encode`]).
+pub const ENTRY_BYTES: usize = 24;
+/// Columns of an entry block: docs, short docs, hits (low and high 32
+/// bits), full block, full entry.
+const ENTRY_COLUMNS: usize = 6;
 /// Entries per block.
 pub const ENTRIES_PER_BLOCK: usize = 2048;
 /// Name of the combine that adds the hit counts of equal words.
@@ -103,33 +112,26 @@ pub fn vocabulary_combine() -> Combine<VocabRec> {
 pub struct TermInfo {
     /// Documents in the full doclist.
     pub docs: u32,
-    /// Documents in the short doclist.
+    /// Documents whose hits of the word include a title or an anchor hit
+    /// (its short doclist, read from the full one).
     pub short_docs: u32,
     /// Hits in the full doclist.
     pub hits: u64,
-    /// Where the full doclist starts.
+    /// Where the doclist starts in the full barrel.
     pub full: Location,
-    /// Where the short doclist starts (meaningless when `short_docs` is 0).
-    pub short: Location,
 }
 
 impl TermInfo {
-    /// Appends the 32-byte encoding.
+    /// Appends the 24-byte encoding.
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.docs.to_le_bytes());
         out.extend_from_slice(&self.short_docs.to_le_bytes());
         out.extend_from_slice(&self.hits.to_le_bytes());
-        for v in [
-            self.full.block,
-            self.full.entry,
-            self.short.block,
-            self.short.entry,
-        ] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
+        out.extend_from_slice(&self.full.block.to_le_bytes());
+        out.extend_from_slice(&self.full.entry.to_le_bytes());
     }
 
-    /// Decodes 32 bytes.
+    /// Decodes 24 bytes.
     pub fn decode(b: &[u8]) -> TermInfo {
         let u = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
         let mut h = [0u8; 8];
@@ -142,9 +144,82 @@ impl TermInfo {
                 block: u(16),
                 entry: u(20),
             },
-            short: Location {
-                block: u(24),
-                entry: u(28),
+        }
+    }
+}
+
+/// An entry's values in the columns of an entry block.
+fn entry_columns(t: &TermInfo) -> [u32; ENTRY_COLUMNS] {
+    [
+        t.docs,
+        t.short_docs,
+        t.hits as u32,
+        (t.hits >> 32) as u32,
+        t.full.block,
+        t.full.entry,
+    ]
+}
+
+/// Appends `entries` as an entry block: the six columns' widths (one byte
+/// each), then each column packed at its width ([`super::bitpack`], the
+/// scalar layout), so any entry is read alone.
+fn pack_entries(entries: &[TermInfo], out: &mut Vec<u8>) {
+    let mut cols: [Vec<u32>; ENTRY_COLUMNS] = Default::default();
+    for t in entries {
+        for (c, v) in cols.iter_mut().zip(entry_columns(t)) {
+            c.push(v);
+        }
+    }
+    let widths = cols.each_ref().map(|c| bitpack::max_width(c));
+    out.extend_from_slice(&widths);
+    for (c, &w) in cols.iter().zip(&widths) {
+        bitpack::pack(c, w, out);
+    }
+}
+
+/// An entry block of `n` entries, its columns located.
+struct EntryBlock<'a> {
+    bytes: &'a [u8],
+    widths: [u8; ENTRY_COLUMNS],
+    at: [usize; ENTRY_COLUMNS],
+}
+
+impl<'a> EntryBlock<'a> {
+    /// Locates the columns, checking that they fill `bytes` exactly.
+    fn parse(bytes: &'a [u8], n: usize) -> std::result::Result<EntryBlock<'a>, String> {
+        if bytes.len() < ENTRY_COLUMNS {
+            return Err("entry block shorter than its column widths".into());
+        }
+        let mut widths = [0u8; ENTRY_COLUMNS];
+        widths.copy_from_slice(&bytes[..ENTRY_COLUMNS]);
+        if let Some(w) = widths.iter().find(|&&w| w > 32) {
+            return Err(format!("entry column of width {w} (at most 32)"));
+        }
+        let mut at = [0usize; ENTRY_COLUMNS];
+        let mut end = ENTRY_COLUMNS;
+        for (a, &w) in at.iter_mut().zip(&widths) {
+            *a = end;
+            end += bitpack::packed_len(n, w);
+        }
+        if end != bytes.len() {
+            return Err(format!(
+                "{n} entries at widths {widths:?} take {end} bytes, the block has {}",
+                bytes.len()
+            ));
+        }
+        Ok(EntryBlock { bytes, widths, at })
+    }
+
+    /// Entry `i`.
+    fn get(&self, i: usize) -> TermInfo {
+        let v = |c: usize| bitpack::get(&self.bytes[self.at[c]..], self.widths[c], i);
+        TermInfo {
+            docs: v(0),
+            short_docs: v(1),
+            hits: u64::from(v(2)) | u64::from(v(3)) << 32,
+            full: Location {
+                block: v(4),
+                entry: v(5),
             },
         }
     }
@@ -322,7 +397,7 @@ pub fn open_fst_file(path: &Path) -> Result<fst::Map<FstBytes>> {
 /// entries in wordID order.
 pub struct LexiconWriter {
     w: ContainerWriter,
-    block: Vec<u8>,
+    block: Vec<TermInfo>,
     next: u32,
     words: u32,
     hits: u64,
@@ -340,7 +415,7 @@ impl LexiconWriter {
     ) -> Result<LexiconWriter> {
         let mut params = json!({
             "barrels": plan.barrels(), "words": plan.words,
-            "entry_bytes": ENTRY_BYTES, "entries_per_block": ENTRIES_PER_BLOCK,
+            "entries_per_block": ENTRIES_PER_BLOCK,
         });
         // Absent for none: indexes without stemming are as before.
         if stem != super::Stem::None {
@@ -360,7 +435,7 @@ impl LexiconWriter {
         )?;
         Ok(LexiconWriter {
             w,
-            block: Vec::with_capacity(ENTRY_BYTES * ENTRIES_PER_BLOCK),
+            block: Vec::with_capacity(ENTRIES_PER_BLOCK),
             next: 0,
             words: plan.words,
             hits: 0,
@@ -374,12 +449,12 @@ impl LexiconWriter {
         if self.next >= self.words {
             return Err(Error::internal("more lexicon entries than words"));
         }
-        t.encode(&mut self.block);
+        self.block.push(*t);
         self.next += 1;
         self.hits += t.hits;
         self.postings += u64::from(t.docs);
         self.short_postings += u64::from(t.short_docs);
-        if self.block.len() == ENTRY_BYTES * ENTRIES_PER_BLOCK {
+        if self.block.len() == ENTRIES_PER_BLOCK {
             self.flush()?;
         }
         Ok(())
@@ -395,10 +470,12 @@ impl LexiconWriter {
 
     fn flush(&mut self) -> Result<()> {
         if !self.block.is_empty() {
-            let n = self.block.len() / ENTRY_BYTES;
+            let n = self.block.len();
             let first = self.next - n as u32;
+            let mut bytes = Vec::new();
+            pack_entries(&self.block, &mut bytes);
             self.w
-                .write_block(BlockCodec::Raw, &first.to_be_bytes(), n as u64, &self.block)?;
+                .write_block(BlockCodec::Raw, &first.to_be_bytes(), n as u64, &bytes)?;
             self.block.clear();
         }
         Ok(())
@@ -419,6 +496,23 @@ impl LexiconWriter {
         });
         Ok(self.w.finish(&meta)?.1)
     }
+}
+
+/// A lexicon file's bytes, part by part ([`Lexicon::bytes`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LexiconBytes {
+    /// The whole file.
+    pub file: u64,
+    /// The container's own: header, block headers, block index, footer.
+    pub container: u64,
+    /// The term dictionary (the fst).
+    pub dictionary: u64,
+    /// The barrel table.
+    pub barrel_table: u64,
+    /// The per-word entries.
+    pub entries: u64,
+    /// Words.
+    pub words: u64,
 }
 
 /// An open lexicon.
@@ -481,7 +575,10 @@ impl Lexicon {
         for (k, b) in blocks[2..].iter().enumerate() {
             let first = k * ENTRIES_PER_BLOCK;
             let n = (words as usize - first).min(ENTRIES_PER_BLOCK);
-            if b.key != (first as u32).to_be_bytes() || b.raw != (n * ENTRY_BYTES) as u64 {
+            if b.key != (first as u32).to_be_bytes()
+                || b.records != n as u64
+                || b.raw < ENTRY_COLUMNS as u64
+            {
                 return Err(Error::corrupt(
                     c.path(),
                     format!("block {}", k + 2),
@@ -501,6 +598,21 @@ impl Lexicon {
     /// The container.
     pub fn container(&self) -> &Container {
         self.m.container()
+    }
+
+    /// The file's bytes, part by part.
+    pub fn bytes(&self) -> LexiconBytes {
+        let c = self.container();
+        let b = c.blocks();
+        let entries = b[2..].iter().map(|e| e.raw).sum();
+        LexiconBytes {
+            file: c.size(),
+            container: c.size() - b.iter().map(|e| e.raw).sum::<u64>(),
+            dictionary: b[0].raw,
+            barrel_table: b[1].raw,
+            entries,
+            words: u64::from(self.words),
+        }
     }
 
     /// Distinct words.
@@ -564,8 +676,16 @@ impl Lexicon {
         }
         let k = word as usize / ENTRIES_PER_BLOCK;
         let p = self.m.payload(2 + k)?;
-        let at = (word as usize % ENTRIES_PER_BLOCK) * ENTRY_BYTES;
-        Ok(TermInfo::decode(&p[at..at + ENTRY_BYTES]))
+        let n = (self.words as usize - k * ENTRIES_PER_BLOCK).min(ENTRIES_PER_BLOCK);
+        let block = EntryBlock::parse(p, n).map_err(|d| {
+            Error::corrupt(
+                self.container().path(),
+                format!("block {}", 2 + k),
+                self.container().blocks()[2 + k].offset,
+                d,
+            )
+        })?;
+        Ok(block.get(word as usize % ENTRIES_PER_BLOCK))
     }
 
     /// Calls `f(word, wordID)` for every word in byte order.
@@ -639,21 +759,23 @@ impl Lexicon {
 /// Writes the lexicon as TSV, one line per word in byte order.
 pub fn dump(path: &Path, out: &mut dyn std::io::Write) -> Result<()> {
     let lex = Lexicon::open(path)?;
-    writeln!(out, "# word\twordid\tbarrel\tdocs\tshort_docs\thits\tfull_block\tfull_entry\tshort_block\tshort_entry").at("stdout")?;
+    writeln!(
+        out,
+        "# word\twordid\tbarrel\tdocs\tshort_docs\thits\tfull_block\tfull_entry"
+    )
+    .at("stdout")?;
     lex.for_each_word(|w, id| {
         let t = lex.entry(id)?;
         writeln!(
             out,
-            "{}\t{id}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+            "{}\t{id}\t{}\t{}\t{}\t{}\t{}\t{}",
             crate::tsv::escape(w),
             lex.barrel_of(id),
             t.docs,
             t.short_docs,
             t.hits,
             t.full.block,
-            t.full.entry,
-            t.short.block,
-            t.short.entry
+            t.full.entry
         )
         .at("stdout")
     })
@@ -683,6 +805,77 @@ mod tests {
         assert_eq!(c.finish(2).0, [0, 1, 2, 2, 2]);
     }
 
+    /// A lexicon of version 1 (with the short barrels' locations) is
+    /// refused, naming the file and both versions.
+    #[test]
+    fn version_1_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lexicon.wm");
+        let w = ContainerWriter::create(&path, LEXICON.tag, 1, &json!({})).unwrap();
+        w.finish(&json!({})).unwrap();
+        let err = Lexicon::open(&path)
+            .err()
+            .expect("version 1 refused")
+            .to_string();
+        assert!(
+            err.contains("lexicon.wm") && err.contains("version 1") && err.contains("version 2"),
+            "{err}"
+        );
+    }
+
+    proptest::proptest! {
+        /// An entry block gives back every entry alone, whatever the
+        /// values' sizes; a block a byte short or long is refused.
+        #[test]
+        fn entry_blocks_roundtrip(raw in proptest::collection::vec(
+            (0u32..5000, 0u32..3, 0u64..(1 << 40), 0u32..300, any_u32()),
+            1..=ENTRIES_PER_BLOCK,
+        )) {
+            let entries: Vec<TermInfo> = raw
+                .iter()
+                .map(|&(docs, s, hits, block, entry)| TermInfo {
+                    docs,
+                    short_docs: docs.min(s),
+                    hits,
+                    full: Location { block, entry },
+                })
+                .collect();
+            let mut bytes = Vec::new();
+            pack_entries(&entries, &mut bytes);
+            let b = EntryBlock::parse(&bytes, entries.len()).unwrap();
+            for (i, t) in entries.iter().enumerate() {
+                proptest::prop_assert_eq!(b.get(i), *t);
+            }
+            proptest::prop_assert!(EntryBlock::parse(&bytes[..bytes.len() - 1], entries.len()).is_err());
+            let mut longer = bytes.clone();
+            longer.push(0);
+            proptest::prop_assert!(EntryBlock::parse(&longer, entries.len()).is_err());
+        }
+    }
+
+    fn any_u32() -> impl proptest::strategy::Strategy<Value = u32> {
+        proptest::prelude::any::<u32>()
+    }
+
+    /// The layout, byte by byte: widths, then the columns.
+    #[test]
+    fn entry_block_layout() {
+        let e = |docs, short_docs, hits, block, entry| TermInfo {
+            docs,
+            short_docs,
+            hits,
+            full: Location { block, entry },
+        };
+        let mut bytes = Vec::new();
+        pack_entries(&[e(2, 2, 5, 0, 1), e(1, 0, 1, 0, 6)], &mut bytes);
+        // docs 2, 1 at 2 bits; short 2, 0 at 2; hits 5, 1 at 3; high 0;
+        // block 0; entry 1, 6 at 3 bits.
+        assert_eq!(
+            bytes,
+            [2, 2, 3, 0, 0, 3, 0b01_10, 0b00_10, 0b001_101, 0b110_001]
+        );
+    }
+
     #[test]
     fn term_info_roundtrip() {
         let t = TermInfo {
@@ -690,7 +883,6 @@ mod tests {
             short_docs: 2,
             hits: 1 << 40,
             full: Location { block: 3, entry: 9 },
-            short: Location { block: 1, entry: 0 },
         };
         let mut b = Vec::new();
         t.encode(&mut b);

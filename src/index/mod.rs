@@ -6,7 +6,7 @@
 //! text.wm + pagedoc.wm ─┐  pass 1: hits per word, in bounded chunks ─► sort (words, sum) ─►
 //! docs.wm + anchors.wm ─┘          plan: wordIDs by descending hits, barrel cuts, term dictionary
 //!                          pass 2: each document's hits ─► forward barrels fwd-BBB.wm (tmp)
-//! forward barrel b ─► sort (wordID, docID) ─► index/full-BBB.wm + index/short-BBB.wm
+//! forward barrel b ─► sort (wordID, docID) ─► index/full-BBB.wm
 //!                                              + lexicon entries of b (tmp)        [per barrel]
 //! term dictionary + entries ─► index/lexicon.wm
 //! ```
@@ -41,6 +41,7 @@ pub mod inverted;
 pub mod lexicon;
 pub mod postings;
 pub mod shards;
+pub mod sizes;
 pub mod sorter;
 pub mod stem;
 pub mod textsplit;
@@ -68,12 +69,9 @@ pub const DEFAULT_BARRELS: u32 = 64;
 /// Most barrels allowed.
 pub const MAX_BARRELS: u32 = crate::job::files::MAX_BARRELS as u32;
 
-/// The job file of barrel `b` of `set`.
-pub fn barrel_file(set: BarrelSet, b: usize) -> JobFile {
-    match set {
-        BarrelSet::Full => JobFile::FullBarrel(b as u16),
-        BarrelSet::Short => JobFile::ShortBarrel(b as u16),
-    }
+/// The job file of barrel `b`.
+pub fn barrel_file(b: usize) -> JobFile {
+    JobFile::FullBarrel(b as u16)
 }
 
 /// Index parameters.
@@ -103,18 +101,18 @@ pub struct IndexSummary {
     pub hits: u64,
     /// Pass 2's figures.
     pub forward: indexer::ForwardStats,
-    /// Postings in the full and short barrels.
+    /// Postings, and of them those with a title or anchor hit of their
+    /// word (the short doclists').
     pub postings: (u64, u64),
     /// Plain and fancy hits in the full barrels.
     pub full_hits: (u64, u64),
-    /// Plain and fancy hits in the short barrels.
-    pub short_hits: (u64, u64),
     /// Bytes of the lexicon.
     pub lexicon_bytes: u64,
     /// Bytes of the term dictionary inside it.
     pub fst_bytes: u64,
-    /// Bytes of the full and short barrels.
-    pub barrel_bytes: (u64, u64),
+    /// Bytes of the barrels.
+    #[serde(default)]
+    pub full_bytes: u64,
     /// Sort runs written by the barrel sorts.
     pub runs: usize,
     /// Barrels sorted in parallel.
@@ -285,9 +283,7 @@ pub(crate) fn build_part(
     t = Instant::now();
     let fwd_dir = tmp.join("forward");
     let done = |b: usize| -> Result<bool> {
-        Ok(cx.output_done(barrel_file(BarrelSet::Full, b))?
-            && cx.output_done(barrel_file(BarrelSet::Short, b))?
-            && sorter::part_is_complete(&part_path(tmp, b)))
+        Ok(cx.output_done(barrel_file(b))? && sorter::part_is_complete(&part_path(tmp, b)))
     };
     let mut todo = Vec::new();
     for b in 0..plan.barrels() {
@@ -373,8 +369,7 @@ pub(crate) fn build_part(
                     let s = sorter::sort_barrel(
                         &indexer::forward_path(&fwd_dir, b),
                         cx.sort_config_part(&sort_name, "barrels", parallel)?,
-                        &cx.output(barrel_file(BarrelSet::Full, b))?,
-                        &cx.output(barrel_file(BarrelSet::Short, b))?,
+                        &cx.output(barrel_file(b))?,
                         &part_path(tmp, b),
                         impacts.as_ref(),
                     )?;
@@ -413,27 +408,19 @@ pub(crate) fn build_part(
         sorter::for_each_part_block(&part_path(tmp, b), |entries| w.push_encoded(entries))?;
     }
     summary.lexicon_bytes = w.finish()?;
+    let lex = Lexicon::open(cx.output(JobFile::Lexicon)?)?;
+    summary.postings.1 = lex.container().meta()["short_postings"]
+        .as_u64()
+        .unwrap_or(0);
     for b in 0..plan.barrels() {
-        for set in [BarrelSet::Full, BarrelSet::Short] {
-            let barrel = Barrel::open(cx.output(barrel_file(set, b))?)?;
-            let c = barrel.container();
-            let m = c.meta();
-            let get = |k: &str| m[k].as_u64().unwrap_or(0);
-            match set {
-                BarrelSet::Full => {
-                    summary.postings.0 += get("postings");
-                    summary.full_hits.0 += get("plain_hits");
-                    summary.full_hits.1 += get("fancy_hits");
-                    summary.barrel_bytes.0 += c.size();
-                }
-                BarrelSet::Short => {
-                    summary.postings.1 += get("postings");
-                    summary.short_hits.0 += get("plain_hits");
-                    summary.short_hits.1 += get("fancy_hits");
-                    summary.barrel_bytes.1 += c.size();
-                }
-            }
-        }
+        let barrel = Barrel::open(cx.output(barrel_file(b))?)?;
+        let c = barrel.container();
+        let m = c.meta();
+        let get = |k: &str| m[k].as_u64().unwrap_or(0);
+        summary.postings.0 += get("postings");
+        summary.full_hits.0 += get("plain_hits");
+        summary.full_hits.1 += get("fancy_hits");
+        summary.full_bytes += c.size();
     }
     summary.seconds[4] = t.elapsed().as_secs_f64();
     Ok(summary)
@@ -497,8 +484,7 @@ impl Stage for Index {
     fn outputs(&self) -> Vec<JobFile> {
         let mut v = vec![JobFile::Lexicon, JobFile::FieldLengths];
         for b in 0..self.opts.barrels as usize {
-            v.push(barrel_file(BarrelSet::Full, b));
-            v.push(barrel_file(BarrelSet::Short, b));
+            v.push(barrel_file(b));
         }
         v
     }
@@ -527,7 +513,7 @@ impl Stage for Index {
             .bytes(
                 "index_bytes",
                 "index (lexicon, barrels)",
-                f.lexicon_bytes + f.barrel_bytes.0 + f.barrel_bytes.1,
+                f.lexicon_bytes + f.full_bytes,
             )
             .build()
     }

@@ -409,6 +409,13 @@ impl<'a> BlockView<'a> {
         Ok(())
     }
 
+    /// Whether class `c`'s count column is stored: some document of the
+    /// block has a hit of that class.
+    #[inline]
+    pub fn has_class(&self, c: usize) -> bool {
+        self.widths[c] > 0
+    }
+
     /// Decodes the count column of class `c` into `out[..n]`.
     pub fn counts(&self, c: usize, out: &mut [u32]) -> Result<(), String> {
         let end = if c + 1 < CLASSES {
@@ -711,6 +718,113 @@ impl DecodedBlock {
     }
 }
 
+/// A postings block's bytes, field by field (what `webmill inspect
+/// --bytes` adds up over a barrel), with the values they hold.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BlockBytes {
+    /// Postings blocks added up.
+    pub blocks: u64,
+    /// Of which full (128 documents).
+    pub full_blocks: u64,
+    /// Documents.
+    pub docs: u64,
+    /// Plain hits.
+    pub plain_hits: u64,
+    /// Packed URL, title and anchor hits.
+    pub fancy_hits: u64,
+    /// Other hits.
+    pub other_hits: u64,
+    /// The fixed header and the count columns' width bytes.
+    pub header: u64,
+    /// docID gaps.
+    pub gaps: u64,
+    /// Count columns, per class.
+    pub counts: [u64; CLASSES],
+    /// The position runs' width bytes.
+    pub run_widths: u64,
+    /// The position runs.
+    pub runs: u64,
+    /// The plain hits' attributes (font, capitalization).
+    pub attrs: u64,
+    /// The packed URL, title and anchor hits.
+    pub fancy: u64,
+    /// The other hits.
+    pub other: u64,
+}
+
+impl BlockBytes {
+    /// Adds `o`'s figures to these.
+    pub fn add(&mut self, o: &BlockBytes) {
+        self.blocks += o.blocks;
+        self.full_blocks += o.full_blocks;
+        self.docs += o.docs;
+        self.plain_hits += o.plain_hits;
+        self.fancy_hits += o.fancy_hits;
+        self.other_hits += o.other_hits;
+        self.header += o.header;
+        self.gaps += o.gaps;
+        for (a, b) in self.counts.iter_mut().zip(o.counts) {
+            *a += b;
+        }
+        self.run_widths += o.run_widths;
+        self.runs += o.runs;
+        self.attrs += o.attrs;
+        self.fancy += o.fancy;
+        self.other += o.other;
+    }
+
+    /// The bytes of all fields.
+    pub fn total(&self) -> u64 {
+        self.header
+            + self.gaps
+            + self.counts.iter().sum::<u64>()
+            + self.run_widths
+            + self.runs
+            + self.attrs
+            + self.fancy
+            + self.other
+    }
+}
+
+/// The bytes of each field of the block in `bytes` (exactly the block),
+/// checking that the fields fill it.
+pub fn block_bytes(bytes: &[u8]) -> Result<BlockBytes, String> {
+    let view = BlockView::parse(bytes)?;
+    let mut d = DecodedBlock::default();
+    d.load(&view)?;
+    d.sum(&view)?;
+    let n = view.n;
+    let mut cols = HitColumns::default();
+    view.columns(
+        d.plain_at[n] as usize,
+        d.fancy_at[n] as usize,
+        d.other_at[n] as usize,
+        &mut cols,
+    )?;
+    let mut counts = [0u64; CLASSES];
+    for (c, x) in counts.iter_mut().enumerate() {
+        let end = view.count_at.get(c + 1).copied().unwrap_or(view.hits_at);
+        *x = (end - view.count_at[c]) as u64;
+    }
+    let runs = cols.run_at.len() - 1;
+    Ok(BlockBytes {
+        blocks: 1,
+        full_blocks: u64::from(n == BLOCK_DOCS),
+        docs: n as u64,
+        plain_hits: cols.plain as u64,
+        fancy_hits: cols.fancy as u64,
+        other_hits: cols.other as u64,
+        header: view.gaps_at as u64,
+        gaps: (view.count_at[0] - view.gaps_at) as u64,
+        counts,
+        run_widths: runs as u64,
+        runs: (cols.attrs_at - cols.widths_at - runs) as u64,
+        attrs: (cols.fancy_at - cols.attrs_at) as u64,
+        fancy: (cols.other_at - cols.fancy_at) as u64,
+        other: (bytes.len() - cols.other_at) as u64,
+    })
+}
+
 /// One document of a doclist with its hits, as tests and dumps see it.
 pub type Posting = (u32, Vec<Hit>, Vec<Hit>);
 
@@ -782,6 +896,15 @@ mod tests {
             enc.encode(&mut out);
             prop_assert!(enc.is_empty());
             prop_assert_eq!(decode_block(&out).unwrap(), want.clone());
+            // The fields' bytes add up to the block, their values to the postings'.
+            let bytes = block_bytes(&out).unwrap();
+            prop_assert_eq!(bytes.total(), out.len() as u64);
+            prop_assert_eq!(bytes.docs, want.len() as u64);
+            prop_assert_eq!(bytes.plain_hits, want.iter().map(|w| w.1.len() as u64).sum::<u64>());
+            prop_assert_eq!(
+                bytes.fancy_hits + bytes.other_hits,
+                want.iter().map(|w| w.2.len() as u64).sum::<u64>()
+            );
             // Any one document's hits and counts, alone.
             let view = BlockView::parse(&out).unwrap();
             let mut d = DecodedBlock::default();
@@ -844,6 +967,20 @@ mod tests {
                 0x21, // attrs: 1, 0, 2 → 0b10_00_01
                 0x00, 0x4a, 0x02, // fancy: 0, 0x125 at 9 bits
             ]
+        );
+        let b = block_bytes(&out).unwrap();
+        assert_eq!(
+            (
+                b.header,
+                b.gaps,
+                b.counts,
+                b.run_widths,
+                b.runs,
+                b.attrs,
+                b.fancy,
+                b.other
+            ),
+            (13, 1, [0, 1, 1, 0, 0, 1, 1, 0], 1, 2, 1, 3, 0)
         );
         assert_eq!(
             decode_block(&out).unwrap(),

@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::fieldlens::{FieldLengths, FieldLengthsWriter};
-use super::{barrel_file, build_part, textsplit, BarrelSet, Index, IndexOptions, Stem, Until};
+use super::{barrel_file, build_part, textsplit, Index, IndexOptions, Stem, Until};
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use crate::error::{Error, IoContext, Result};
 use crate::job::{JobFile, JobView, Settings, Stage, StageContext, StagePaths};
@@ -683,9 +683,7 @@ impl ShardSet {
                 &super::fieldlens::FIELDLENS,
             ));
             for b in 0..self.params.barrels as usize {
-                for set in [BarrelSet::Short, BarrelSet::Full] {
-                    v.push((self.file(k, barrel_file(set, b)), &super::inverted::BARREL));
-                }
+                v.push((self.file(k, barrel_file(b)), &super::inverted::BARREL));
             }
         }
         v

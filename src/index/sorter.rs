@@ -1,5 +1,5 @@
-//! The sorter: a forward barrel re-sorted by (wordID, docID) into a short and
-//! a full inverted barrel (Brin & Page §4.4, "Sorting").
+//! The sorter: a forward barrel re-sorted by (wordID, docID) into an inverted
+//! barrel (Brin & Page §4.4, "Sorting").
 //!
 //! The paper's sorter cut a barrel that did not fit in memory into *baskets*
 //! by wordID and docID, sorted each in memory and wrote them out. Here every
@@ -8,8 +8,9 @@
 //! budget, are the baskets, and its merge streams the entries back in
 //! (wordID, docID, part) order. A document's part-0 entry (plain hits) and
 //! part-1 entry (fancy hits) meet there and become one posting: plain hits,
-//! then fancy hits. Every posting goes to the full barrel; a posting whose
-//! fancy hits include a title or anchor hit goes to the short barrel too.
+//! then fancy hits. Every posting goes to the barrel; the lexicon entry counts
+//! those whose fancy hits include a title or anchor hit (the word's short
+//! doclist, which the searcher reads from the barrel by its count columns).
 //!
 //! One barrel is one sort, so barrels are independent: the stage sorts them
 //! in parallel when the budget allows, resumes a barrel from the sort runs it
@@ -23,10 +24,8 @@ use serde_json::json;
 
 use super::forward::{ForwardBarrel, Part};
 use super::hit::Hit;
-use super::inverted::{
-    BarrelSet, BarrelTotals, BarrelWriter, Impacts, LengthReader, Location, NO_BOUND,
-};
-use super::lexicon::TermInfo;
+use super::inverted::{BarrelTotals, BarrelWriter, Impacts, LengthReader, Location, NO_BOUND};
+use super::lexicon::{TermInfo, ENTRY_BYTES};
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use crate::error::{Error, Result};
 use crate::sort::{Combine, ExternalSorter, Record, SortConfig};
@@ -175,10 +174,8 @@ pub struct SortedBarrel {
     pub words: u64,
     /// Totals of the full barrel.
     pub full: BarrelTotals,
-    /// Totals of the short barrel.
-    pub short: BarrelTotals,
-    /// Sizes in bytes of the full and short barrel files.
-    pub bytes: (u64, u64),
+    /// Size in bytes of the barrel file.
+    pub bytes: u64,
     /// Sort runs written.
     pub runs: usize,
 }
@@ -193,7 +190,6 @@ pub fn sort_barrel(
     forward: &Path,
     cfg: SortConfig,
     full: &Path,
-    short: &Path,
     part: &Path,
     impacts: Option<&Impacts>,
 ) -> Result<SortedBarrel> {
@@ -221,8 +217,7 @@ pub fn sort_barrel(
     let runs = sorted.stats().runs;
     let bounds = impacts.map(|i| &i.params);
     let mut reader = impacts.map(|i| LengthReader::new(&i.lens));
-    let mut fw = BarrelWriter::create(full, BarrelSet::Full, barrel, first, end, bounds)?;
-    let mut sw = BarrelWriter::create(short, BarrelSet::Short, barrel, first, end, bounds)?;
+    let mut fw = BarrelWriter::create(full, barrel, first, end, bounds)?;
     let mut entries = PartWriter::create(part, barrel, first, end)?;
     let mut next_word = first;
     let mut current: Option<(u32, TermInfo)> = None;
@@ -253,7 +248,7 @@ pub fn sort_barrel(
         }
         if current.as_ref().is_none_or(|(w, _)| *w != word) {
             if let Some((w, t)) = current.take() {
-                finish_word(&mut entries, w, t, &mut fw, &mut sw)?;
+                finish_word(&mut entries, w, t, &mut fw)?;
             }
             if word != next_word {
                 return Err(Error::internal(format!(
@@ -282,15 +277,11 @@ pub fn sort_barrel(
         t.docs += 1;
         t.hits += (plain.len() + fancy.len()) as u64;
         if fancy.iter().any(|h| h.is_title_or_anchor()) {
-            if t.short_docs == 0 {
-                t.short = sw.begin_word(word)?;
-            }
-            sw.push(doc, &plain, &fancy, bound)?;
             t.short_docs += 1;
         }
     }
     if let Some((w, t)) = current.take() {
-        finish_word(&mut entries, w, t, &mut fw, &mut sw)?;
+        finish_word(&mut entries, w, t, &mut fw)?;
     }
     if next_word != end {
         return Err(Error::internal(format!(
@@ -299,14 +290,11 @@ pub fn sort_barrel(
     }
     drop(sorted);
     let words = entries.finish()?;
-    // Short first: a barrel counts as done when its full file is there.
-    let (short_totals, short_bytes) = sw.finish()?;
     let (full_totals, full_bytes) = fw.finish()?;
     Ok(SortedBarrel {
         words,
         full: full_totals,
-        short: short_totals,
-        bytes: (full_bytes, short_bytes),
+        bytes: full_bytes,
         runs,
     })
 }
@@ -316,23 +304,19 @@ fn finish_word(
     word: u32,
     t: TermInfo,
     fw: &mut BarrelWriter,
-    sw: &mut BarrelWriter,
 ) -> Result<()> {
     let stats = fw.end_word()?;
-    if t.short_docs > 0 {
-        sw.end_word()?;
-    }
     debug_assert_eq!(stats.docs, t.docs, "word {word}");
     entries.push(&t)
 }
 
 /// Kind of the per-barrel lexicon parts the stage keeps in its temporary
-/// directory until the lexicon is written: raw blocks of 32-byte entries
+/// directory until the lexicon is written: raw blocks of 24-byte entries
 /// (the lexicon's layout), parameters `{"barrel", "first_word", "end_word"}`.
 pub const LEXPART: FileKind = FileKind {
     tag: "lexpart",
-    version: 1,
-    what: "one barrel's lexicon entries, 32 bytes per word (temporary)",
+    version: 2,
+    what: "one barrel's lexicon entries, 24 bytes per word (temporary)",
     verify: |path| {
         let c = LEXPART.open(path)?;
         c.verify(|i, e, raw| check_part_block(&c, i, e.records, raw))
@@ -343,25 +327,19 @@ pub const LEXPART: FileKind = FileKind {
         let first = c.params()["first_word"].as_u64().unwrap_or(0);
         writeln!(
             out,
-            "# word_id\tdocs\tshort_docs\thits\tfull_block\tfull_entry\tshort_block\tshort_entry"
+            "# word_id\tdocs\tshort_docs\thits\tfull_block\tfull_entry"
         )
         .at("stdout")?;
         let mut word = first;
         for i in 0..c.blocks().len() {
             let raw = c.read_block(i)?;
             check_part_block(&c, i, c.blocks()[i].records, &raw)?;
-            for e in raw.chunks_exact(32) {
+            for e in raw.chunks_exact(ENTRY_BYTES) {
                 let t = super::lexicon::TermInfo::decode(e);
                 writeln!(
                     out,
-                    "{word}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
-                    t.docs,
-                    t.short_docs,
-                    t.hits,
-                    t.full.block,
-                    t.full.entry,
-                    t.short.block,
-                    t.short.entry
+                    "{word}\t{}\t{}\t{}\t{}\t{}",
+                    t.docs, t.short_docs, t.hits, t.full.block, t.full.entry
                 )
                 .at("stdout")?;
                 word += 1;
@@ -371,14 +349,17 @@ pub const LEXPART: FileKind = FileKind {
     },
 };
 
-/// A part block holds whole 32-byte entries, as many as the index says.
+/// A part block holds whole 24-byte entries, as many as the index says.
 fn check_part_block(c: &Container, i: usize, records: u64, raw: &[u8]) -> Result<()> {
-    if !raw.len().is_multiple_of(32) || (raw.len() / 32) as u64 != records {
+    if !raw.len().is_multiple_of(ENTRY_BYTES) || (raw.len() / ENTRY_BYTES) as u64 != records {
         return Err(crate::Error::corrupt(
             c.path(),
             format!("block {i}"),
             c.blocks()[i].offset,
-            format!("{} bytes for {records} entries of 32 bytes", raw.len()),
+            format!(
+                "{} bytes for {records} entries of {ENTRY_BYTES} bytes",
+                raw.len()
+            ),
         ));
     }
     Ok(())
@@ -403,7 +384,7 @@ impl PartWriter {
         w.set_durable(false);
         Ok(PartWriter {
             w,
-            block: Vec::with_capacity(32 * PART_BLOCK_ENTRIES),
+            block: Vec::with_capacity(ENTRY_BYTES * PART_BLOCK_ENTRIES),
             words: 0,
         })
     }
@@ -412,7 +393,7 @@ impl PartWriter {
     pub fn push(&mut self, t: &TermInfo) -> Result<()> {
         t.encode(&mut self.block);
         self.words += 1;
-        if self.block.len() >= 32 * PART_BLOCK_ENTRIES {
+        if self.block.len() >= ENTRY_BYTES * PART_BLOCK_ENTRIES {
             self.flush()?;
         }
         Ok(())
@@ -420,7 +401,7 @@ impl PartWriter {
 
     fn flush(&mut self) -> Result<()> {
         if !self.block.is_empty() {
-            let n = (self.block.len() / 32) as u64;
+            let n = (self.block.len() / ENTRY_BYTES) as u64;
             self.w.write_block(BlockCodec::Raw, &[], n, &self.block)?;
             self.block.clear();
         }
@@ -441,7 +422,7 @@ pub fn part_is_complete(path: &Path) -> bool {
     (LEXPART.verify)(path).is_ok()
 }
 
-/// Calls `f` with each block of the part file at `path` (whole 32-byte
+/// Calls `f` with each block of the part file at `path` (whole 24-byte
 /// entries, in wordID order), checking each.
 pub fn for_each_part_block(path: &Path, mut f: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
     let c = LEXPART.open(path)?;

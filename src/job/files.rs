@@ -129,9 +129,6 @@ pub enum JobFile {
     FieldLengths,
     /// `index/full-BBB.wm`: inverted barrel `BBB` with all hits (index).
     FullBarrel(u16),
-    /// `index/short-BBB.wm`: inverted barrel `BBB` with the postings that
-    /// have title or anchor hits (index).
-    ShortBarrel(u16),
     /// `skips-STAGE.wm`: the skip report of a stage that reads external
     /// input (`ingest`, `import-graph`): every record or file not kept, every
     /// cut, with file, place and reason.
@@ -181,7 +178,7 @@ impl JobFile {
         v.push(JobFile::Lexicon);
         v.push(JobFile::FieldLengths);
         for b in 0..MAX_BARRELS {
-            v.extend([JobFile::FullBarrel(b), JobFile::ShortBarrel(b)]);
+            v.push(JobFile::FullBarrel(b));
         }
         v
     }
@@ -208,7 +205,6 @@ impl JobFile {
             JobFile::Lexicon => "index/lexicon.wm".into(),
             JobFile::FieldLengths => "index/fieldlens.wm".into(),
             JobFile::FullBarrel(b) => format!("index/full-{b:03}.wm"),
-            JobFile::ShortBarrel(b) => format!("index/short-{b:03}.wm"),
             JobFile::Skips(s) => format!("skips-{}.wm", s.name()),
             JobFile::Custom { name, .. } => name.into(),
         }
@@ -226,9 +222,6 @@ impl JobFile {
         };
         if let Some(b) = barrel("index/full-") {
             return Some(JobFile::FullBarrel(b)).filter(|f| f.name() == name);
-        }
-        if let Some(b) = barrel("index/short-") {
-            return Some(JobFile::ShortBarrel(b)).filter(|f| f.name() == name);
         }
         JobFile::all()
             .into_iter()
@@ -255,10 +248,9 @@ impl JobFile {
             }
             JobFile::Urls | JobFile::PageDoc | JobFile::Anchors => vec![StageId::Resolve],
             JobFile::Ranks | JobFile::RankPlot => vec![StageId::PageRank],
-            JobFile::Lexicon
-            | JobFile::FieldLengths
-            | JobFile::FullBarrel(_)
-            | JobFile::ShortBarrel(_) => vec![StageId::Index],
+            JobFile::Lexicon | JobFile::FieldLengths | JobFile::FullBarrel(_) => {
+                vec![StageId::Index]
+            }
             JobFile::Custom { stage, .. } => vec![StageId::Custom(stage)],
             JobFile::Sketches(a)
             | JobFile::Pairs(a)

@@ -1,17 +1,19 @@
 //! Query evaluation, Brin & Page's Figure 4: conjunctive matching over the
-//! doclists of the query words, short barrels first.
+//! doclists of the query words, short doclists first.
 //!
-//! 1–3. The words' lexicon entries give each doclist's start in the short and
-//!    the full barrel of the word's barrel; a cursor is opened on each.
+//! 1–3. The words' lexicon entries give each doclist's start in its barrel
+//!    and how many of its documents have a title or anchor hit of the word
+//!    (its *short doclist*, the paper's short barrel; read from the full
+//!    doclist by the postings blocks' count columns, see
+//!    [`crate::index::Barrel::short_doclist`]); a cursor is opened on each.
 //! 4. The cursors are intersected by leapfrogging: the rarest word leads, the
 //!    others `seek` to its document (skipping whole postings blocks by their
 //!    last docID), and whenever one overshoots the leader seeks to it.
 //! 5. Each document that has every word is ranked ([`super::rank`]) from its
-//!    hit lists (a short barrel holds a document's whole hit list, so the
-//!    score is the same whichever barrel it came from).
+//!    hit lists (the same whole hit list in either pass).
 //! 6. When the short doclists run out with fewer than `want` matches (the
 //!    caller's offset + k), or some word has no short doclist at all, the
-//!    match is done again on the full barrels, from the start.
+//!    match is done again on the full doclists, from the start.
 //! 7. Matching stops at the `cutoff`-th match (the paper's 40,000), which
 //!    bounds the response time: the top k are then the best of the first
 //!    `cutoff` matches in docID order, which need not be the best overall.
@@ -55,7 +57,7 @@ pub struct Term {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pass {
-    /// The short barrels had enough matches.
+    /// The short doclists had enough matches.
     Short,
     /// The search fell through to the full barrels.
     Full,
@@ -128,8 +130,9 @@ pub use crate::docstore::PageRankLookup;
 
 /// What evaluation needs from the searcher: barrels and PageRank.
 pub trait Sources {
-    /// Barrel `b` of `set`, opened.
-    fn barrel(&self, set: BarrelSet, b: usize) -> Result<Arc<Barrel>>;
+    /// Full barrel `b`, opened (the short pass reads it too: a short
+    /// doclist is the postings of the full one with a title or anchor hit).
+    fn barrel(&self, b: usize) -> Result<Arc<Barrel>>;
     /// A PageRank lookup for docIDs in increasing order (`None`: no ranks).
     fn pagerank(&self) -> Result<Option<PageRankLookup<'_>>>;
     /// Documents in the collection.
@@ -267,15 +270,15 @@ pub fn open_cursors<'b>(
         .iter()
         .zip(barrels)
         .map(|(t, b)| match set {
-            BarrelSet::Short => b.doclist(t.id, t.info.short, t.info.short_docs),
+            BarrelSet::Short => b.short_doclist(t.id, t.info.full, t.info.short_docs),
             BarrelSet::Full => b.doclist(t.id, t.info.full, t.info.docs),
         })
         .collect()
 }
 
-/// The barrels of `terms` in `set`.
-pub fn barrels_of(src: &dyn Sources, terms: &[Term], set: BarrelSet) -> Result<Vec<Arc<Barrel>>> {
-    terms.iter().map(|t| src.barrel(set, t.barrel)).collect()
+/// The barrels of `terms`.
+pub fn barrels_of(src: &dyn Sources, terms: &[Term]) -> Result<Vec<Arc<Barrel>>> {
+    terms.iter().map(|t| src.barrel(t.barrel)).collect()
 }
 
 /// One pass over one set of barrels within `range`: (matches in docID
@@ -289,7 +292,7 @@ fn pass(
     weights: &RankingWeights,
     work: &mut Work,
 ) -> Result<(Vec<Match>, Stop)> {
-    let barrels = barrels_of(src, terms, set)?;
+    let barrels = barrels_of(src, terms)?;
     let mut cursors = open_cursors(&barrels, terms, set)?;
     let mut own = Work::default();
     let found = matching(src, &mut cursors, range, limits, weights, &mut own.hits);
@@ -381,7 +384,7 @@ fn matching(
 /// The hit lists of `terms` in document `doc` (from the full barrels), or
 /// `None` if some term is not in it.
 pub fn hits_of(src: &dyn Sources, terms: &[Term], doc: u32) -> Result<Option<Vec<Vec<Hit>>>> {
-    let barrels = barrels_of(src, terms, BarrelSet::Full)?;
+    let barrels = barrels_of(src, terms)?;
     let mut cursors = open_cursors(&barrels, terms, BarrelSet::Full)?;
     let mut out = Vec::with_capacity(terms.len());
     for c in &mut cursors {

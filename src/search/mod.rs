@@ -5,8 +5,8 @@
 //!
 //! ```text
 //! "Query words" ─ tokenize ─► words ─ lexicon (fst) ─► wordIDs, doclist locations
-//!   ─► short barrels: leapfrog the doclists, rank each match  (eval)
-//!      └ fewer than offset + k matches ─► the same on the full barrels
+//!   ─► short doclists: leapfrog the doclists, rank each match  (eval)
+//!      └ fewer than offset + k matches ─► the same on the full doclists
 //!   ─► sort by score ─► collapse near-duplicates ─► group by host ─► page
 //!   ─► per result: doc table (URL, title, host), anchors (never-crawled
 //!      pages), repository page → extractor → snippet            (present)
@@ -72,7 +72,7 @@ use crate::docstore::DocStore;
 use crate::error::{Error, Result};
 use crate::index::fieldlens::FieldLengths;
 use crate::index::stem::Stemmer;
-use crate::index::{Barrel, BarrelSet, Lexicon};
+use crate::index::{Barrel, Lexicon};
 use crate::job::{JobFile, JobView};
 pub use bm25::{Bm25Explain, Bm25Weights};
 pub use eval::{Evaluation, Match, Pass, Term, Work};
@@ -191,7 +191,7 @@ pub struct Results {
     pub groups: u64,
     /// The barrels the matches came from.
     pub pass: Option<Pass>,
-    /// Matches found in the short barrels.
+    /// Matches found in the short doclists.
     pub short_matches: u64,
     /// Matching stopped at the cut-off.
     pub cut_off: bool,
@@ -312,8 +312,8 @@ pub struct Searcher {
     )>,
     /// Documents with any hit (a field length), or all when unknown.
     text_docs: u64,
-    barrel_paths: Vec<[PathBuf; 2]>,
-    barrels: Mutex<HashMap<(usize, bool), Arc<Barrel>>>,
+    barrel_paths: Vec<PathBuf>,
+    barrels: Mutex<HashMap<usize, Arc<Barrel>>>,
     store: Arc<DocStore>,
     /// The largest PageRank of every docID range (pruning's bounds),
     /// found on first use.
@@ -386,10 +386,7 @@ impl Searcher {
         let mut barrel_paths = Vec::with_capacity(lexicon.barrels());
         for b in 0..lexicon.barrels() {
             let b16 = u16::try_from(b).map_err(|_| Error::internal("barrel number"))?;
-            barrel_paths.push([
-                file(JobFile::ShortBarrel(b16))?,
-                file(JobFile::FullBarrel(b16))?,
-            ]);
+            barrel_paths.push(file(JobFile::FullBarrel(b16))?);
         }
         let stemmer = lexicon.stem()?.stemmer();
         let lengths = if has_lengths {
@@ -521,9 +518,7 @@ impl Searcher {
             return sh.open_barrels();
         }
         for b in 0..self.barrel_paths.len() {
-            for set in [BarrelSet::Short, BarrelSet::Full] {
-                eval::Sources::barrel(self, set, b)?;
-            }
+            eval::Sources::barrel(self, b)?;
         }
         Ok(())
     }
@@ -766,25 +761,19 @@ const _: () = {
 };
 
 impl eval::Sources for Searcher {
-    fn barrel(&self, set: BarrelSet, b: usize) -> Result<Arc<Barrel>> {
-        let full = set == BarrelSet::Full;
-        if let Some(x) = self
-            .barrels
-            .lock()
-            .ok()
-            .and_then(|m| m.get(&(b, full)).cloned())
-        {
+    fn barrel(&self, b: usize) -> Result<Arc<Barrel>> {
+        if let Some(x) = self.barrels.lock().ok().and_then(|m| m.get(&b).cloned()) {
             return Ok(x);
         }
-        let path = &self.barrel_paths.get(b).ok_or_else(|| {
+        let path = self.barrel_paths.get(b).ok_or_else(|| {
             Error::internal(format!(
                 "barrel {b} asked of an index of {}",
                 self.barrel_paths.len()
             ))
-        })?[usize::from(full)];
+        })?;
         let barrel = Arc::new(Barrel::open(path)?);
         if let Ok(mut m) = self.barrels.lock() {
-            m.insert((b, full), Arc::clone(&barrel));
+            m.insert(b, Arc::clone(&barrel));
         }
         Ok(barrel)
     }

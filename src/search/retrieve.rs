@@ -99,7 +99,7 @@ use crate::error::Result;
 use crate::index::hit::Hit;
 use crate::index::inverted::{bound_value, BoundParams, BOUND_BM25, BOUND_BM25F};
 use crate::index::postings::{self, HitClasses};
-use crate::index::{Barrel, BarrelSet, DoclistCursor};
+use crate::index::{Barrel, DoclistCursor};
 
 /// What the retrieval found.
 #[derive(Clone, Debug, Default)]
@@ -912,12 +912,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let need_words = need_words.as_deref();
     let barrels: Vec<Option<Arc<Barrel>>> = slots
         .iter()
-        .map(|sl| {
-            sl.term
-                .as_ref()
-                .map(|t| s.barrel(BarrelSet::Full, t.barrel))
-                .transpose()
-        })
+        .map(|sl| sl.term.as_ref().map(|t| s.barrel(t.barrel)).transpose())
         .collect::<Result<_>>()?;
     let mut cursors: Vec<Option<DoclistCursor<'_>>> = slots
         .iter()
@@ -1651,7 +1646,7 @@ pub fn explain(
         let mut df = 0;
         if let Some(t) = &sl.term {
             df = t.df;
-            let b = s.barrel(BarrelSet::Full, t.barrel)?;
+            let b = s.barrel(t.barrel)?;
             let mut c = b.doclist(t.id, t.info.full, t.info.docs)?;
             if c.seek(m.doc)? == Some(m.doc) {
                 c.hits(&mut h)?;

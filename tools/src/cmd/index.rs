@@ -1,4 +1,4 @@
-//! `webmill index`: the lexicon and the short and full inverted barrels.
+//! `webmill index`: the lexicon and the inverted barrels.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,7 +70,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
         } => {
             let f = &record.figures;
             reporter.note(&format!(
-                "index: {} words, {} postings ({} short), {} hits in {:.1} s{}; lexicon {}, full barrels {}, short {}; peak RSS {} at --mem {}",
+                "index: {} words, {} postings ({} with title or anchor hits), {} hits in {:.1} s{}; lexicon {}, barrels {}; peak RSS {} at --mem {}",
                 s.words,
                 s.postings.0,
                 s.postings.1,
@@ -78,8 +78,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
                 f.seconds,
                 if resumed { " (resumed)" } else { "" },
                 format_bytes(s.lexicon_bytes),
-                format_bytes(s.barrel_bytes.0),
-                format_bytes(s.barrel_bytes.1),
+                format_bytes(s.full_bytes),
                 format_bytes(f.peak_rss),
                 format_bytes(settings.mem),
             ));

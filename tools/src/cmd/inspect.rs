@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use webmill::container::Container;
+use webmill::index::sizes::IndexBytes;
 use webmill::job::StageId;
 use webmill::resources::format_bytes;
 
@@ -19,6 +20,11 @@ pub struct Args {
     /// List every block (offset, sizes, records, first key)
     #[arg(long)]
     blocks: bool,
+    /// Of a job (or its `index/` directory): where the index's bytes go,
+    /// part by part — the lexicon's parts and each field of the barrels'
+    /// postings blocks (reads and checks every block)
+    #[arg(long)]
+    bytes: bool,
 }
 
 fn show_key(key: &[u8]) -> String {
@@ -92,6 +98,22 @@ fn inspect_file(path: &std::path::Path, all_blocks: bool) -> anyhow::Result<()> 
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<ExitCode> {
+    if args.bytes {
+        let dir = if args.target.join("lexicon.wm").exists() {
+            args.target.clone()
+        } else {
+            args.target.join("index")
+        };
+        if !dir.join("lexicon.wm").exists() {
+            anyhow::bail!(
+                "{}: --bytes needs a job with an index or an index directory (no lexicon.wm in {})",
+                args.target.display(),
+                dir.display()
+            );
+        }
+        print!("{}", IndexBytes::of_dir(&dir)?.table());
+        return Ok(ExitCode::SUCCESS);
+    }
     if !args.target.is_dir() {
         inspect_file(&args.target, args.blocks)?;
         return Ok(ExitCode::SUCCESS);

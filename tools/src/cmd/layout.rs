@@ -22,7 +22,7 @@ use crate::Global;
 /// crawled docs (--split host: no host cut in two). Every query sends one
 /// request to every subindex; what a request costs is measured by running
 /// the searcher on that subindex alone: the query's conjunctive evaluation
-/// (short barrels, then full ones when they give too few matches) over the
+/// (short doclists, then full ones when they give too few matches) over the
 /// subindex's docID range, its load the postings it decoded plus the hits it
 /// read (--load work; deterministic) or its time (--load time). --load df
 /// takes the proxy of jobs without an index: the sum of the query words'

@@ -406,8 +406,8 @@ fn print_text(
         return Ok(());
     }
     let pass = match r.pass {
-        Some(webmill::search::Pass::Full) => "full barrels",
-        _ => "short barrels",
+        Some(webmill::search::Pass::Full) => "full doclists",
+        _ => "short doclists",
     };
     writeln!(
         out,
