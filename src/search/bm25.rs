@@ -220,76 +220,177 @@ pub fn score_with(
     (pagerank, factor): (Option<f64>, f64),
     explain: bool,
 ) -> (f64, Option<Bm25Explain>) {
-    let mut text = 0.0;
-    let mut idf_sum = 0.0;
-    let mut present = 0usize;
-    let mut ex = explain.then(|| Bm25Explain {
+    if !explain {
+        let text = text_part(w, fielded, stats, words, lens);
+        return (text.total(w, prox_raw, factor), None);
+    }
+    let mut text = TextPart::default();
+    let mut norms = DocNorms::new(lens);
+    let mut e = Bm25Explain {
         ranking: if fielded { "bm25f" } else { "bm25" }.to_string(),
         lengths: lens.copied(),
         avg_lengths: stats.avg_len,
         ..Bm25Explain::default()
-    });
+    };
     for wd in words {
-        let mut tf = [0u32; N_FIELDS];
-        for t in HitType::ALL {
-            tf[field_of(t)] += wd.counts[t.index()];
-        }
-        if tf.iter().all(|&c| c == 0) {
+        let Some((tf, pseudo, s)) = word_score(w, fielded, stats, wd, &mut norms) else {
             continue;
+        };
+        text.add(wd.idf, s);
+        e.words.push(Bm25Word {
+            word: wd.word.to_string(),
+            df: wd.df,
+            idf: wd.idf,
+            tf,
+            pseudo_tf: pseudo,
+            score: s,
+        });
+    }
+    let total = text.total(w, prox_raw, factor);
+    e.text = text.text;
+    e.proximity_raw = prox_raw;
+    e.proximity = text.proximity(w, prox_raw);
+    e.pagerank = pagerank;
+    e.pagerank_factor = factor;
+    e.score = total;
+    (total, Some(e))
+}
+
+/// The words' part of a document's BM25 or BM25F score, and what its
+/// proximity bonus needs: [`score_with`] is [`TextPart::total`] of it, so
+/// a document's text is scored once whatever proximity score it is then
+/// given (a bound, then the placed one).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TextPart {
+    /// The sum of the words' scores, in word order.
+    pub text: f64,
+    /// The sum of the idfs of the words scoring above 0.
+    idf_sum: f64,
+    /// Words scoring above 0.
+    present: usize,
+}
+
+impl TextPart {
+    fn add(&mut self, idf: f64, s: f64) {
+        if s > 0.0 {
+            self.present += 1;
+            self.idf_sum += idf;
         }
-        let idf = wd.idf;
-        let (pseudo, s) = if fielded {
-            let mut p = 0.0;
-            for (f, &c) in tf.iter().enumerate() {
-                if c > 0 {
-                    let norm = 1.0 - w.field_b[f] + w.field_b[f] * stats.ratio(f, lens);
-                    p += w.field_weight[f] * f64::from(c) / norm.max(1e-9);
-                }
-            }
-            (p, idf * p * (w.k1 + 1.0) / (p + w.k1))
+        self.text += s;
+    }
+
+    /// The proximity bonus of a document whose paper's proximity score is
+    /// `prox_raw`.
+    fn proximity(&self, w: &Bm25Weights, prox_raw: f64) -> f64 {
+        if self.present > 1 && prox_raw > 0.0 {
+            let mean_idf = self.idf_sum / self.present as f64;
+            w.proximity_weight * mean_idf * prox_raw / (prox_raw + w.proximity_k)
         } else {
-            let c = f64::from(tf[3] + tf[4]);
-            let ratio = match (stats.avg_len, lens) {
+            0.0
+        }
+    }
+
+    /// `(text + proximity) · factor`: the document's score.
+    pub fn total(&self, w: &Bm25Weights, prox_raw: f64, factor: f64) -> f64 {
+        (self.text + self.proximity(w, prox_raw)) * factor
+    }
+}
+
+/// The words' part of a document's score (see [`TextPart`]).
+pub fn text_part(
+    w: &Bm25Weights,
+    fielded: bool,
+    stats: &CollectionStats,
+    words: &[WordInDoc<'_>],
+    lens: Option<&[u32; N_FIELDS]>,
+) -> TextPart {
+    let mut text = TextPart::default();
+    let mut norms = DocNorms::new(lens);
+    for wd in words {
+        if let Some((_, _, s)) = word_score(w, fielded, stats, wd, &mut norms) {
+            text.add(wd.idf, s);
+        }
+    }
+    text
+}
+
+/// A document's length normalizations, each worked out on first use and
+/// kept for its other words.
+struct DocNorms<'l> {
+    lens: Option<&'l [u32; N_FIELDS]>,
+    /// BM25F: per field, `1 − b_f + b_f · len_f / avglen_f` (valid where
+    /// `have` has the field's bit).
+    field: [f64; N_FIELDS],
+    have: u8,
+    /// BM25: `k1 · (1 − b + b · len / avglen)`.
+    plain: Option<f64>,
+}
+
+impl<'l> DocNorms<'l> {
+    fn new(lens: Option<&'l [u32; N_FIELDS]>) -> DocNorms<'l> {
+        DocNorms {
+            lens,
+            field: [0.0; N_FIELDS],
+            have: 0,
+            plain: None,
+        }
+    }
+
+    #[inline]
+    fn field(&mut self, w: &Bm25Weights, stats: &CollectionStats, f: usize) -> f64 {
+        if self.have >> f & 1 == 0 {
+            self.field[f] = 1.0 - w.field_b[f] + w.field_b[f] * stats.ratio(f, self.lens);
+            self.have |= 1 << f;
+        }
+        self.field[f]
+    }
+
+    #[inline]
+    fn plain(&mut self, w: &Bm25Weights, stats: &CollectionStats) -> f64 {
+        *self.plain.get_or_insert_with(|| {
+            let ratio = match (stats.avg_len, self.lens) {
                 (Some(avg), Some(l)) if avg[3] + avg[4] > 0.0 => {
                     f64::from(l[3] + l[4]) / (avg[3] + avg[4])
                 }
                 _ => 1.0,
             };
-            let norm = w.k1 * (1.0 - w.b + w.b * ratio);
-            (c, idf * c * (w.k1 + 1.0) / (c + norm).max(1e-9))
-        };
-        if s > 0.0 {
-            present += 1;
-            idf_sum += idf;
-        }
-        text += s;
-        if let Some(e) = &mut ex {
-            e.words.push(Bm25Word {
-                word: wd.word.to_string(),
-                df: wd.df,
-                idf,
-                tf,
-                pseudo_tf: pseudo,
-                score: s,
-            });
-        }
+            w.k1 * (1.0 - w.b + w.b * ratio)
+        })
     }
-    let proximity = if present > 1 && prox_raw > 0.0 {
-        let mean_idf = idf_sum / present as f64;
-        w.proximity_weight * mean_idf * prox_raw / (prox_raw + w.proximity_k)
+}
+
+/// One word's hits per field, pseudo-frequency and score in a document
+/// (`None` when it has no hit there).
+#[inline]
+fn word_score(
+    w: &Bm25Weights,
+    fielded: bool,
+    stats: &CollectionStats,
+    wd: &WordInDoc<'_>,
+    norms: &mut DocNorms<'_>,
+) -> Option<([u32; N_FIELDS], f64, f64)> {
+    let mut tf = [0u32; N_FIELDS];
+    for t in HitType::ALL {
+        tf[field_of(t)] += wd.counts[t.index()];
+    }
+    if tf.iter().all(|&c| c == 0) {
+        return None;
+    }
+    let idf = wd.idf;
+    Some(if fielded {
+        let mut p = 0.0;
+        for (f, &c) in tf.iter().enumerate() {
+            if c > 0 {
+                let norm = norms.field(w, stats, f);
+                p += w.field_weight[f] * f64::from(c) / norm.max(1e-9);
+            }
+        }
+        (tf, p, idf * p * (w.k1 + 1.0) / (p + w.k1))
     } else {
-        0.0
-    };
-    let total = (text + proximity) * factor;
-    if let Some(e) = &mut ex {
-        e.text = text;
-        e.proximity_raw = prox_raw;
-        e.proximity = proximity;
-        e.pagerank = pagerank;
-        e.pagerank_factor = factor;
-        e.score = total;
-    }
-    (total, ex)
+        let c = f64::from(tf[3] + tf[4]);
+        let norm = norms.plain(w, stats);
+        (tf, c, idf * c * (w.k1 + 1.0) / (c + norm).max(1e-9))
+    })
 }
 
 #[cfg(test)]

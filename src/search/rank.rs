@@ -207,50 +207,10 @@ impl RankingWeights {
 
     /// At least the proximity score ([`Scorer::proximity`]) of a document
     /// whose query words have these hit counts per type (in query order,
-    /// zeros for an absent word), without placing a hit: the pivot (the
-    /// present word with fewest hits, the first such) puts each of its
-    /// hits of type `t` in one bin, and a bin's count-weight is at most
-    /// `min(count, max(knee, cap))` (slope ≤ 1, never above the cap), so
-    /// the most its hits can add is their count spread over the bins from
-    /// the heaviest down, at most that much per bin.
+    /// zeros for an absent word), without placing a hit; see
+    /// [`ProximityBound`], which a query works out once.
     pub fn proximity_bound(&self, counts: &[[u32; HIT_TYPES]]) -> f64 {
-        let mut present = counts.iter().filter(|c| c.iter().any(|&x| x > 0));
-        let Some(first) = present.next() else {
-            return 0.0;
-        };
-        let mut pivot = first;
-        let mut several = false;
-        for c in present {
-            several = true;
-            if c.iter().sum::<u32>() < pivot.iter().sum::<u32>() {
-                pivot = c;
-            }
-        }
-        if !several {
-            return 0.0;
-        }
-        let mut b = 0.0;
-        for t in HitType::ALL {
-            let n = pivot[t.index()];
-            if n == 0 {
-                continue;
-            }
-            let mut w = self.type_prox_weight[t.index()];
-            if w.iter().any(|&x| x < 0.0 || x.is_nan()) {
-                return f64::INFINITY;
-            }
-            w.sort_by(|a, b| b.total_cmp(a));
-            let per_bin = self.knee[t.index()].max(1.0).max(self.cap[t.index()]);
-            let mut left = f64::from(n);
-            for x in w {
-                if left <= 0.0 {
-                    break;
-                }
-                b += x * left.min(per_bin);
-                left -= per_bin;
-            }
-        }
-        b * (1.0 + 1e-9) + 1e-9
+        ProximityBound::new(self).of(counts)
     }
 
     /// The count-weight of `n` hits (or matched sets) of type `t`: `n` up to
@@ -282,6 +242,86 @@ impl RankingWeights {
     #[inline]
     pub fn pagerank_factor(&self, pr: f64, docs: u64) -> f64 {
         1.0 + self.pagerank_weight * (docs as f64 * pr.max(0.0)).ln_1p()
+    }
+}
+
+/// [`RankingWeights::proximity_bound`] with its per-query part worked
+/// out once: per type, the type-prox-weights from the heaviest down and
+/// the most one bin's count-weight can be.
+#[derive(Clone, Debug)]
+pub struct ProximityBound {
+    /// Per type, its type-prox-weights sorted from the heaviest down.
+    sorted: [[f64; PROX_BINS]; HIT_TYPES],
+    /// Per type, `max(knee, 1, cap)`.
+    per_bin: [f64; HIT_TYPES],
+    /// Per type, some weight of it is negative or NaN: no bound.
+    unbounded: [bool; HIT_TYPES],
+}
+
+impl ProximityBound {
+    /// The bound's per-query part for weights `w`.
+    pub fn new(w: &RankingWeights) -> ProximityBound {
+        let mut sorted = w.type_prox_weight;
+        let mut unbounded = [false; HIT_TYPES];
+        for (row, u) in sorted.iter_mut().zip(&mut unbounded) {
+            *u = row.iter().any(|&x| x < 0.0 || x.is_nan());
+            row.sort_by(|a, b| b.total_cmp(a));
+        }
+        let mut per_bin = [0.0; HIT_TYPES];
+        for (t, p) in per_bin.iter_mut().enumerate() {
+            *p = w.knee[t].max(1.0).max(w.cap[t]);
+        }
+        ProximityBound {
+            sorted,
+            per_bin,
+            unbounded,
+        }
+    }
+
+    /// At least the proximity score ([`Scorer::proximity`]) of a document
+    /// whose query words have these hit counts per type (in query order,
+    /// zeros for an absent word), without placing a hit: the pivot (the
+    /// present word with fewest hits, the first such) puts each of its
+    /// hits of type `t` in one bin, and a bin's count-weight is at most
+    /// `min(count, max(knee, cap))` (slope ≤ 1, never above the cap), so
+    /// the most its hits can add is their count spread over the bins from
+    /// the heaviest down, at most that much per bin.
+    pub fn of(&self, counts: &[[u32; HIT_TYPES]]) -> f64 {
+        let mut present = counts.iter().filter(|c| c.iter().any(|&x| x > 0));
+        let Some(first) = present.next() else {
+            return 0.0;
+        };
+        let mut pivot = first;
+        let mut several = false;
+        for c in present {
+            several = true;
+            if c.iter().sum::<u32>() < pivot.iter().sum::<u32>() {
+                pivot = c;
+            }
+        }
+        if !several {
+            return 0.0;
+        }
+        let mut b = 0.0;
+        for t in HitType::ALL {
+            let n = pivot[t.index()];
+            if n == 0 {
+                continue;
+            }
+            if self.unbounded[t.index()] {
+                return f64::INFINITY;
+            }
+            let per_bin = self.per_bin[t.index()];
+            let mut left = f64::from(n);
+            for &x in &self.sorted[t.index()] {
+                if left <= 0.0 {
+                    break;
+                }
+                b += x * left.min(per_bin);
+                left -= per_bin;
+            }
+        }
+        b * (1.0 + 1e-9) + 1e-9
     }
 }
 
@@ -509,13 +549,55 @@ impl Scorer {
         }
         self.words.truncate(n);
         self.counts.truncate(n);
-        self.match_proximity();
+        let pivot = pivot_of(self.words.iter().map(Vec::len));
+        self.match_proximity(pivot);
+    }
+
+    /// Loads the hit lists of the query words (in query order) of one
+    /// document for its proximity score ([`Self::proximity`]) alone: no
+    /// per-type counts are taken ([`Self::counts`] is empty), and of a word
+    /// other than the pivot only the hits in the pivot's fields are placed
+    /// — the match looks at no other (a page's hundreds of anchor hits are
+    /// skipped when the pivot has none). The same proximity score as
+    /// [`Self::load`].
+    pub fn load_proximity(&mut self, lists: &[&[Hit]]) {
+        let n = lists.len();
+        self.counts.clear();
+        if self.words.len() < n {
+            self.words.resize_with(n, Vec::new);
+        }
+        self.words.truncate(n);
+        let pivot = pivot_of(lists.iter().map(|l| l.len()));
+        // The pivot's fields, a bit each (text, URL, title, meta, anchors
+        // by source hash: all below 32).
+        let mut fields = 0u32;
+        {
+            let placed = &mut self.words[pivot];
+            placed.clear();
+            placed.extend(lists[pivot].iter().map(|&h| place(h)));
+            for p in placed.iter() {
+                fields |= 1 << (p.field & 31);
+            }
+        }
+        for (i, (list, placed)) in lists.iter().zip(&mut self.words).enumerate() {
+            if i == pivot {
+                continue;
+            }
+            placed.clear();
+            placed.extend(
+                list.iter()
+                    .map(|&h| place(h))
+                    .filter(|p| fields >> (p.field & 31) & 1 == 1),
+            );
+        }
+        self.match_proximity(pivot);
     }
 
     /// Counts matched sets per (type, bin): for each hit of the pivot word
-    /// (fewest hits; the first such in query order), the other words' hits in
-    /// the same field nearest to where a phrase would put them.
-    fn match_proximity(&mut self) {
+    /// (fewest hits; the first such in query order, [`pivot_of`]), the
+    /// other words' hits in the same field nearest to where a phrase would
+    /// put them.
+    fn match_proximity(&mut self, pivot: usize) {
         self.prox = [[0; PROX_BINS]; HIT_TYPES];
         let n = self.words.len();
         if n < 2 {
@@ -524,9 +606,6 @@ impl Scorer {
         for placed in &mut self.words {
             sort_by_field_and_position(placed, &mut self.scratch);
         }
-        let pivot = (0..n)
-            .min_by_key(|&i| (self.words[i].len(), i))
-            .unwrap_or(0);
         for h in &self.words[pivot] {
             let bin = self.bin_of(pivot, h);
             self.prox[h.ty.index()][bin] += 1;
@@ -648,6 +727,14 @@ impl Scorer {
     }
 }
 
+/// The pivot of the proximity match: the word with the fewest hits, the
+/// first such in query order (0 for none).
+fn pivot_of(lens: impl Iterator<Item = usize>) -> usize {
+    lens.enumerate()
+        .min_by_key(|&(i, len)| (len, i))
+        .map_or(0, |(i, _)| i)
+}
+
 /// The hit of `field` in `hits` (sorted by field, position) nearest to
 /// `expected`; ties go to the smaller position.
 fn nearest(hits: &[Placed], field: u16, expected: i64) -> Option<&Placed> {
@@ -724,6 +811,47 @@ mod tests {
             want.sort_unstable();
             sort_field_position(&mut pairs, |&k| k, &mut Vec::new());
             prop_assert_eq!(pairs, want);
+        }
+
+        /// Placing only the pivot's fields of the other words gives the
+        /// proximity match of placing every hit.
+        #[test]
+        fn proximity_from_the_pivots_fields(
+            words in proptest::collection::vec(
+                (
+                    proptest::collection::vec(0u32..300, 0..30),
+                    proptest::collection::vec((0u8..3, 0u64..4, 0u32..20), 0..40),
+                ),
+                1..4,
+            ),
+        ) {
+            let lists: Vec<Vec<Hit>> = words
+                .into_iter()
+                .map(|(mut plain, fancy)| {
+                    plain.sort_unstable();
+                    let mut hits = text(&plain);
+                    let mut fancy: Vec<(u8, Hit)> = fancy
+                        .into_iter()
+                        .map(|(t, src, p)| match t {
+                            0 => (0, Hit::fancy(false, FancyType::Url, p)),
+                            1 => (1, Hit::fancy(false, FancyType::Title, p)),
+                            _ => (2, Hit::anchor(false, src, p.min(15))),
+                        })
+                        .collect();
+                    fancy.sort_by_key(|&(t, _)| t);
+                    hits.extend(fancy.into_iter().map(|(_, h)| h));
+                    hits
+                })
+                .filter(|l| !l.is_empty())
+                .collect();
+            let slices: Vec<&[Hit]> = lists.iter().map(Vec::as_slice).collect();
+            let w = RankingWeights::default();
+            let mut all = Scorer::new();
+            all.load(slices.iter().copied());
+            let mut some = Scorer::new();
+            some.load_proximity(&slices);
+            prop_assert_eq!(all.prox, some.prox);
+            prop_assert_eq!(all.proximity(&w), some.proximity(&w));
         }
     }
 

@@ -91,7 +91,8 @@ use super::bm25::{self, Bm25Explain, CollectionStats, WordInDoc, N_FIELDS};
 use super::eval::{Match, Sources, Term, Work};
 use super::query::{Matching, Node, Query, Ranking};
 use super::rank::{
-    field_position, sort_field_position, Explain, HitType, RankingWeights, Scorer, HIT_TYPES,
+    field_position, sort_field_position, Explain, HitType, ProximityBound, RankingWeights, Scorer,
+    HIT_TYPES,
 };
 use super::{RankBounds, Searcher};
 use crate::docstore::DocStore;
@@ -282,6 +283,16 @@ struct DocWords<'c, 'b> {
     /// Per word: its hits are in `hits`.
     read: &'c mut [bool],
     hits_read: u64,
+    /// The phrase check's buffers (reused).
+    phrase: &'c mut PhraseBufs,
+}
+
+/// Buffers of the phrase check, kept from document to document.
+#[derive(Default)]
+struct PhraseBufs {
+    /// Per phrase word, its hits' (field, position), sorted.
+    lists: Vec<Vec<(u16, u16)>>,
+    scratch: Vec<(u16, u16)>,
 }
 
 impl DocWords<'_, '_> {
@@ -361,35 +372,38 @@ impl Eval<'_> {
 
     /// Whether the words stand consecutively, in order, in one field.
     fn phrase(&self, ws: &[String], d: &mut DocWords<'_, '_>) -> Result<bool> {
-        let idx: Vec<usize> = ws.iter().map(|w| self.slot(w)).collect();
-        if idx
+        if ws
             .iter()
-            .any(|&i| !d.present.get(i).copied().unwrap_or(false))
+            .any(|w| !d.present.get(self.slot(w)).copied().unwrap_or(false))
         {
             return Ok(false);
         }
-        let mut lists: Vec<Vec<(u16, u16)>> = Vec::with_capacity(idx.len());
-        let mut scratch = Vec::new();
-        for &i in &idx {
-            let mut l: Vec<(u16, u16)> = d
-                .hits(i)?
-                .iter()
-                .map(|&h| field_position(h))
-                .filter(|&(_, _, clamped)| !clamped)
-                .map(|(f, p, _)| (f, p))
-                .collect();
-            sort_field_position(&mut l, |&k| k, &mut scratch);
-            lists.push(l);
+        let mut lists = std::mem::take(&mut d.phrase.lists);
+        if lists.len() < ws.len() {
+            lists.resize_with(ws.len(), Vec::new);
         }
-        let Some((first, rest)) = lists.split_first() else {
-            return Ok(false);
+        for (w, l) in ws.iter().zip(lists.iter_mut()) {
+            l.clear();
+            l.extend(
+                d.hits(self.slot(w))?
+                    .iter()
+                    .map(|&h| field_position(h))
+                    .filter(|&(_, _, clamped)| !clamped)
+                    .map(|(f, p, _)| (f, p)),
+            );
+            sort_field_position(l, |&k| k, &mut d.phrase.scratch);
+        }
+        let found = match lists[..ws.len()].split_first() {
+            None => false,
+            Some((first, rest)) => first.iter().any(|&(f, p)| {
+                rest.iter().enumerate().all(|(k, l)| {
+                    let want = (f, p.wrapping_add(k as u16 + 1));
+                    want.1 > p && l.binary_search(&want).is_ok()
+                })
+            }),
         };
-        Ok(first.iter().any(|&(f, p)| {
-            rest.iter().enumerate().all(|(k, l)| {
-                let want = (f, p.wrapping_add(k as u16 + 1));
-                want.1 > p && l.binary_search(&want).is_ok()
-            })
-        }))
+        d.phrase.lists = lists;
+        Ok(found)
     }
 }
 
@@ -415,6 +429,8 @@ pub struct DocScorer<'a> {
     query: &'a Query,
     stats: CollectionStats,
     scorer: Scorer,
+    /// The query's proximity bound, worked out once.
+    prox_bound: ProximityBound,
 }
 
 impl<'a> DocScorer<'a> {
@@ -427,6 +443,7 @@ impl<'a> DocScorer<'a> {
                 avg_len: s.average_field_lengths(),
             },
             scorer: Scorer::new(),
+            prox_bound: ProximityBound::new(&query.weights),
         }
     }
 
@@ -538,16 +555,25 @@ impl DocScorer<'_> {
         q.ranking == Ranking::Paper || (present > 1 && q.bm25.proximity_weight != 0.0)
     }
 
+    /// The words' part of the BM25 or BM25F score of a document
+    /// ([`bm25::TextPart`]): what [`Self::bound`] and [`Self::score_placed`]
+    /// finish.
+    fn text(&self, words: &[WordInDoc<'_>], lens: Option<&[u32; N_FIELDS]>) -> bm25::TextPart {
+        let q = self.query;
+        bm25::text_part(
+            &q.bm25,
+            q.ranking == Ranking::Bm25f,
+            &self.stats,
+            words,
+            lens,
+        )
+    }
+
     /// At least the BM25 or BM25F score [`Self::score`] gives a document,
-    /// without placing its hits: the exact text score, the proximity score
-    /// at its bound from the hit counts
-    /// ([`RankingWeights::proximity_bound`]).
-    fn bound(
-        &self,
-        words: &[WordInDoc<'_>],
-        lens: Option<&[u32; N_FIELDS]>,
-        pagerank: (Option<f64>, f64),
-    ) -> f64 {
+    /// without placing its hits: the exact text score `text` (of
+    /// [`Self::text`]), the proximity score at its bound from the hit
+    /// counts ([`RankingWeights::proximity_bound`]).
+    fn bound(&self, words: &[WordInDoc<'_>], text: &bm25::TextPart, factor: f64) -> f64 {
         let q = self.query;
         let present = words
             .iter()
@@ -563,52 +589,43 @@ impl DocScorer<'_> {
             for (c, w) in counts.iter_mut().zip(words) {
                 *c = w.counts;
             }
-            q.weights.proximity_bound(&counts[..n]).min(1e300)
+            self.prox_bound.of(&counts[..n]).min(1e300)
         };
-        self.text_score(words, lens, prox, pagerank)
-    }
-
-    /// The BM25 or BM25F score of a document with `prox` as its words'
-    /// proximity score (placed, or at its bound).
-    fn text_score(
-        &self,
-        words: &[WordInDoc<'_>],
-        lens: Option<&[u32; N_FIELDS]>,
-        prox: f64,
-        pagerank: (Option<f64>, f64),
-    ) -> f64 {
-        let q = self.query;
-        bm25::score_with(
-            &q.bm25,
-            q.ranking == Ranking::Bm25f,
-            &self.stats,
-            words,
-            lens,
-            prox,
-            pagerank,
-            false,
-        )
-        .0
+        text.total(&q.bm25, prox, factor)
     }
 
     /// The (IR score, final score) [`Self::score`] gives a document whose
     /// hits it places ([`Self::places`] true), under BM25 or BM25F, from
-    /// its words' counts (as [`Self::score`] counts them from `hits`) and
-    /// their hits in the same order.
+    /// its words' text score `text` ([`Self::text`] of their counts, as
+    /// [`Self::score`] counts them from `hits`) and their hits in the same
+    /// order.
     fn score_placed<'h>(
         &mut self,
         words: &[WordInDoc<'_>],
-        hits: impl Iterator<Item = &'h [Hit]>,
-        lens: Option<&[u32; N_FIELDS]>,
+        hits: impl Iterator<Item = &'h [Hit]> + Clone,
+        text: &bm25::TextPart,
         pagerank: (Option<f64>, f64),
     ) -> (f64, f64) {
         let q = self.query;
         if words.is_empty() {
             return (0.0, pagerank.0.unwrap_or(0.0));
         }
-        self.scorer.load(hits.filter(|h| !h.is_empty()));
+        // The query's distinct words are at most `MAX_QUERY_WORDS`.
+        let mut lists: [&[Hit]; super::MAX_QUERY_WORDS] = [&[]; super::MAX_QUERY_WORDS];
+        let mut n = 0;
+        for h in hits.clone().filter(|h| !h.is_empty()) {
+            if let Some(l) = lists.get_mut(n) {
+                *l = h;
+            }
+            n += 1;
+        }
+        if n <= lists.len() {
+            self.scorer.load_proximity(&lists[..n]);
+        } else {
+            self.scorer.load(hits.filter(|h| !h.is_empty()));
+        }
         let prox = self.scorer.proximity(&q.weights);
-        let score = self.text_score(words, lens, prox, pagerank);
+        let score = text.total(&q.bm25, prox, pagerank.1);
         (score, score)
     }
 
@@ -621,17 +638,9 @@ impl DocScorer<'_> {
         lens: Option<&[u32; N_FIELDS]>,
         pagerank: (Option<f64>, f64),
     ) -> (f64, f64) {
-        let q = self.query;
-        let (score, _) = bm25::score_with(
-            &q.bm25,
-            q.ranking == Ranking::Bm25f,
-            &self.stats,
-            words,
-            lens,
-            0.0,
-            pagerank,
-            false,
-        );
+        let score = self
+            .text(words, lens)
+            .total(&self.query.bm25, 0.0, pagerank.1);
         (score, score)
     }
 }
@@ -986,6 +995,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut present = vec![false; slots.len()];
     let mut hit_bufs: Vec<Vec<Hit>> = vec![Vec::new(); slots.len()];
     let mut read = vec![false; slots.len()];
+    let mut phrase_bufs = PhraseBufs::default();
     let mut site_docs = merged.into_iter().flatten();
     let mut evaluated = 0u64;
     let mut wd: Vec<WordInDoc<'_>> = Vec::with_capacity(scored.len());
@@ -1119,8 +1129,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         let mut lens = None;
         let mut factor: Option<f64> = None;
         // The document's bound, once worked out: its exact text score with
-        // the proximity bonus at its bound (`DocScorer::bound`).
-        let mut bounded: Option<f64> = None;
+        // the proximity bonus at its bound (`DocScorer::bound`), and that
+        // text score.
+        let mut bounded: Option<(f64, bm25::TextPart)> = None;
         let mut hopeless = false;
         // It cannot match at all: a miss, decided without a hit list.
         let mut impossible = false;
@@ -1187,8 +1198,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                             counts,
                         });
                     }
-                    let bound = scorer.bound(&wd, lens.as_ref(), (pr, f));
-                    bounded = Some(bound);
+                    let text = scorer.text(&wd, lens.as_ref());
+                    let bound = scorer.bound(&wd, &text, f);
+                    bounded = Some((bound, text));
                     hopeless = !may_pass(worst, may_complete, bound);
                 } else {
                     // Not even at the largest score, or not by the cheap bound.
@@ -1204,6 +1216,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             hits: &mut hit_bufs,
             read: &mut read,
             hits_read: 0,
+            phrase: &mut phrase_bufs,
         };
         if impossible {
             // Every match must be complete, and it lacks a word.
@@ -1271,10 +1284,19 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 let placed = scorer.places(&wd);
                 // The exact text score with proximity at its limit: if even
                 // that cannot enter, the hits need not be placed.
-                if placed && bounds.is_some() {
+                let text = match (&bounded, placed) {
+                    (Some((_, t)), _) => Some(*t),
+                    (None, true) if query.ranking != Ranking::Paper => {
+                        Some(scorer.text(&wd, lens.as_ref()))
+                    }
+                    (None, _) => None,
+                };
+                if let (true, true, Some(text)) = (placed, bounds.is_some(), &text) {
                     if let Some(worst) = (heap.len() >= keep).then(|| heap.peek()).flatten() {
-                        let bound =
-                            bounded.unwrap_or_else(|| scorer.bound(&wd, lens.as_ref(), pr_factor));
+                        let bound = match bounded {
+                            Some((b, _)) => b,
+                            None => scorer.bound(&wd, text, pr_factor.1),
+                        };
                         if !may_pass(&worst.0, complete, bound) {
                             out.work.hits += d.hits_read;
                             advance(&candidate_cursors, &mut cursors, &mut heads, doc)?;
@@ -1293,17 +1315,17 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         .collect();
                     let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
                     (ir, score)
-                } else if placed {
+                } else if let (true, Some(text)) = (placed, &text) {
                     for &i in &scored {
                         d.hits(i)?;
                     }
                     scorer.score_placed(
                         &wd,
                         scored.iter().map(|&i| d.hits[i].as_slice()),
-                        lens.as_ref(),
+                        text,
                         pr_factor,
                     )
-                } else if let Some(score) = bounded {
+                } else if let Some((score, _)) = bounded {
                     // Without placing, the bound is the score: the text
                     // score with no proximity bonus (`score_counts`).
                     (score, score)
