@@ -171,6 +171,8 @@ impl Node {
                 let t: Vec<String> = ns.iter().map(Node::text).collect();
                 format!("({})", t.join(" OR "))
             }
+            // `--a` reads as `-a`: a negated negation keeps its brackets.
+            Node::Not(n) if matches!(**n, Node::Not(_)) => format!("-({})", n.text()),
             Node::Not(n) => format!("-{}", n.text()),
         }
     }
@@ -700,7 +702,7 @@ mod tests {
 
     #[test]
     fn node_text_reads_back() {
-        for t in ["a \"b c\" -d (e OR f) site:x.org", "-(a b) OR c"] {
+        for t in ["a \"b c\" -d (e OR f) site:x.org", "-(a b) OR c", "-(-a("] {
             let q = Query::parse(t);
             let Node::All(items) = &q.expr else {
                 panic!("{t}")

@@ -567,6 +567,10 @@ impl Scorer {
             self.words.resize_with(n, Vec::new);
         }
         self.words.truncate(n);
+        if n == 0 {
+            self.match_proximity(0);
+            return;
+        }
         let pivot = pivot_of(lists.iter().map(|l| l.len()));
         // The pivot's fields, a bit each (text, URL, title, meta, anchors
         // by source hash: all below 32).
@@ -853,6 +857,15 @@ mod tests {
             prop_assert_eq!(all.prox, some.prox);
             prop_assert_eq!(all.proximity(&w), some.proximity(&w));
         }
+    }
+
+    /// A document none of whose words has a hit (all filtered out) has no
+    /// proximity, as [`Scorer::load`] says.
+    #[test]
+    fn proximity_of_no_words() {
+        let mut s = Scorer::new();
+        s.load_proximity(&[]);
+        assert_eq!(s.proximity(&RankingWeights::default()), 0.0);
     }
 
     fn source_hash_eq(a: u64, b: u64) -> bool {

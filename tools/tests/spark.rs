@@ -364,10 +364,8 @@ fn a_job_through_spark_is_the_job_of_one_machine_even_when_an_executor_dies() {
     a.retain(|name, _| !name.starts_with("index/"));
     let shard_files = b.keys().filter(|n| n.starts_with("shards/")).count();
     b.retain(|name, _| !name.starts_with("shards/"));
-    assert!(
-        shard_files > 2 * 2 * 64,
-        "{shard_files} files of the shards"
-    );
+    // Two shards of 64 full barrels each, their lexicons and field lengths.
+    assert!(shard_files > 2 * 64, "{shard_files} files of the shards");
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     assert!(a.len() > 15, "{:?}", a.keys());
     for alg in ["exact", "broder", "charikar", "minhash"] {
