@@ -425,17 +425,8 @@ impl<T: Record> ExternalSorter<T> {
                 && buf.len() <= u32::MAX as usize
             {
                 // Sort 16-byte (key prefix, index) pairs instead of moving wide
-                // records around; equal prefixes fall back to comparing records.
-                let mut order: Vec<(u64, u32)> = memory::large_vec(buf.len());
-                order.par_extend(
-                    buf.par_iter()
-                        .enumerate()
-                        .map(|(i, r)| (r.key_prefix(), i as u32)),
-                );
-                block_radix::sort_by_key_prefix(&mut order, &|e: &(u64, u32)| e.0, &|a, b| {
-                    a.0.cmp(&b.0)
-                        .then_with(|| buf[a.1 as usize].cmp(&buf[b.1 as usize]))
-                });
+                // records around.
+                let mut order = prefix_order(&buf);
                 if matches!(combine, Combine::Dedup) {
                     order.dedup_by(|a, b| buf[a.1 as usize] == buf[b.1 as usize]);
                 }
@@ -607,19 +598,7 @@ fn par_sort<T: Record>(v: &mut [T]) {
 /// barrel sorts (32-byte entries with a hit list; rust-doc, one thread, in
 /// memory) this takes about half the CPU time [`median_split_sort`] did.
 fn prefix_sort<T: Record>(v: &mut [T]) {
-    let mut order: Vec<(u64, u32)> = memory::large_vec(v.len());
-    {
-        let recs: &[T] = v;
-        order.par_extend(
-            recs.par_iter()
-                .enumerate()
-                .map(|(i, r)| (r.key_prefix(), i as u32)),
-        );
-        block_radix::sort_by_key_prefix(&mut order, &|e: &(u64, u32)| e.0, &|a, b| {
-            a.0.cmp(&b.0)
-                .then_with(|| recs[a.1 as usize].cmp(&recs[b.1 as usize]))
-        });
-    }
+    let mut order = prefix_order(v);
     // `order[j].1` is the index of the record that belongs at `j`; a
     // position is marked done by pointing it at itself.
     for i in 0..order.len() {
@@ -634,6 +613,23 @@ fn prefix_sort<T: Record>(v: &mut [T]) {
             j = k;
         }
     }
+}
+
+/// The (key prefix, index) pairs of `recs` in the records' order: radix-sorted
+/// by prefix ([`block_radix`]), equal prefixes comparing the records. At most
+/// `u32::MAX` records.
+fn prefix_order<T: Record>(recs: &[T]) -> Vec<(u64, u32)> {
+    let mut order: Vec<(u64, u32)> = memory::large_vec(recs.len());
+    order.par_extend(
+        recs.par_iter()
+            .enumerate()
+            .map(|(i, r)| (r.key_prefix(), i as u32)),
+    );
+    block_radix::sort_by_key_prefix(&mut order, &|e: &(u64, u32)| e.0, &|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| recs[a.1 as usize].cmp(&recs[b.1 as usize]))
+    });
+    order
 }
 
 /// Sorts `v` on the rayon pool by median splits (`select_nth_unstable`, in
