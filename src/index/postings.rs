@@ -8,8 +8,8 @@
 //! 4   u8   n − 1      documents in the block, 1..=128
 //! 5   u8   w_gap      bits per docID gap
 //! 6   u8   mask       bit c set: count column c is stored (its width > 0)
-//! 7   u8   attr       w_attr (bits 0..3) | font_base << 4: bits per plain-hit
-//!                     attribute, smallest relative font of the block's plain hits
+//! 7   u8   attr       w_cap | w_large << 1: bits per capitalization (0 or 1),
+//!                     bits per large hit's font (0..=2)
 //! 8   u8   w_fancy    bits per packed URL, title or anchor hit
 //! 9   u8 × popcount(mask)  the stored count columns' widths, in class order
 //!     gaps     n − 1 values at w_gap:  docID[i] − docID[i−1] − 1, i = 1..n
@@ -19,9 +19,11 @@
 //!              anchor, other; a column not stored is all zeros)
 //!     widths   R = ⌈P / 128⌉ bytes:     width of each run of positions (P = plain hits)
 //!     runs     R runs, run r = min(128, P − 128r) values at widths[r]: the plain
-//!              hits' positions, per document the first absolute and the others
-//!              as the difference from the one before (positions never decrease)
-//!     attrs    P values at w_attr:      ((font − font_base) << 1) | cap of each plain hit
+//!              hits' positions, per document and plain class (small, plain,
+//!              bold, large) the first absolute and the others as the
+//!              difference from the one before (positions never decrease)
+//!     caps     P values at w_cap: each plain hit's capitalization, same order
+//!     large    L values at w_large, L = large hits: each one's font − 3
 //!     fancy    Q values at w_fancy, Q = URL + title + anchor hits: per document
 //!              its URL, title then anchor hits, (low 8 bits << 1) | cap each
 //!     other    O = other hits, u16 each as they are (meta and reserved types)
@@ -32,7 +34,8 @@
 //! the lane layout, which SIMD instructions unpack (the gaps with their
 //! prefix sum); the other fields, and every field of a shorter block, in the
 //! scalar layout. A
-//! document's hit list is its plain hits in position order followed by its
+//! document's hit list is its plain hits in position order (equal positions
+//! by class: only positions clamped at 4,095 can be equal) followed by its
 //! fancy hits (URL, title, anchor, then other hits, each class in the order
 //! given). The block's length is not stored: the barrel's block directory
 //! delimits it, and a decoder checks that the fields fill it exactly.
@@ -48,15 +51,19 @@
 //! score a document, and bound its proximity bonus, from the counts alone:
 //! no hit is read unless its positions are. Classes a block does not have
 //! take no column (a mask bit), so a doclist of body text pays for one.
-//! Positions are delta-coded per document and packed in runs of 128 with
-//! their own width, so one long hit list does not widen the rest; the
-//! attributes (capitalization, font) take 0 bits when a block's plain hits
-//! all look alike and 1 when only capitalization varies. Fancy hits keep
+//! Positions are delta-coded per document and class and packed in runs of
+//! 128 with their own width, so one long hit list does not widen the rest.
+//! A plain hit's font is its class's for small, body and bold type, so only
+//! large hits store theirs (fonts 3–6, at most 2 bits), and one heading in
+//! a block no longer widens every hit's attribute (barrel version 4 packed
+//! font and capitalization per hit: 2.45 bits per plain hit on rust-doc,
+//! 11% of the index); capitalization takes a bit per hit where a block has
+//! any capital, else none. Fancy hits keep
 //! only what their class does not say: the position (an anchor's source hash
 //! and position) and capitalization, 9 bits at most.
 
 use super::bitpack::{self, lanes_len, max_width, pack, pack_lanes, pack_lanes_gaps, packed_len};
-use super::hit::{FancyType, Hit, FANCY_FONT, MAX_FONT, MAX_PLAIN_POSITION};
+use super::hit::{FancyType, Hit, FANCY_FONT, MAX_PLAIN_POSITION};
 
 /// Documents per postings block (all but the last block of a doclist are full).
 pub const BLOCK_DOCS: usize = 128;
@@ -88,6 +95,9 @@ pub const CLASS_NAMES: [&str; CLASSES] = [
 ];
 /// Largest width of a packed fancy hit.
 const MAX_FANCY_WIDTH: u8 = 9;
+/// The smallest font of the large class; a large hit stores its font
+/// minus this (0..=3, at most 2 bits).
+const LARGE_FONT: u8 = 3;
 
 /// The class of a hit.
 #[inline]
@@ -119,6 +129,9 @@ pub struct BlockEncoder {
     fancy: Vec<Hit>,
     other: Vec<Hit>,
     scratch: Vec<u32>,
+    positions: Vec<u32>,
+    caps: Vec<u32>,
+    large: Vec<u32>,
 }
 
 impl BlockEncoder {
@@ -197,12 +210,39 @@ impl BlockEncoder {
             .iter()
             .enumerate()
             .fold(0u8, |m, (c, &w)| m | (u8::from(w > 0) << c));
-        let font_base = self.plain.iter().map(|h| h.font()).min().unwrap_or(0);
-        let attr = |h: &Hit| (u32::from(h.font() - font_base) << 1) | u32::from(h.cap());
-        let w_attr = width_of(self.plain.iter().map(attr));
+        // Positions: per document and plain class (small, plain, bold,
+        // large), the first absolute and then differences; the
+        // capitalization of each hit in the same order, and the font of
+        // each large hit (the class says the others').
+        let (pos, caps, large) = (&mut self.positions, &mut self.caps, &mut self.large);
+        pos.clear();
+        caps.clear();
+        large.clear();
+        let mut at = 0;
+        for i in 0..n {
+            let np = self.counts[SMALL..=LARGE].iter().map(|c| c[i]).sum::<u32>() as usize;
+            let doc = &self.plain[at..at + np];
+            for class in SMALL..=LARGE {
+                if self.counts[class][i] == 0 {
+                    continue;
+                }
+                let mut prev = None;
+                for h in doc.iter().filter(|&&h| class_of(h) == class) {
+                    let p = u32::from(h.plain_position());
+                    pos.push(prev.map_or(p, |q| p - q));
+                    prev = Some(p);
+                    caps.push(u32::from(h.cap()));
+                    if class == LARGE {
+                        large.push(u32::from(h.font() - LARGE_FONT));
+                    }
+                }
+            }
+            at += np;
+        }
+        let (w_cap, w_large) = (max_width(caps), max_width(large));
         let w_fancy = width_of(self.fancy.iter().map(fancy_value));
         out.extend_from_slice(&self.docs[0].to_le_bytes());
-        out.extend_from_slice(&[(n - 1) as u8, w_gap, mask, w_attr | font_base << 4, w_fancy]);
+        out.extend_from_slice(&[(n - 1) as u8, w_gap, mask, w_cap | w_large << 1, w_fancy]);
         out.extend(widths.iter().filter(|&&w| w > 0));
         if n == BLOCK_DOCS {
             pack_lanes_gaps(&self.docs, w_gap, out);
@@ -217,27 +257,13 @@ impl BlockEncoder {
                 pack(c, w, out);
             }
         }
-        // Positions: per document, the first absolute and then differences.
-        s.clear();
-        let mut at = 0;
-        for i in 0..n {
-            let np = self.counts[SMALL..=LARGE].iter().map(|c| c[i]).sum::<u32>() as usize;
-            let mut prev = 0u32;
-            for (k, h) in self.plain[at..at + np].iter().enumerate() {
-                let p = u32::from(h.plain_position());
-                s.push(if k == 0 { p } else { p - prev });
-                prev = p;
-            }
-            at += np;
-        }
-        let run_widths: Vec<u8> = s.chunks(RUN_HITS).map(max_width).collect();
+        let run_widths: Vec<u8> = pos.chunks(RUN_HITS).map(max_width).collect();
         out.extend_from_slice(&run_widths);
-        for (run, &w) in s.chunks(RUN_HITS).zip(&run_widths) {
+        for (run, &w) in pos.chunks(RUN_HITS).zip(&run_widths) {
             pack(run, w, out);
         }
-        s.clear();
-        s.extend(self.plain.iter().map(attr));
-        pack(s, w_attr, out);
+        pack(caps, w_cap, out);
+        pack(large, w_large, out);
         s.clear();
         s.extend(self.fancy.iter().map(fancy_value));
         pack(s, w_fancy, out);
@@ -286,8 +312,8 @@ pub struct BlockView<'a> {
     /// First docID.
     pub first: u32,
     w_gap: u8,
-    w_attr: u8,
-    font_base: u8,
+    w_cap: u8,
+    w_large: u8,
     w_fancy: u8,
     /// Per class, its column's width (0: not stored).
     widths: [u8; CLASSES],
@@ -303,11 +329,14 @@ pub struct HitColumns {
     /// Byte offset of each run of positions, and one past the last.
     run_at: Vec<usize>,
     widths_at: usize,
-    attrs_at: usize,
+    caps_at: usize,
+    large_at: usize,
     fancy_at: usize,
     other_at: usize,
     /// Total plain hits.
     pub plain: usize,
+    /// Total large hits.
+    pub large: usize,
     /// Total URL, title and anchor hits.
     pub fancy: usize,
     /// Total other hits.
@@ -326,15 +355,15 @@ impl<'a> BlockView<'a> {
         let first = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         let n = bytes[4] as usize + 1;
         let [w_gap, mask, attr, w_fancy] = [bytes[5], bytes[6], bytes[7], bytes[8]];
-        let (w_attr, font_base) = (attr & 0xf, attr >> 4);
+        let (w_cap, w_large) = (attr & 1, attr >> 1);
         if n > BLOCK_DOCS {
             return Err(format!(
                 "{n} documents in a postings block (at most {BLOCK_DOCS})"
             ));
         }
-        if w_gap > 32 || w_attr > 4 || font_base > MAX_FONT || w_fancy > MAX_FANCY_WIDTH {
+        if w_gap > 32 || w_large > 2 || w_fancy > MAX_FANCY_WIDTH {
             return Err(format!(
-                "bad header: widths {w_gap}/{w_attr}/{w_fancy}, font base {font_base}"
+                "bad header: widths {w_gap}/{w_cap}/{w_large}/{w_fancy}"
             ));
         }
         let stored = mask.count_ones() as usize;
@@ -377,8 +406,8 @@ impl<'a> BlockView<'a> {
             n,
             first,
             w_gap,
-            w_attr,
-            font_base,
+            w_cap,
+            w_large,
             w_fancy,
             widths,
             count_at,
@@ -432,13 +461,11 @@ impl<'a> BlockView<'a> {
         .ok_or_else(|| format!("{} counts cut short", CLASS_NAMES[c]))
     }
 
-    /// Locates the hit columns from the total plain, packed fancy and other
-    /// hit counts, checking that they fill the block exactly.
+    /// Locates the hit columns from the total plain, large, packed fancy
+    /// and other hit counts, checking that they fill the block exactly.
     pub fn columns(
         &self,
-        plain: usize,
-        fancy: usize,
-        other: usize,
+        (plain, large, fancy, other): (usize, usize, usize, usize),
         out: &mut HitColumns,
     ) -> Result<(), String> {
         let runs = plain.div_ceil(RUN_HITS);
@@ -457,8 +484,9 @@ impl<'a> BlockView<'a> {
             at += packed_len((plain - r * RUN_HITS).min(RUN_HITS), w);
         }
         out.run_at.push(at);
-        let attrs_at = at;
-        let fancy_at = attrs_at + packed_len(plain, self.w_attr);
+        let caps_at = at;
+        let large_at = caps_at + packed_len(plain, self.w_cap);
+        let fancy_at = large_at + packed_len(large, self.w_large);
         let other_at = fancy_at + packed_len(fancy, self.w_fancy);
         let end = other_at + 2 * other;
         if end != self.bytes.len() {
@@ -469,69 +497,89 @@ impl<'a> BlockView<'a> {
             ));
         }
         out.widths_at = widths_at;
-        out.attrs_at = attrs_at;
+        out.caps_at = caps_at;
+        out.large_at = large_at;
         out.fancy_at = fancy_at;
         out.other_at = other_at;
         out.plain = plain;
+        out.large = large;
         out.fancy = fancy;
         out.other = other;
         Ok(())
     }
 
     /// Appends the hits of the document whose plain hits are
-    /// `plain_first..plain_first + np`, packed fancy hits `fancy_first..` and
-    /// other hits `other_first..` (from the counts' prefix sums), with
-    /// `classes` its counts, to `out`: plain hits first, then URL, title,
-    /// anchor and other hits. Fails if the plain hits' fonts or the other
+    /// `plain_first..plain_first + np`, large hits `large_first..`, packed
+    /// fancy hits `fancy_first..` and other hits `other_first..` (from the
+    /// counts' prefix sums), with `classes` its counts, to `out`: plain hits
+    /// in position order (equal positions by class), then URL, title,
+    /// anchor and other hits. Fails if a position passes 4,095 or the other
     /// hits' types disagree with the counts.
     pub fn hits(
         &self,
         cols: &HitColumns,
-        (plain_first, fancy_first, other_first): (usize, usize, usize),
+        (plain_first, large_first, fancy_first, other_first): (usize, usize, usize, usize),
         classes: &HitClasses,
         out: &mut Vec<Hit>,
     ) -> Result<(), String> {
         let np = classes[SMALL..=LARGE].iter().sum::<u32>() as usize;
-        // Run by run, a slice of positions and attributes unpacked at once.
-        let attrs = &self.bytes[cols.attrs_at..cols.fancy_at];
-        let (mut positions, mut attr_buf) = ([0u32; RUN_HITS], [0u32; RUN_HITS]);
         out.reserve(np + classes[URL..].iter().sum::<u32>() as usize);
-        let mut pos = 0u32;
+        let caps = &self.bytes[cols.caps_at..cols.large_at];
+        let large = &self.bytes[cols.large_at..cols.fancy_at];
+        let start = out.len();
+        let (mut buf, mut cap_buf) = ([0u32; RUN_HITS], [0u32; RUN_HITS]);
         let mut k = 0;
-        let mut seen = [0u32; CLASSES];
-        while k < np {
-            let i = plain_first + k;
-            let (r, off) = (i / RUN_HITS, i % RUN_HITS);
-            let take = (RUN_HITS - off).min(np - k);
-            let w = self.bytes[cols.widths_at + r];
-            let run = &self.bytes[cols.run_at[r]..cols.run_at[r + 1]];
-            bitpack::unpack_into(run, w, off, &mut positions[..take])
-                .ok_or("position run cut short")?;
-            bitpack::unpack_into(attrs, self.w_attr, i, &mut attr_buf[..take])
-                .ok_or("attributes cut short")?;
-            for (j, (&v, &attr)) in positions[..take].iter().zip(&attr_buf[..take]).enumerate() {
-                pos = if k + j == 0 { v } else { pos + v };
-                if pos > MAX_PLAIN_POSITION {
-                    return Err(format!(
-                        "plain hit position {pos} over {MAX_PLAIN_POSITION}"
-                    ));
-                }
-                let font = u32::from(self.font_base) + (attr >> 1);
-                if font > u32::from(MAX_FONT) {
-                    return Err(format!("plain hit font {font} over {MAX_FONT}"));
-                }
-                let h = Hit::plain(attr & 1 == 1, font as u8, pos);
-                seen[class_of(h)] += 1;
-                out.push(h);
+        let mut li = large_first;
+        let mut classes_seen = 0;
+        for class in SMALL..=LARGE {
+            let cnt = classes[class] as usize;
+            if cnt == 0 {
+                continue;
             }
-            k += take;
+            classes_seen += 1;
+            // The class's positions, run by run: the first absolute, then
+            // differences.
+            let mut pos = 0u32;
+            let mut done = 0;
+            while done < cnt {
+                let i = plain_first + k + done;
+                let (r, off) = (i / RUN_HITS, i % RUN_HITS);
+                let take = (RUN_HITS - off).min(cnt - done);
+                let w = *self
+                    .bytes
+                    .get(cols.widths_at + r)
+                    .ok_or("position widths cut short")?;
+                let run = &self.bytes[cols.run_at[r]..cols.run_at[r + 1]];
+                bitpack::unpack_into(run, w, off, &mut buf[..take])
+                    .ok_or("position run cut short")?;
+                bitpack::unpack_into(caps, self.w_cap, i, &mut cap_buf[..take])
+                    .ok_or("capitalization cut short")?;
+                for (j, (&v, &cap)) in buf[..take].iter().zip(&cap_buf[..take]).enumerate() {
+                    pos = if done + j == 0 { v } else { pos + v };
+                    if pos > MAX_PLAIN_POSITION {
+                        return Err(format!(
+                            "plain hit position {pos} over {MAX_PLAIN_POSITION}"
+                        ));
+                    }
+                    let font = if class == LARGE {
+                        if li >= cols.large {
+                            return Err("large fonts cut short".into());
+                        }
+                        let f = LARGE_FONT + bitpack::get(large, self.w_large, li) as u8;
+                        li += 1;
+                        f
+                    } else {
+                        class as u8
+                    };
+                    out.push(Hit::plain(cap == 1, font, pos));
+                }
+                done += take;
+            }
+            k += cnt;
         }
-        if seen[..=LARGE] != classes[..=LARGE] {
-            return Err(format!(
-                "plain hits by font {:?}, the counts say {:?}",
-                &seen[..=LARGE],
-                &classes[..=LARGE]
-            ));
+        if classes_seen > 1 {
+            // Stable: within a class, positions already increase.
+            out[start..].sort_by_key(|h| (h.plain_position(), class_of(*h)));
         }
         let fancy = &self.bytes[cols.fancy_at..cols.other_at];
         let mut at = fancy_first;
@@ -572,6 +620,8 @@ pub struct DecodedBlock {
     pub counts: [[u32; BLOCK_DOCS]; CLASSES],
     /// Index of each document's first plain hit (n + 1 entries).
     pub plain_at: [u32; BLOCK_DOCS + 1],
+    /// Index of each document's first large hit (n + 1 entries).
+    pub large_at: [u32; BLOCK_DOCS + 1],
     /// Index of each document's first packed fancy hit (n + 1 entries).
     pub fancy_at: [u32; BLOCK_DOCS + 1],
     /// Index of each document's first other hit (n + 1 entries).
@@ -594,6 +644,7 @@ impl Default for DecodedBlock {
             docs: [0; BLOCK_DOCS],
             counts: [[0; BLOCK_DOCS]; CLASSES],
             plain_at: [0; BLOCK_DOCS + 1],
+            large_at: [0; BLOCK_DOCS + 1],
             fancy_at: [0; BLOCK_DOCS + 1],
             other_at: [0; BLOCK_DOCS + 1],
             n: 0,
@@ -643,12 +694,14 @@ impl DecodedBlock {
         }
         self.count(view)?;
         let n = view.n;
-        let (mut p, mut f, mut o) = (0u32, 0u32, 0u32);
+        let (mut p, mut l, mut f, mut o) = (0u32, 0u32, 0u32, 0u32);
         let overflow = || "hit counts overflow".to_string();
         let c = &self.counts;
         for i in 0..n {
             self.plain_at[i] = p;
+            self.large_at[i] = l;
             self.fancy_at[i] = f;
+            l = l.checked_add(c[LARGE][i]).ok_or_else(overflow)?;
             self.other_at[i] = o;
             for col in &c[SMALL..=LARGE] {
                 p = p.checked_add(col[i]).ok_or_else(overflow)?;
@@ -659,6 +712,7 @@ impl DecodedBlock {
             o = o.checked_add(c[OTHER][i]).ok_or_else(overflow)?;
         }
         self.plain_at[n] = p;
+        self.large_at[n] = l;
         self.fancy_at[n] = f;
         self.other_at[n] = o;
         self.summed = true;
@@ -696,10 +750,14 @@ impl DecodedBlock {
         self.sum(view)?;
         if self.cols.is_none() {
             let mut cols = HitColumns::default();
+            let n = self.n;
             view.columns(
-                self.plain_at[self.n] as usize,
-                self.fancy_at[self.n] as usize,
-                self.other_at[self.n] as usize,
+                (
+                    self.plain_at[n] as usize,
+                    self.large_at[n] as usize,
+                    self.fancy_at[n] as usize,
+                    self.other_at[n] as usize,
+                ),
                 &mut cols,
             )?;
             self.cols = Some(cols);
@@ -709,6 +767,7 @@ impl DecodedBlock {
             cols,
             (
                 self.plain_at[i] as usize,
+                self.large_at[i] as usize,
                 self.fancy_at[i] as usize,
                 self.other_at[i] as usize,
             ),
@@ -744,8 +803,10 @@ pub struct BlockBytes {
     pub run_widths: u64,
     /// The position runs.
     pub runs: u64,
-    /// The plain hits' attributes (font, capitalization).
-    pub attrs: u64,
+    /// The plain hits' capitalization.
+    pub caps: u64,
+    /// The large hits' fonts.
+    pub large_fonts: u64,
     /// The packed URL, title and anchor hits.
     pub fancy: u64,
     /// The other hits.
@@ -768,7 +829,8 @@ impl BlockBytes {
         }
         self.run_widths += o.run_widths;
         self.runs += o.runs;
-        self.attrs += o.attrs;
+        self.caps += o.caps;
+        self.large_fonts += o.large_fonts;
         self.fancy += o.fancy;
         self.other += o.other;
     }
@@ -780,7 +842,8 @@ impl BlockBytes {
             + self.counts.iter().sum::<u64>()
             + self.run_widths
             + self.runs
-            + self.attrs
+            + self.caps
+            + self.large_fonts
             + self.fancy
             + self.other
     }
@@ -796,9 +859,12 @@ pub fn block_bytes(bytes: &[u8]) -> Result<BlockBytes, String> {
     let n = view.n;
     let mut cols = HitColumns::default();
     view.columns(
-        d.plain_at[n] as usize,
-        d.fancy_at[n] as usize,
-        d.other_at[n] as usize,
+        (
+            d.plain_at[n] as usize,
+            d.large_at[n] as usize,
+            d.fancy_at[n] as usize,
+            d.other_at[n] as usize,
+        ),
         &mut cols,
     )?;
     let mut counts = [0u64; CLASSES];
@@ -818,8 +884,9 @@ pub fn block_bytes(bytes: &[u8]) -> Result<BlockBytes, String> {
         gaps: (view.count_at[0] - view.gaps_at) as u64,
         counts,
         run_widths: runs as u64,
-        runs: (cols.attrs_at - cols.widths_at - runs) as u64,
-        attrs: (cols.fancy_at - cols.attrs_at) as u64,
+        runs: (cols.caps_at - cols.widths_at - runs) as u64,
+        caps: (cols.large_at - cols.caps_at) as u64,
+        large_fonts: (cols.fancy_at - cols.large_at) as u64,
         fancy: (cols.other_at - cols.fancy_at) as u64,
         other: (bytes.len() - cols.other_at) as u64,
     })
@@ -861,7 +928,9 @@ mod tests {
                     .into_iter()
                     .map(|(c, f, p)| Hit::plain(c, f, p))
                     .collect();
-                plain.sort_by_key(|h| h.plain_position());
+                // Position order, equal positions by class, as a block
+                // gives them back.
+                plain.sort_by_key(|h| (h.plain_position(), class_of(*h)));
                 let fancy = fancy
                     .into_iter()
                     .map(|(c, t, s, p)| match t {
@@ -947,15 +1016,16 @@ mod tests {
         enc.encode(&mut out);
         // first 7; n − 1 = 1; gap 9 − 7 − 1 = 1 (1 bit); columns plain (2,
         // 0: 2 bits), bold (0, 1: 1 bit), title (1, 0: 1 bit), anchor (0, 1:
-        // 1 bit): mask 0b0110_0110; attrs (font − 1) << 1 | cap = 1, 0, 2
-        // (2 bits), font base 1; fancy title0 → 0 << 1 | 0 = 0, anchor2#9
-        // → 0x92 << 1 | 1 = 0x125 (9 bits); positions 0, 5, 3 in one run of
-        // width 3.
+        // 1 bit): mask 0b0110_0110; positions by document and class: 0, 5
+        // (plain), 3 (bold) in one run of width 3; capitalization 1, 0, 0
+        // (1 bit), no large hit; fancy title0 → 0 << 1 | 0 = 0, anchor2#9
+        // → 0x92 << 1 | 1 = 0x125 (9 bits).
         assert_eq!(
             out,
             [
                 0x07, 0, 0, 0, // first
-                0x01, 0x01, 0x66, 0x12, 0x09, // n − 1, w_gap, mask, attr, w_fancy
+                0x01, 0x01, 0x66, 0x01,
+                0x09, // n − 1, w_gap, mask, w_cap | w_large << 1, w_fancy
                 0x02, 0x01, 0x01, 0x01, // widths: plain, bold, title, anchor
                 0x01, // gaps: 1
                 0x02, // plain: 2, 0 → 0b00_10
@@ -964,7 +1034,7 @@ mod tests {
                 0x02, // anchor: 0, 1 → 0b1_0
                 0x03, // run widths: 3
                 0xe8, 0x00, // runs: 0, 5, 3 → 000 101 011 → 0b11_101_000 0b0
-                0x21, // attrs: 1, 0, 2 → 0b10_00_01
+                0x01, // capitalization: 1, 0, 0 → 0b001
                 0x00, 0x4a, 0x02, // fancy: 0, 0x125 at 9 bits
             ]
         );
@@ -976,11 +1046,12 @@ mod tests {
                 b.counts,
                 b.run_widths,
                 b.runs,
-                b.attrs,
+                b.caps,
+                b.large_fonts,
                 b.fancy,
                 b.other
             ),
-            (13, 1, [0, 1, 1, 0, 0, 1, 1, 0], 1, 2, 1, 3, 0)
+            (13, 1, [0, 1, 1, 0, 0, 1, 1, 0], 1, 2, 1, 0, 3, 0)
         );
         assert_eq!(
             decode_block(&out).unwrap(),
@@ -1044,20 +1115,27 @@ mod tests {
         assert!(decode_block(&bad).unwrap_err().contains("overflow"));
     }
 
-    /// Counts that disagree with the hits are refused.
+    /// Counts that disagree with the hit columns' lengths are refused, and
+    /// a large hit's font comes from its own column.
     #[test]
     fn counts_are_checked() {
         let mut enc = BlockEncoder::new();
         enc.push(3, &[Hit::plain(false, 1, 0), Hit::plain(false, 4, 2)], &[]);
         let mut out = Vec::new();
         enc.encode(&mut out);
-        // Columns plain (1) and large (1), 1 bit each, in bytes 11 and 12.
-        // Saying no plain hit leaves the document one hit, large by its
-        // count, of body font by its attribute.
+        // Columns plain (1) and large (1), 1 bit each, in bytes 11 and 12;
+        // positions 0 (plain), 2 (large) at 2 bits; no capital; the large
+        // font 4 − 3 = 1 at 1 bit.
         assert_eq!(out[6], 0b1010);
+        assert_eq!(out[7], 1 << 1);
         assert_eq!(out[11..13], [1, 1]);
-        out[11] = 0;
+        assert_eq!(
+            decode_block(&out).unwrap()[0].1,
+            [Hit::plain(false, 1, 0), Hit::plain(false, 4, 2)]
+        );
+        // Saying no large hit leaves its font column unread: refused.
+        out[12] = 0;
         let err = decode_block(&out).unwrap_err();
-        assert!(err.contains("the counts say"), "{err}");
+        assert!(err.contains("hits take"), "{err}");
     }
 }

@@ -82,7 +82,8 @@ impl IndexBytes {
         }
         row("position run widths", f.run_widths);
         row("positions", f.runs);
-        row("plain-hit attributes (font, cap)", f.attrs);
+        row("plain-hit capitalization", f.caps);
+        row("large hits' fonts", f.large_fonts);
         row("packed URL/title/anchor hits", f.fancy);
         row("other hits", f.other);
         row("postings blocks, all fields", f.total());
