@@ -236,7 +236,8 @@ fn uncrawled_pages_are_found_by_their_anchors() {
     );
 }
 
-/// Reads a forward barrel into (wordID, docID) → (plain, fancy).
+/// Reads a forward barrel into (wordID, docID) → (plain, fancy), the plain
+/// hits in the order a barrel gives them back.
 fn invert_forward(path: &Path) -> BTreeMap<(u32, u32), (Vec<Hit>, Vec<Hit>)> {
     let mut m: BTreeMap<(u32, u32), (Vec<Hit>, Vec<Hit>)> = BTreeMap::new();
     ForwardBarrel::open(path)
@@ -259,6 +260,9 @@ fn invert_forward(path: &Path) -> BTreeMap<(u32, u32), (Vec<Hit>, Vec<Hit>)> {
             Ok(())
         })
         .unwrap();
+    for (plain, _) in m.values_mut() {
+        barrel_order(plain);
+    }
     m
 }
 

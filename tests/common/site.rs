@@ -166,5 +166,19 @@ pub fn naive_index(job: &Job) -> Naive {
                 .push(*h);
         }
     }
+    for docs in index.values_mut() {
+        for (plain, _) in docs.values_mut() {
+            barrel_order(plain);
+        }
+    }
     index
+}
+
+/// Puts a document's plain hits of one word in the order a barrel gives
+/// them back (formats/barrel.md, "Postings blocks"): by position and, at
+/// equal positions (only those clamped to 4,095 can be equal), by class —
+/// small (font 0), body (1), bold (2), large (3–6) — each class keeping
+/// the order it was given in.
+pub fn barrel_order(plain: &mut [Hit]) {
+    plain.sort_by_key(|h| (h.plain_position(), h.font().min(3)));
 }
