@@ -35,7 +35,8 @@
 //! prefix sum); the other fields, and every field of a shorter block, in the
 //! scalar layout. A
 //! document's hit list is its plain hits in position order (equal positions
-//! by class: only positions clamped at 4,095 can be equal) followed by its
+//! by class, each class in the order given: only positions clamped at 4,095
+//! can be equal) followed by its
 //! fancy hits (URL, title, anchor, then other hits, each class in the order
 //! given). The block's length is not stored: the barrel's block directory
 //! delimits it, and a decoder checks that the fields fill it exactly.
