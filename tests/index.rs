@@ -349,9 +349,10 @@ fn same_bytes_whatever_the_threads_and_budget() {
     let (b, sb) = run("b", 2, 256 << 10);
     assert_eq!(sa.runs, 0);
     assert!(sb.runs > 0, "the small budget spills sort runs");
-    // 8 barrels, the lexicon and the field lengths.
-    assert_eq!(a.len(), 10);
+    // 8 barrels, the lexicon, the field lengths and the titles.
+    assert_eq!(a.len(), 11);
     assert!(a.contains_key("fieldlens.wm"), "{:?}", a.keys());
+    assert!(a.contains_key("titles.wm"), "{:?}", a.keys());
     assert!(
         a == b,
         "outputs differ between 1 thread / 256 MiB and 2 threads / 256 KiB"
@@ -382,8 +383,8 @@ fn stage_and_corruption() {
     ));
     assert!(!job.dir().join("tmp").exists());
     let rec = job.published(webmill::job::StageId::Index).unwrap();
-    // 4 barrels, the lexicon and the field lengths.
-    assert_eq!(rec.outputs.len(), 6);
+    // 4 barrels, the lexicon, the field lengths and the titles.
+    assert_eq!(rec.outputs.len(), 7);
     for name in ["index/full-001.wm", "index/lexicon.wm"] {
         let path = job.dir().join(name);
         let good = std::fs::read(&path).unwrap();

@@ -532,8 +532,8 @@ impl<'a> BlockView<'a> {
         let mut k = 0;
         let mut li = large_first;
         let mut classes_seen = 0;
-        for class in SMALL..=LARGE {
-            let cnt = classes[class] as usize;
+        for (class, &cnt) in classes.iter().enumerate().take(LARGE + 1) {
+            let cnt = cnt as usize;
             if cnt == 0 {
                 continue;
             }
