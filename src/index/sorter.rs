@@ -186,6 +186,14 @@ pub struct SortedBarrel {
 /// `part` as they come (a barrel of the long tail holds most of the
 /// vocabulary, which grows with the collection: its entries are never held
 /// in memory).
+///
+/// A barrel whose bytes and 16 bytes per entry fit in the sort's budget
+/// (and whose sort has no runs from an earlier attempt) is sorted in
+/// memory without the external sort: the forward barrel is read whole and
+/// its entries' (key, hit list location) pairs are radix-sorted, the hit
+/// lists staying where they were read (no [`SortEntry`] built, no records
+/// moved). The order is the same — (wordID, docID, part), then the hits —
+/// so the output is too.
 pub fn sort_barrel(
     forward: &Path,
     cfg: SortConfig,
@@ -201,64 +209,180 @@ pub fn sort_barrel(
             .unwrap_or(0)
     };
     let (barrel, first, end) = (num("barrel"), num("first_word"), num("end_word"));
-    let mut sorter = ExternalSorter::<SortEntry>::new(cfg, Combine::None)?;
-    if !sorter.input_complete() {
-        fwd.for_each(0, |doc, part, word, hits| {
+    let budget = cfg.budget;
+    let sorter = ExternalSorter::<SortEntry>::new(cfg, Combine::None)?;
+    let mut out = BarrelOut::create(full, part, barrel, first, end, impacts)?;
+    let fresh = !sorter.input_complete() && sorter.resume_point() == 0;
+    let raw = fwd.container().raw_bytes();
+    let mut runs = 0;
+    // An entry takes at least 4 of the barrel's bytes (a word delta, a
+    // count, a hit), so `raw / 4` entries of 16 bytes bound the memory.
+    if fresh && raw < 1 << 31 && raw.saturating_mul(5) <= budget {
+        drop(sorter);
+        let mut all = Vec::new();
+        let mut entries: Vec<MemEntry> = Vec::with_capacity((raw / 4) as usize);
+        fwd.load(&mut all, |doc, part, word, hits, at| {
             let doc = u32::try_from(doc)
                 .map_err(|_| Error::record(format!("docID {doc} over 32 bits")))?;
-            sorter.push(SortEntry {
+            entries.push(MemEntry {
                 key: u64::from(word) << 32 | u64::from(doc),
-                part: part as u8,
-                hits: HitList::from_le_bytes(hits),
-            })
+                at: at as u32,
+                len_part: (hits.len() as u32) << 1 | part as u32,
+            });
+            Ok(())
         })?;
-    }
-    let mut sorted = sorter.finish()?;
-    let runs = sorted.stats().runs;
-    let bounds = impacts.map(|i| &i.params);
-    let mut reader = impacts.map(|i| LengthReader::new(&i.lens));
-    let mut fw = BarrelWriter::create(full, barrel, first, end, bounds)?;
-    let mut entries = PartWriter::create(part, barrel, first, end)?;
-    let mut next_word = first;
-    let mut current: Option<(u32, TermInfo)> = None;
-    let (mut plain, mut fancy): (Vec<Hit>, Vec<Hit>) = (Vec::new(), Vec::new());
-    let mut pending: Option<SortEntry> = sorted.next_record()?;
-    while let Some(e) = pending.take() {
-        let (word, doc) = (e.word(), e.doc());
-        // Gather the document's parts (at most one of each).
-        plain.clear();
-        fancy.clear();
-        let mut take = |e: &SortEntry| {
-            let hits = e.hits.as_slice().iter().map(|&v| Hit(v));
-            if e.part == Part::Text as u8 {
-                plain.extend(hits)
-            } else {
-                fancy.extend(hits)
-            }
+        let hits = |e: &MemEntry| {
+            let at = e.at as usize;
+            &all[at..at + (e.len_part >> 1) as usize]
         };
-        take(&e);
-        loop {
-            match sorted.next_record()? {
-                Some(n) if n.key == e.key => take(&n),
-                other => {
-                    pending = other;
-                    break;
-                }
-            }
+        crate::sort::block_radix::sort_by_key_prefix(
+            &mut entries,
+            &|e: &MemEntry| e.key,
+            &|a, b| {
+                (a.key, a.len_part & 1)
+                    .cmp(&(b.key, b.len_part & 1))
+                    .then_with(|| cmp_hits(hits(a), hits(b)))
+            },
+        );
+        for e in &entries {
+            let h = hits(e);
+            out.add(
+                e.key,
+                (e.len_part & 1) as u8,
+                h.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])),
+            )?;
         }
-        if current.as_ref().is_none_or(|(w, _)| *w != word) {
-            if let Some((w, t)) = current.take() {
-                finish_word(&mut entries, w, t, &mut fw)?;
+    } else {
+        let mut sorter = sorter;
+        if !sorter.input_complete() {
+            fwd.for_each(0, |doc, part, word, hits| {
+                let doc = u32::try_from(doc)
+                    .map_err(|_| Error::record(format!("docID {doc} over 32 bits")))?;
+                sorter.push(SortEntry {
+                    key: u64::from(word) << 32 | u64::from(doc),
+                    part: part as u8,
+                    hits: HitList::from_le_bytes(hits),
+                })
+            })?;
+        }
+        let mut sorted = sorter.finish()?;
+        runs = sorted.stats().runs;
+        while let Some(e) = sorted.next_record()? {
+            out.add(e.key, e.part, e.hits.as_slice().iter().copied())?;
+        }
+    }
+    let (words, full_totals, full_bytes) = out.finish()?;
+    Ok(SortedBarrel {
+        words,
+        full: full_totals,
+        bytes: full_bytes,
+        runs,
+    })
+}
+
+/// An entry of a forward barrel read whole: its key (wordID · 2³² + docID)
+/// and where its hit list lies in the barrel's bytes.
+#[derive(Clone, Copy)]
+struct MemEntry {
+    key: u64,
+    /// Offset of the hit list.
+    at: u32,
+    /// Bytes of the hit list · 2 + part.
+    len_part: u32,
+}
+
+/// Little-endian `u16` hit lists compared as [`SortEntry`]'s order compares
+/// them (as `u16` sequences).
+fn cmp_hits(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let u = |s: &[u8]| {
+        s.chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect::<Vec<_>>()
+    };
+    u(a).cmp(&u(b))
+}
+
+/// One barrel's outputs (the barrel and its lexicon part), fed its entries
+/// in (wordID, docID, part) order.
+struct BarrelOut<'a> {
+    fw: BarrelWriter,
+    entries: PartWriter,
+    impacts: Option<&'a Impacts>,
+    reader: Option<LengthReader<'a>>,
+    barrel: u32,
+    first: u32,
+    end: u32,
+    next_word: u32,
+    current: Option<(u32, TermInfo)>,
+    /// The document being gathered (its key) with its plain and fancy hits.
+    doc: Option<u64>,
+    plain: Vec<Hit>,
+    fancy: Vec<Hit>,
+}
+
+impl<'a> BarrelOut<'a> {
+    fn create(
+        full: &Path,
+        part: &Path,
+        barrel: u32,
+        first: u32,
+        end: u32,
+        impacts: Option<&'a Impacts>,
+    ) -> Result<BarrelOut<'a>> {
+        Ok(BarrelOut {
+            fw: BarrelWriter::create(full, barrel, first, end, impacts.map(|i| &i.params))?,
+            entries: PartWriter::create(part, barrel, first, end)?,
+            impacts,
+            reader: impacts.map(|i| LengthReader::new(&i.lens)),
+            barrel,
+            first,
+            end,
+            next_word: first,
+            current: None,
+            doc: None,
+            plain: Vec::new(),
+            fancy: Vec::new(),
+        })
+    }
+
+    /// The next entry: a document's hits of one part (a document's parts
+    /// follow each other and make one posting).
+    fn add(&mut self, key: u64, part: u8, hits: impl Iterator<Item = u16>) -> Result<()> {
+        if self.doc != Some(key) {
+            self.end_doc()?;
+            self.doc = Some(key);
+        }
+        let hits = hits.map(Hit);
+        if part == Part::Text as u8 {
+            self.plain.extend(hits)
+        } else {
+            self.fancy.extend(hits)
+        }
+        Ok(())
+    }
+
+    /// Writes the posting of the document gathered, if any.
+    fn end_doc(&mut self) -> Result<()> {
+        let Some(key) = self.doc.take() else {
+            return Ok(());
+        };
+        let (word, doc) = ((key >> 32) as u32, key as u32);
+        if self.current.as_ref().is_none_or(|(w, _)| *w != word) {
+            if let Some((w, t)) = self.current.take() {
+                finish_word(&mut self.entries, w, t, &mut self.fw)?;
             }
-            if word != next_word {
+            if word != self.next_word {
                 return Err(Error::internal(format!(
-                    "barrel {barrel}: wordID {word} follows {}; every wordID of {first}..{end} has hits",
-                    next_word.wrapping_sub(1)
+                    "barrel {}: wordID {word} follows {}; every wordID of {}..{} has hits",
+                    self.barrel,
+                    self.next_word.wrapping_sub(1),
+                    self.first,
+                    self.end
                 )));
             }
-            next_word += 1;
-            let loc = fw.begin_word(word)?;
-            current = Some((
+            self.next_word += 1;
+            let loc = self.fw.begin_word(word)?;
+            self.current = Some((
                 word,
                 TermInfo {
                     full: loc,
@@ -266,37 +390,42 @@ pub fn sort_barrel(
                 },
             ));
         }
-        let (_, t) = current
+        let (_, t) = self
+            .current
             .as_mut()
             .ok_or_else(|| Error::internal("no current word"))?;
-        let bound = match (impacts, &mut reader) {
-            (Some(i), Some(r)) => i.bytes(r, doc, &plain, &fancy)?,
+        let bound = match (self.impacts, &mut self.reader) {
+            (Some(i), Some(r)) => i.bytes(r, doc, &self.plain, &self.fancy)?,
             _ => [NO_BOUND; 2],
         };
-        fw.push(doc, &plain, &fancy, bound)?;
+        self.fw.push(doc, &self.plain, &self.fancy, bound)?;
         t.docs += 1;
-        t.hits += (plain.len() + fancy.len()) as u64;
-        if fancy.iter().any(|h| h.is_title_or_anchor()) {
+        t.hits += (self.plain.len() + self.fancy.len()) as u64;
+        if self.fancy.iter().any(|h| h.is_title_or_anchor()) {
             t.short_docs += 1;
         }
+        self.plain.clear();
+        self.fancy.clear();
+        Ok(())
     }
-    if let Some((w, t)) = current.take() {
-        finish_word(&mut entries, w, t, &mut fw)?;
+
+    /// Ends the last word; returns the lexicon entries written and the
+    /// barrel's totals and size.
+    fn finish(mut self) -> Result<(u64, BarrelTotals, u64)> {
+        self.end_doc()?;
+        if let Some((w, t)) = self.current.take() {
+            finish_word(&mut self.entries, w, t, &mut self.fw)?;
+        }
+        if self.next_word != self.end {
+            return Err(Error::internal(format!(
+                "barrel {}: wordIDs {}..{} have no hits",
+                self.barrel, self.next_word, self.end
+            )));
+        }
+        let words = self.entries.finish()?;
+        let (totals, bytes) = self.fw.finish()?;
+        Ok((words, totals, bytes))
     }
-    if next_word != end {
-        return Err(Error::internal(format!(
-            "barrel {barrel}: wordIDs {next_word}..{end} have no hits"
-        )));
-    }
-    drop(sorted);
-    let words = entries.finish()?;
-    let (full_totals, full_bytes) = fw.finish()?;
-    Ok(SortedBarrel {
-        words,
-        full: full_totals,
-        bytes: full_bytes,
-        runs,
-    })
 }
 
 fn finish_word(
