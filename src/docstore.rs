@@ -7,8 +7,11 @@
 //!   length than the doc table (a stale one) is not used;
 //! * the repository (`repository.wm`): a document's stored bytes, and its
 //!   text as the ingest extractor reads it;
-//! * anchors (`anchors.wm`): the links to a document with their text, and
-//!   the anchor title of a page never crawled (the paper's §2.2);
+//! * anchors (`anchors.wm`): the links to a document with their text;
+//! * the anchor title of a page never crawled (the paper's §2.2), read in
+//!   place from the index's `index/titles.wm` (worked out once by the
+//!   `index` stage); a job without that file (indexed before it existed, or
+//!   sharded) works it out from `anchors.wm` at each lookup, the same way;
 //! * near-duplicate clusters (`clusters-ALG.wm`) of every dedup algorithm
 //!   that ran: a doc → cluster map, loaded on first use (up to
 //!   [`MAX_CLUSTER_MEMBERS`] members; larger files are not mapped and the
@@ -29,6 +32,7 @@ use crate::dedup::files::{decode_cluster_member, for_each_cluster_member, CLUSTE
 use crate::dedup::Alg;
 use crate::docs::{Doc, DocTable};
 use crate::error::{Error, Result};
+use crate::index::titles::{AnchorTitles, AnchorVote};
 use crate::ingest::html::{Extractor, Page};
 use crate::ingest::records;
 use crate::ingest::warc::charset_param;
@@ -41,8 +45,6 @@ pub const MAX_RANKS_IN_MEMORY: u64 = 256 << 20;
 pub const MAX_CLUSTER_MEMBERS: u64 = 16 << 20;
 /// Decoded doc-table blocks kept between lookups.
 const DOC_BLOCK_CACHE: usize = 256;
-/// Anchor texts looked at for the title of a page never crawled.
-const ANCHOR_TITLES: usize = 64;
 
 /// A PageRank lookup for docIDs in increasing order.
 pub type PageRankLookup<'a> = Box<dyn FnMut(u32) -> Result<f64> + 'a>;
@@ -181,6 +183,7 @@ pub struct DocStore {
     ranks: Option<Ranks>,
     repository: Option<PageFile>,
     anchors: Option<PageFile>,
+    titles: Option<AnchorTitles>,
     clusters: Vec<Clusters>,
 }
 
@@ -212,6 +215,11 @@ impl DocStore {
         let anchors = opt(JobFile::Anchors)?
             .map(|p| PageFile::open(p, &records::ANCHORS))
             .transpose()?;
+        // Titles written for another doc table (a stale index) are not used.
+        let titles = opt(JobFile::AnchorTitles)?
+            .map(AnchorTitles::open)
+            .transpose()?
+            .filter(|t| t.docs() == docs.len());
         let mut clusters = Vec::new();
         for alg in Alg::ALL {
             if let Some(p) = opt(JobFile::Clusters(alg))? {
@@ -224,6 +232,7 @@ impl DocStore {
             ranks,
             repository,
             anchors,
+            titles,
             clusters,
         })
     }
@@ -392,18 +401,21 @@ impl DocStore {
     }
 
     /// Calls `f(source docID, anchor text)` for the links to `doc` in the
-    /// anchor file's order, while it returns true.
+    /// anchor file's order, until it returns false (it is not called again
+    /// after that, even for later links of the same block).
     pub fn visit_anchors(&self, doc: u64, mut f: impl FnMut(u64, &str) -> bool) -> Result<()> {
         let Some(anchors) = &self.anchors else {
             return Ok(());
         };
         let mut buf = (Vec::new(), Vec::new());
+        let mut more = true;
         anchors.visit_key(doc, &mut buf, |target, input| {
             let (src, _kind, text) = records::decode_anchor(input)?;
-            if target == doc {
-                return Ok(f(src, text));
+            if target == doc && more {
+                more = f(src, text);
+                return Ok(more);
             }
-            Ok(target < doc)
+            Ok(more && target <= doc)
         })
     }
 
@@ -422,27 +434,28 @@ impl DocStore {
         Ok(out)
     }
 
-    /// The anchor text most of the first links to `doc` use (ties: the
-    /// first seen): the title of a page never crawled.
+    /// Whether anchor titles are read from the index's titles file (else
+    /// worked out from the anchors at each lookup).
+    pub fn has_stored_titles(&self) -> bool {
+        self.titles.is_some()
+    }
+
+    /// The title of a page never crawled: the anchor text most of the first
+    /// [`crate::index::titles::ANCHORS_PER_TITLE`] links to `doc` use (ties:
+    /// the first seen). `None` for a crawled page or one with a title of
+    /// its own in the doc table, and when no link to it has text. Read in
+    /// place from the titles file when the job has one.
     pub fn anchor_title(&self, doc: u64) -> Result<Option<String>> {
-        let mut texts: Vec<(String, usize)> = Vec::new();
-        let mut seen = 0;
-        self.visit_anchors(doc, |_, text| {
-            seen += 1;
-            let text = text.trim();
-            if !text.is_empty() {
-                match texts.iter_mut().find(|(t, _)| t == text) {
-                    Some((_, n)) => *n += 1,
-                    None => texts.push((text.to_string(), 1)),
-                }
-            }
-            seen < ANCHOR_TITLES
-        })?;
-        Ok(texts
-            .iter()
-            .enumerate()
-            .max_by_key(|(k, (_, n))| (*n, std::cmp::Reverse(*k)))
-            .map(|(_, (t, _))| t.clone()))
+        if let Some(t) = &self.titles {
+            return Ok(t.get(doc)?.map(str::to_string));
+        }
+        let d = self.doc(doc)?;
+        if d.crawled || !d.title.is_empty() {
+            return Ok(None);
+        }
+        let mut vote = AnchorVote::default();
+        self.visit_anchors(doc, |_, text| vote.add(text))?;
+        Ok(vote.title().map(str::to_string))
     }
 
     /// The clusters of every dedup algorithm the job ran, in [`Alg::ALL`]

@@ -156,6 +156,10 @@ const GOLDEN: &[Golden] = &[
         name: "shards.wm",
         write: write_shards,
     },
+    Golden {
+        name: "titles.wm",
+        write: write_titles,
+    },
 ];
 
 fn golden_dir() -> PathBuf {
@@ -1347,6 +1351,16 @@ fn write_index_file(dir: &Path, file: JobFile, name: &str) -> webmill::Result<Pa
 
 fn write_field_lengths(dir: &Path) -> webmill::Result<PathBuf> {
     write_index_file(dir, JobFile::FieldLengths, "fieldlens.wm")
+}
+
+fn write_titles(dir: &Path) -> webmill::Result<PathBuf> {
+    write_index_file(dir, JobFile::AnchorTitles, "titles.wm")
+}
+
+/// The golden crawl's one page never crawled, titled by the links to it.
+#[test]
+fn titles_golden_dumps() {
+    assert_eq!(dump_golden("titles.wm"), "# docid\ttitle\n3\tFull menu\n");
 }
 
 /// A sharded index's manifest: 10 documents in two shards of 4 and 6.

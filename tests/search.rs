@@ -366,6 +366,133 @@ fn never_crawled_pages_are_found_by_their_anchor_text() {
     assert_eq!(one.results[0].url, "http://far.example/x");
 }
 
+/// The anchor title of every doc of a generated job, against the anchor
+/// file read directly: the commonest non-empty text (trimmed) among each
+/// target's first 64 links, ties to the first seen, for docs not crawled
+/// and untitled. Both ways the store has of knowing it agree with that: the
+/// index's titles file and, before the index exists, the anchors. Links
+/// to one target run over several anchor blocks, so the cut at 64 links
+/// falls inside a block and across blocks.
+#[test]
+fn anchor_titles_are_the_vote_of_the_first_links() {
+    use webmill::container::pagefile::PageFile;
+    use webmill::docstore::DocStore;
+    use webmill::ingest::records;
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    let mut rng = Rng(21);
+    let texts = [
+        "alpha beta",
+        "  alpha beta ",
+        "gamma",
+        "",
+        "  ",
+        "\u{394}elta",
+    ];
+    for i in 0..400 {
+        let mut html = if i % 5 == 0 {
+            String::new()
+        } else {
+            format!("<title>page {i}</title>")
+        };
+        html += "<p>some words</p>";
+        for j in 0..10 {
+            let t = rng.below(4);
+            let text = match rng.below(10) {
+                0..=4 => texts[rng.below(texts.len() as u64) as usize].to_string(),
+                5 | 6 => format!("long anchor text number {i} {j} {}", "x".repeat(20)),
+                _ => WORDS[rng.below(12) as usize].to_string(),
+            };
+            html += &format!("<a href=\"http://far.example/t{t}\">{text}</a> ");
+            // Pages p400… do not exist: never crawled, on the site's host.
+            html += &format!("<a href=\"p{}.html\">{text}</a> ", rng.below(420));
+        }
+        html += "<a href=\"http://far.example/empty\"> </a>";
+        std::fs::write(site.join(format!("p{i}.html")), html).unwrap();
+    }
+    let mut job = common::ingested_job(
+        &dir.path().join("job"),
+        &[format!("http://near.example/={}", site.display())],
+        16 << 20,
+    );
+    // The reference, from the anchor file and the doc table.
+    let anchors = PageFile::open(job.file(JobFile::Anchors).unwrap(), &records::ANCHORS).unwrap();
+    assert!(anchors.container().blocks().len() > 2, "links span blocks");
+    let mut first: std::collections::BTreeMap<u64, Vec<String>> = Default::default();
+    anchors
+        .for_each(|target, input| {
+            let (_, _, text) = records::decode_anchor(input)?;
+            let l = first.entry(target).or_default();
+            if l.len() < 64 {
+                l.push(text.trim().to_string());
+            }
+            Ok(())
+        })
+        .unwrap();
+    let table = webmill::docs::DocTable::open(job.file(JobFile::Docs).unwrap()).unwrap();
+    let mut want = Vec::new();
+    for d in table.iter() {
+        let (id, d) = d.unwrap();
+        let mut best: Option<(usize, usize, &str)> = None;
+        if !d.crawled && d.title.is_empty() {
+            let l = first.get(&id).map(Vec::as_slice).unwrap_or_default();
+            for t in l {
+                let n = l.iter().filter(|u| *u == t).count();
+                let seen = l.iter().position(|u| u == t).unwrap();
+                if !t.is_empty() && best.is_none_or(|(bn, bk, _)| n > bn || (n == bn && seen < bk))
+                {
+                    best = Some((n, seen, t));
+                }
+            }
+        }
+        want.push(best.map(|(_, _, t)| t.to_string()));
+    }
+    let titled = want.iter().filter(|t| t.is_some()).count();
+    assert!(titled >= 20, "{titled} anchor titles");
+    assert!(
+        first.values().any(|l| l.len() == 64),
+        "a target past the cut"
+    );
+    let check = |store: &DocStore, stored: bool| {
+        assert_eq!(store.has_stored_titles(), stored);
+        for (d, w) in want.iter().enumerate() {
+            assert_eq!(
+                &store.anchor_title(d as u64).unwrap(),
+                w,
+                "doc {d} (stored: {stored})"
+            );
+        }
+    };
+    check(
+        &DocStore::open(&JobView::open(job.dir()).unwrap()).unwrap(),
+        false,
+    );
+    build_index(
+        &mut job,
+        &IndexOptions {
+            barrels: 2,
+            ..Default::default()
+        },
+        &Settings::new(16 << 20),
+    )
+    .unwrap();
+    let view = JobView::open(job.dir()).unwrap();
+    check(&DocStore::open(&view).unwrap(), true);
+    let file = view.file(JobFile::AnchorTitles).unwrap();
+    webmill::kinds::verify_file(&file).unwrap();
+    // The searcher shows it.
+    let s = Searcher::open(&view).unwrap();
+    let r = s.search(&Query::parse("gamma"), 100, 0).unwrap();
+    let far = r
+        .results
+        .iter()
+        .find(|x| !x.crawled && x.url.starts_with("http://far.example/t"));
+    let far = far.expect("a far page among the results");
+    assert!(far.title_from_anchor);
+    assert_eq!(Some(&far.title), want[far.docid as usize].as_ref());
+}
+
 /// Empty, punctuation-only, unknown-word and 1,000-word queries: an
 /// answer, not an error.
 #[test]

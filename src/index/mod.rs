@@ -9,6 +9,7 @@
 //! forward barrel b ─► sort (wordID, docID) ─► index/full-BBB.wm
 //!                                              + lexicon entries of b (tmp)        [per barrel]
 //! term dictionary + entries ─► index/lexicon.wm
+//! docs.wm + anchors.wm ─► each never-crawled page's anchor title ─► index/titles.wm
 //! ```
 //!
 //! * [`hit`] — the two-byte hits; [`bitpack`] — the integer codec;
@@ -17,7 +18,8 @@
 //! * [`lexicon`] — the vocabulary sort, wordIDs, barrel cuts, the lexicon file;
 //! * [`forward`] — forward barrels; [`sorter`] — one barrel's sort;
 //! * [`postings`], [`inverted`] — postings blocks and the inverted barrels,
-//!   with the cursor a searcher uses (`next`, `seek`, hits).
+//!   with the cursor a searcher uses (`next`, `seek`, hits);
+//! * [`titles`] — the title a result shows for a page never crawled.
 //!
 //! # Resume
 //!
@@ -45,6 +47,7 @@ pub mod sizes;
 pub mod sorter;
 pub mod stem;
 pub mod textsplit;
+pub mod titles;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -183,11 +186,21 @@ const SHARES: &[Phase] = &[
     ),
 ];
 
-/// Builds the index from the stage's inputs into its outputs (the lexicon and
-/// the barrels, named by [`JobFile`]), with its checkpoints and sorts in the
-/// context's temporary directory under its budget. Resumes from what an
-/// interrupted attempt left there.
+/// Builds the index from the stage's inputs into its outputs (the anchor
+/// titles first — one sequential pass over the doc table and the anchors,
+/// in constant memory, skipped on a resume that finds them written — then
+/// the lexicon, the field lengths and the barrels, named by [`JobFile`]),
+/// with its checkpoints and sorts in the context's temporary directory
+/// under its budget. Resumes from what an interrupted attempt left there.
 pub fn build(cx: &StageContext, opts: &IndexOptions) -> Result<IndexSummary> {
+    if !cx.output_done(JobFile::AnchorTitles)? {
+        let docs = crate::docs::DocTable::open(cx.input(JobFile::Docs)?)?;
+        let anchors = crate::container::pagefile::PageFile::open(
+            cx.input(JobFile::Anchors)?,
+            &crate::ingest::records::ANCHORS,
+        )?;
+        titles::write(&docs, &anchors, &cx.output(JobFile::AnchorTitles)?)?;
+    }
     build_part(cx, opts, None, Until::End)
 }
 
@@ -482,7 +495,11 @@ impl Stage for Index {
     }
 
     fn outputs(&self) -> Vec<JobFile> {
-        let mut v = vec![JobFile::Lexicon, JobFile::FieldLengths];
+        let mut v = vec![
+            JobFile::Lexicon,
+            JobFile::FieldLengths,
+            JobFile::AnchorTitles,
+        ];
         for b in 0..self.opts.barrels as usize {
             v.push(barrel_file(b));
         }

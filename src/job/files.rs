@@ -127,6 +127,9 @@ pub enum JobFile {
     /// `index/fieldlens.wm`: per docID its hits per field, BM25F's lengths
     /// (index).
     FieldLengths,
+    /// `index/titles.wm`: per never-crawled docID its title from the anchor
+    /// text of the links to it (index).
+    AnchorTitles,
     /// `index/full-BBB.wm`: inverted barrel `BBB` with all hits (index).
     FullBarrel(u16),
     /// `skips-STAGE.wm`: the skip report of a stage that reads external
@@ -177,6 +180,7 @@ impl JobFile {
         }
         v.push(JobFile::Lexicon);
         v.push(JobFile::FieldLengths);
+        v.push(JobFile::AnchorTitles);
         for b in 0..MAX_BARRELS {
             v.push(JobFile::FullBarrel(b));
         }
@@ -204,6 +208,7 @@ impl JobFile {
             JobFile::DedupPlot(a) => format!("dedup-{}-per-page.svg", a.name()),
             JobFile::Lexicon => "index/lexicon.wm".into(),
             JobFile::FieldLengths => "index/fieldlens.wm".into(),
+            JobFile::AnchorTitles => "index/titles.wm".into(),
             JobFile::FullBarrel(b) => format!("index/full-{b:03}.wm"),
             JobFile::Skips(s) => format!("skips-{}.wm", s.name()),
             JobFile::Custom { name, .. } => name.into(),
@@ -248,7 +253,10 @@ impl JobFile {
             }
             JobFile::Urls | JobFile::PageDoc | JobFile::Anchors => vec![StageId::Resolve],
             JobFile::Ranks | JobFile::RankPlot => vec![StageId::PageRank],
-            JobFile::Lexicon | JobFile::FieldLengths | JobFile::FullBarrel(_) => {
+            JobFile::Lexicon
+            | JobFile::FieldLengths
+            | JobFile::AnchorTitles
+            | JobFile::FullBarrel(_) => {
                 vec![StageId::Index]
             }
             JobFile::Custom { stage, .. } => vec![StageId::Custom(stage)],

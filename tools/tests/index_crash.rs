@@ -65,8 +65,8 @@ fn setup() -> (tempfile::TempDir, PathBuf, BTreeMap<String, Vec<u8>>) {
     assert!(index_cmd(&reference, "64M").status().unwrap().success());
     let want = index_files(&reference);
     // 8 full barrels (no short ones: they are read from the full), the
-    // lexicon and the field lengths.
-    assert_eq!(want.len(), 10);
+    // lexicon, the field lengths and the anchor titles.
+    assert_eq!(want.len(), 11);
     (dir, base, want)
 }
 
