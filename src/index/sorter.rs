@@ -12,6 +12,11 @@
 //! those whose fancy hits include a title or anchor hit (the word's short
 //! doclist, which the searcher reads from the barrel by its count columns).
 //!
+//! A barrel that fits in its share of the budget (its bytes and 16 bytes per
+//! entry) skips the external sort: it is read whole and its entries'
+//! (key, hit list location) pairs are radix-sorted in place, in the same
+//! order.
+//!
 //! One barrel is one sort, so barrels are independent: the stage sorts them
 //! in parallel when the budget allows, resumes a barrel from the sort runs it
 //! already wrote, and skips barrels whose files are published. The output
@@ -570,6 +575,83 @@ pub const NO_LOCATION: Location = Location { block: 0, entry: 0 };
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A barrel sorted in memory and one sorted through the external sort
+    /// (a budget that spills runs) are the same bytes, barrel and lexicon
+    /// part, documents with both parts included.
+    #[test]
+    fn memory_and_external_sorts_write_the_same_barrel() {
+        use super::super::forward::{encode_record, ForwardWriter};
+        let dir = tempfile::tempdir().unwrap();
+        let (first, end) = (100u32, 160u32);
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let fwd = dir.path().join("fwd.wm");
+        let mut w = ForwardWriter::create(&fwd, 3, first, end, 4096).unwrap();
+        let docs = 900u64;
+        // Part 0 in a scrambled order (pages), part 1 in docID order.
+        let mut order: Vec<u64> = (0..docs).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, rand(i as u64 + 1) as usize);
+        }
+        let mut rec = Vec::new();
+        for (pass, part) in [(&order, Part::Text), (&(0..docs).collect(), Part::Fancy)] {
+            for &doc in pass.iter() {
+                if part == Part::Fancy && doc % 3 != 0 {
+                    continue;
+                }
+                // Every wordID of the barrel has hits.
+                let mut words: Vec<u32> = vec![first + (doc % u64::from(end - first)) as u32];
+                for _ in 0..rand(6) {
+                    words.push(first + rand(u64::from(end - first)) as u32);
+                }
+                words.sort_unstable();
+                words.dedup();
+                let hits: Vec<Vec<Hit>> = words
+                    .iter()
+                    .map(|_| {
+                        (0..1 + rand(9) as u32)
+                            .map(|j| match part {
+                                Part::Text => Hit::plain(false, 1, j * 3),
+                                Part::Fancy => Hit::title(false, j),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let list: Vec<(u32, &[Hit])> =
+                    words.iter().zip(&hits).map(|(w, h)| (*w, &h[..])).collect();
+                rec.clear();
+                encode_record(&mut rec, doc, part, first, &list);
+                w.push(&rec, hits.iter().map(|h| h.len() as u64).sum())
+                    .unwrap();
+            }
+        }
+        w.finish().unwrap();
+        let sort = |name: &str, budget: u64| {
+            let cfg = SortConfig::new(dir.path().join(format!("sort-{name}")), budget);
+            let full = dir.path().join(format!("full-{name}.wm"));
+            let part = dir.path().join(format!("part-{name}.wm"));
+            let s = sort_barrel(&fwd, cfg, &full, &part, None).unwrap();
+            (
+                s.runs,
+                std::fs::read(full).unwrap(),
+                std::fs::read(part).unwrap(),
+            )
+        };
+        let (runs_memory, full_memory, part_memory) = sort("memory", 1 << 30);
+        let (runs_external, full_external, part_external) = sort("external", 16 << 10);
+        assert_eq!(runs_memory, 0);
+        assert!(runs_external > 1, "the small budget spills runs");
+        assert!(full_memory == full_external, "barrels differ");
+        assert!(part_memory == part_external, "lexicon parts differ");
+        let b = super::super::inverted::Barrel::open(dir.path().join("full-memory.wm")).unwrap();
+        b.verify().unwrap();
+    }
 
     proptest! {
         #[test]
