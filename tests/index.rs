@@ -342,7 +342,7 @@ fn same_bytes_whatever_the_threads_and_budget() {
         (files(&out.join("index")), summary)
     };
     let (a, sa) = run("a", 1, 256 << 20);
-    let (b, sb) = run("b", 2, 256 << 10);
+    let (b, _) = run("b", 2, 256 << 10);
     assert_eq!(sa.runs, 0);
     // The barrels of this small job fit in memory even at 256 KiB (their
     // sort through spilled runs writes the same bytes:
