@@ -391,17 +391,33 @@ impl Eval<'_> {
                     .filter(|&(_, _, clamped)| !clamped)
                     .map(|(f, p, _)| (f, p)),
             );
-            sort_field_position(l, |&k| k, &mut d.phrase.scratch);
         }
-        let found = match lists[..ws.len()].split_first() {
-            None => false,
-            Some((first, rest)) => first.iter().any(|&(f, p)| {
-                rest.iter().enumerate().all(|(k, l)| {
-                    let want = (f, p.wrapping_add(k as u16 + 1));
-                    want.1 > p && l.binary_search(&want).is_ok()
+        // The word with the fewest hits drives: each of its hits says
+        // where the phrase would start, and the other words' hits are
+        // looked up there (sorted for it; the driver's need not be).
+        let lists_here = &mut lists[..ws.len()];
+        let driver = (0..lists_here.len())
+            .min_by_key(|&k| lists_here[k].len())
+            .unwrap_or(0);
+        for (k, l) in lists_here.iter_mut().enumerate() {
+            if k != driver && !l.is_empty() {
+                sort_field_position(l, |&k| k, &mut d.phrase.scratch);
+            }
+        }
+        let found = !lists_here.is_empty()
+            && lists_here[driver].iter().any(|&(f, q)| {
+                // The phrase's start: `q − driver`, and word k at start + k,
+                // all within a field's positions.
+                let Some(start) = q.checked_sub(driver as u16) else {
+                    return false;
+                };
+                lists_here.iter().enumerate().all(|(k, l)| {
+                    k == driver
+                        || start
+                            .checked_add(k as u16)
+                            .is_some_and(|p| l.binary_search(&(f, p)).is_ok())
                 })
-            }),
-        };
+            });
         d.phrase.lists = lists;
         Ok(found)
     }
@@ -808,39 +824,60 @@ impl<'s> Bounds<'s> {
         (sum + prox) * self.factor
     }
 
-    /// The most word `i` can add to a document where it has `plain` and
-    /// `fancy` hits, with field lengths `lens`.
-    fn of_word(&self, i: usize, plain: u32, fancy: u32, lens: Option<&[u32; N_FIELDS]>) -> f64 {
+    /// What a document's field lengths `lens` make of a hit in
+    /// [`Self::of_word`], worked out once per document: under BM25F the
+    /// best field weight over its normalisation of a plain hit (large type
+    /// or body; only when `plain`) and of a fancy one (title, anchor or
+    /// URL; only when `fancy`), 0 for the part not asked for; under BM25
+    /// the body's normalisation `k1 · (1 − b + b · ratio)`.
+    fn doc_norms(&self, lens: Option<&[u32; N_FIELDS]>, plain: bool, fancy: bool) -> [f64; 2] {
         let w = &self.weights;
-        let ratio = |f: usize| match (self.stats.avg_len, lens) {
-            (Some(avg), Some(l)) if avg[f] > 0.0 => f64::from(l[f]) / avg[f],
-            _ => 1.0,
-        };
         if self.fielded {
+            let ratio = |f: usize| match (self.stats.avg_len, lens) {
+                (Some(avg), Some(l)) if avg[f] > 0.0 => f64::from(l[f]) / avg[f],
+                _ => 1.0,
+            };
             let per = |f: usize| {
                 let norm = 1.0 - w.field_b[f] + w.field_b[f] * ratio(f);
                 w.field_weight[f] / norm.max(1e-9)
             };
-            // Plain hits are large type or body; fancy ones title, anchor
-            // or URL: each counted in its best field.
-            let mut p = 0.0;
-            if plain > 0 {
-                p += f64::from(plain) * per(3).max(per(4));
-            }
-            if fancy > 0 {
-                p += f64::from(fancy) * per(0).max(per(1)).max(per(2));
-            }
-            self.idf[i] * p * (w.k1 + 1.0) / (p + w.k1).max(1e-9)
+            [
+                if plain { per(3).max(per(4)) } else { 0.0 },
+                if fancy {
+                    per(0).max(per(1)).max(per(2))
+                } else {
+                    0.0
+                },
+            ]
         } else {
-            let c = f64::from(plain);
             let ratio = match (self.stats.avg_len, lens) {
                 (Some(avg), Some(l)) if avg[3] + avg[4] > 0.0 => {
                     f64::from(l[3] + l[4]) / (avg[3] + avg[4])
                 }
                 _ => 1.0,
             };
-            let norm = w.k1 * (1.0 - w.b + w.b * ratio);
-            self.idf[i] * c * (w.k1 + 1.0) / (c + norm).max(1e-9)
+            [w.k1 * (1.0 - w.b + w.b * ratio), 0.0]
+        }
+    }
+
+    /// The most word `i` can add to a document where it has `plain` and
+    /// `fancy` hits, the document's field lengths made into `norms` by
+    /// [`Self::doc_norms`]. Plain hits are large type or body, fancy ones
+    /// title, anchor or URL: under BM25F each counted in its best field.
+    fn of_word(&self, i: usize, plain: u32, fancy: u32, norms: &[f64; 2]) -> f64 {
+        let w = &self.weights;
+        if self.fielded {
+            let mut p = 0.0;
+            if plain > 0 {
+                p += f64::from(plain) * norms[0];
+            }
+            if fancy > 0 {
+                p += f64::from(fancy) * norms[1];
+            }
+            self.idf[i] * p * (w.k1 + 1.0) / (p + w.k1).max(1e-9)
+        } else {
+            let c = f64::from(plain);
+            self.idf[i] * c * (w.k1 + 1.0) / (c + norms[0]).max(1e-9)
         }
     }
 
@@ -1008,6 +1045,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     // The largest PageRank factor of the `RankBounds::CHUNK` docIDs of the
     // last candidate's chunk: (chunk, factor).
     let mut chunk_factor: Option<(usize, f64)> = None;
+    // (word, plain hits, fancy hits) of a candidate's present words, for
+    // its cheap bound.
+    let mut word_counts: Vec<(usize, u32, u32)> = Vec::new();
     loop {
         if let (Some(b), true) = (&bounds, bar_moved) {
             bar_moved = false;
@@ -1162,6 +1202,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     // (worked out once per `RankBounds::CHUNK` of them), so
                     // their own PageRank is not looked up.
                     let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
+                    word_counts.clear();
                     for &i in &scored {
                         if !present[i] {
                             continue;
@@ -1170,7 +1211,15 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                             Some(c) => c.hit_counts()?,
                             None => (0, 0),
                         };
-                        sum += b.of_word(i, np, nf, lens.as_ref());
+                        word_counts.push((i, np, nf));
+                    }
+                    let norms = b.doc_norms(
+                        lens.as_ref(),
+                        word_counts.iter().any(|w| w.1 > 0),
+                        word_counts.iter().any(|w| w.2 > 0),
+                    );
+                    for &(i, np, nf) in &word_counts {
+                        sum += b.of_word(i, np, nf, &norms);
                         max_idf = max_idf.max(b.idf[i]);
                         n += 1;
                     }
