@@ -229,7 +229,37 @@ impl ForwardBarrel {
         skip: u64,
         mut f: impl FnMut(u64, Part, u32, &[u8]) -> Result<()>,
     ) -> Result<()> {
-        let (mut scratch, mut raw) = (Vec::new(), Vec::new());
+        let mut raw = Vec::new();
+        self.walk(skip, &mut raw, false, |doc, part, w, hits, _| {
+            f(doc, part, w, hits)
+        })
+    }
+
+    /// Reads the whole barrel into `all` (its blocks' payloads back to back)
+    /// and calls `f(docID, part, wordID, hits, at)` for every word of every
+    /// record in file order, `at` being where `hits` starts in `all`,
+    /// checking the encoding. The caller bounds the memory by
+    /// [`Container::raw_bytes`].
+    pub fn load(
+        &self,
+        all: &mut Vec<u8>,
+        f: impl FnMut(u64, Part, u32, &[u8], usize) -> Result<()>,
+    ) -> Result<()> {
+        all.clear();
+        all.reserve_exact(usize::try_from(self.c.raw_bytes()).unwrap_or(usize::MAX));
+        self.walk(0, all, true, f)
+    }
+
+    /// [`ForwardBarrel::for_each`] and [`ForwardBarrel::load`]: each block is
+    /// read into `raw` (replacing it, or appended when `keep`).
+    fn walk(
+        &self,
+        skip: u64,
+        raw: &mut Vec<u8>,
+        keep: bool,
+        mut f: impl FnMut(u64, Part, u32, &[u8], usize) -> Result<()>,
+    ) -> Result<()> {
+        let (mut scratch, mut block) = (Vec::new(), Vec::new());
         let mut first_record = 0u64;
         for i in 0..self.c.blocks().len() {
             let e = &self.c.blocks()[i];
@@ -249,8 +279,17 @@ impl ForwardBarrel {
                 first_record += records;
                 continue;
             }
-            self.c.read_block_into(i, &mut scratch, &mut raw)?;
-            let mut input = &raw[..];
+            let start = if keep {
+                self.c.read_block_into(i, &mut scratch, &mut block)?;
+                let start = raw.len();
+                raw.extend_from_slice(&block);
+                start
+            } else {
+                self.c.read_block_into(i, &mut scratch, raw)?;
+                0
+            };
+            let base = raw.as_ptr() as usize;
+            let mut input = &raw[start..];
             for r in 0..records {
                 let n = first_record + r;
                 decode_record(
@@ -259,7 +298,7 @@ impl ForwardBarrel {
                     self.end_word,
                     |doc, part, w, hits| {
                         if n >= skip {
-                            f(doc, part, w, hits)
+                            f(doc, part, w, hits, hits.as_ptr() as usize - base)
                         } else {
                             Ok(())
                         }

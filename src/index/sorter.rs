@@ -12,6 +12,11 @@
 //! those whose fancy hits include a title or anchor hit (the word's short
 //! doclist, which the searcher reads from the barrel by its count columns).
 //!
+//! A barrel that fits in its share of the budget (its bytes and 16 bytes per
+//! entry) skips the external sort: it is read whole and its entries'
+//! (key, hit list location) pairs are radix-sorted in place, in the same
+//! order.
+//!
 //! One barrel is one sort, so barrels are independent: the stage sorts them
 //! in parallel when the budget allows, resumes a barrel from the sort runs it
 //! already wrote, and skips barrels whose files are published. The output
@@ -186,6 +191,14 @@ pub struct SortedBarrel {
 /// `part` as they come (a barrel of the long tail holds most of the
 /// vocabulary, which grows with the collection: its entries are never held
 /// in memory).
+///
+/// A barrel whose bytes and 16 bytes per entry fit in the sort's budget
+/// (and whose sort has no runs from an earlier attempt) is sorted in
+/// memory without the external sort: the forward barrel is read whole and
+/// its entries' (key, hit list location) pairs are radix-sorted, the hit
+/// lists staying where they were read (no [`SortEntry`] built, no records
+/// moved). The order is the same — (wordID, docID, part), then the hits —
+/// so the output is too.
 pub fn sort_barrel(
     forward: &Path,
     cfg: SortConfig,
@@ -201,64 +214,180 @@ pub fn sort_barrel(
             .unwrap_or(0)
     };
     let (barrel, first, end) = (num("barrel"), num("first_word"), num("end_word"));
-    let mut sorter = ExternalSorter::<SortEntry>::new(cfg, Combine::None)?;
-    if !sorter.input_complete() {
-        fwd.for_each(0, |doc, part, word, hits| {
+    let budget = cfg.budget;
+    let sorter = ExternalSorter::<SortEntry>::new(cfg, Combine::None)?;
+    let mut out = BarrelOut::create(full, part, barrel, first, end, impacts)?;
+    let fresh = !sorter.input_complete() && sorter.resume_point() == 0;
+    let raw = fwd.container().raw_bytes();
+    let mut runs = 0;
+    // An entry takes at least 4 of the barrel's bytes (a word delta, a
+    // count, a hit), so `raw / 4` entries of 16 bytes bound the memory.
+    if fresh && raw < 1 << 31 && raw.saturating_mul(5) <= budget {
+        drop(sorter);
+        let mut all = Vec::new();
+        let mut entries: Vec<MemEntry> = Vec::with_capacity((raw / 4) as usize);
+        fwd.load(&mut all, |doc, part, word, hits, at| {
             let doc = u32::try_from(doc)
                 .map_err(|_| Error::record(format!("docID {doc} over 32 bits")))?;
-            sorter.push(SortEntry {
+            entries.push(MemEntry {
                 key: u64::from(word) << 32 | u64::from(doc),
-                part: part as u8,
-                hits: HitList::from_le_bytes(hits),
-            })
+                at: at as u32,
+                len_part: (hits.len() as u32) << 1 | part as u32,
+            });
+            Ok(())
         })?;
-    }
-    let mut sorted = sorter.finish()?;
-    let runs = sorted.stats().runs;
-    let bounds = impacts.map(|i| &i.params);
-    let mut reader = impacts.map(|i| LengthReader::new(&i.lens));
-    let mut fw = BarrelWriter::create(full, barrel, first, end, bounds)?;
-    let mut entries = PartWriter::create(part, barrel, first, end)?;
-    let mut next_word = first;
-    let mut current: Option<(u32, TermInfo)> = None;
-    let (mut plain, mut fancy): (Vec<Hit>, Vec<Hit>) = (Vec::new(), Vec::new());
-    let mut pending: Option<SortEntry> = sorted.next_record()?;
-    while let Some(e) = pending.take() {
-        let (word, doc) = (e.word(), e.doc());
-        // Gather the document's parts (at most one of each).
-        plain.clear();
-        fancy.clear();
-        let mut take = |e: &SortEntry| {
-            let hits = e.hits.as_slice().iter().map(|&v| Hit(v));
-            if e.part == Part::Text as u8 {
-                plain.extend(hits)
-            } else {
-                fancy.extend(hits)
-            }
+        let hits = |e: &MemEntry| {
+            let at = e.at as usize;
+            &all[at..at + (e.len_part >> 1) as usize]
         };
-        take(&e);
-        loop {
-            match sorted.next_record()? {
-                Some(n) if n.key == e.key => take(&n),
-                other => {
-                    pending = other;
-                    break;
-                }
-            }
+        crate::sort::block_radix::sort_by_key_prefix(
+            &mut entries,
+            &|e: &MemEntry| e.key,
+            &|a, b| {
+                (a.key, a.len_part & 1)
+                    .cmp(&(b.key, b.len_part & 1))
+                    .then_with(|| cmp_hits(hits(a), hits(b)))
+            },
+        );
+        for e in &entries {
+            let h = hits(e);
+            out.add(
+                e.key,
+                (e.len_part & 1) as u8,
+                h.chunks_exact(2).map(|b| u16::from_le_bytes([b[0], b[1]])),
+            )?;
         }
-        if current.as_ref().is_none_or(|(w, _)| *w != word) {
-            if let Some((w, t)) = current.take() {
-                finish_word(&mut entries, w, t, &mut fw)?;
+    } else {
+        let mut sorter = sorter;
+        if !sorter.input_complete() {
+            fwd.for_each(0, |doc, part, word, hits| {
+                let doc = u32::try_from(doc)
+                    .map_err(|_| Error::record(format!("docID {doc} over 32 bits")))?;
+                sorter.push(SortEntry {
+                    key: u64::from(word) << 32 | u64::from(doc),
+                    part: part as u8,
+                    hits: HitList::from_le_bytes(hits),
+                })
+            })?;
+        }
+        let mut sorted = sorter.finish()?;
+        runs = sorted.stats().runs;
+        while let Some(e) = sorted.next_record()? {
+            out.add(e.key, e.part, e.hits.as_slice().iter().copied())?;
+        }
+    }
+    let (words, full_totals, full_bytes) = out.finish()?;
+    Ok(SortedBarrel {
+        words,
+        full: full_totals,
+        bytes: full_bytes,
+        runs,
+    })
+}
+
+/// An entry of a forward barrel read whole: its key (wordID · 2³² + docID)
+/// and where its hit list lies in the barrel's bytes.
+#[derive(Clone, Copy)]
+struct MemEntry {
+    key: u64,
+    /// Offset of the hit list.
+    at: u32,
+    /// Bytes of the hit list · 2 + part.
+    len_part: u32,
+}
+
+/// Little-endian `u16` hit lists compared as [`SortEntry`]'s order compares
+/// them (as `u16` sequences).
+fn cmp_hits(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let u = |s: &[u8]| {
+        s.chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect::<Vec<_>>()
+    };
+    u(a).cmp(&u(b))
+}
+
+/// One barrel's outputs (the barrel and its lexicon part), fed its entries
+/// in (wordID, docID, part) order.
+struct BarrelOut<'a> {
+    fw: BarrelWriter,
+    entries: PartWriter,
+    impacts: Option<&'a Impacts>,
+    reader: Option<LengthReader<'a>>,
+    barrel: u32,
+    first: u32,
+    end: u32,
+    next_word: u32,
+    current: Option<(u32, TermInfo)>,
+    /// The document being gathered (its key) with its plain and fancy hits.
+    doc: Option<u64>,
+    plain: Vec<Hit>,
+    fancy: Vec<Hit>,
+}
+
+impl<'a> BarrelOut<'a> {
+    fn create(
+        full: &Path,
+        part: &Path,
+        barrel: u32,
+        first: u32,
+        end: u32,
+        impacts: Option<&'a Impacts>,
+    ) -> Result<BarrelOut<'a>> {
+        Ok(BarrelOut {
+            fw: BarrelWriter::create(full, barrel, first, end, impacts.map(|i| &i.params))?,
+            entries: PartWriter::create(part, barrel, first, end)?,
+            impacts,
+            reader: impacts.map(|i| LengthReader::new(&i.lens)),
+            barrel,
+            first,
+            end,
+            next_word: first,
+            current: None,
+            doc: None,
+            plain: Vec::new(),
+            fancy: Vec::new(),
+        })
+    }
+
+    /// The next entry: a document's hits of one part (a document's parts
+    /// follow each other and make one posting).
+    fn add(&mut self, key: u64, part: u8, hits: impl Iterator<Item = u16>) -> Result<()> {
+        if self.doc != Some(key) {
+            self.end_doc()?;
+            self.doc = Some(key);
+        }
+        let hits = hits.map(Hit);
+        if part == Part::Text as u8 {
+            self.plain.extend(hits)
+        } else {
+            self.fancy.extend(hits)
+        }
+        Ok(())
+    }
+
+    /// Writes the posting of the document gathered, if any.
+    fn end_doc(&mut self) -> Result<()> {
+        let Some(key) = self.doc.take() else {
+            return Ok(());
+        };
+        let (word, doc) = ((key >> 32) as u32, key as u32);
+        if self.current.as_ref().is_none_or(|(w, _)| *w != word) {
+            if let Some((w, t)) = self.current.take() {
+                finish_word(&mut self.entries, w, t, &mut self.fw)?;
             }
-            if word != next_word {
+            if word != self.next_word {
                 return Err(Error::internal(format!(
-                    "barrel {barrel}: wordID {word} follows {}; every wordID of {first}..{end} has hits",
-                    next_word.wrapping_sub(1)
+                    "barrel {}: wordID {word} follows {}; every wordID of {}..{} has hits",
+                    self.barrel,
+                    self.next_word.wrapping_sub(1),
+                    self.first,
+                    self.end
                 )));
             }
-            next_word += 1;
-            let loc = fw.begin_word(word)?;
-            current = Some((
+            self.next_word += 1;
+            let loc = self.fw.begin_word(word)?;
+            self.current = Some((
                 word,
                 TermInfo {
                     full: loc,
@@ -266,37 +395,42 @@ pub fn sort_barrel(
                 },
             ));
         }
-        let (_, t) = current
+        let (_, t) = self
+            .current
             .as_mut()
             .ok_or_else(|| Error::internal("no current word"))?;
-        let bound = match (impacts, &mut reader) {
-            (Some(i), Some(r)) => i.bytes(r, doc, &plain, &fancy)?,
+        let bound = match (self.impacts, &mut self.reader) {
+            (Some(i), Some(r)) => i.bytes(r, doc, &self.plain, &self.fancy)?,
             _ => [NO_BOUND; 2],
         };
-        fw.push(doc, &plain, &fancy, bound)?;
+        self.fw.push(doc, &self.plain, &self.fancy, bound)?;
         t.docs += 1;
-        t.hits += (plain.len() + fancy.len()) as u64;
-        if fancy.iter().any(|h| h.is_title_or_anchor()) {
+        t.hits += (self.plain.len() + self.fancy.len()) as u64;
+        if self.fancy.iter().any(|h| h.is_title_or_anchor()) {
             t.short_docs += 1;
         }
+        self.plain.clear();
+        self.fancy.clear();
+        Ok(())
     }
-    if let Some((w, t)) = current.take() {
-        finish_word(&mut entries, w, t, &mut fw)?;
+
+    /// Ends the last word; returns the lexicon entries written and the
+    /// barrel's totals and size.
+    fn finish(mut self) -> Result<(u64, BarrelTotals, u64)> {
+        self.end_doc()?;
+        if let Some((w, t)) = self.current.take() {
+            finish_word(&mut self.entries, w, t, &mut self.fw)?;
+        }
+        if self.next_word != self.end {
+            return Err(Error::internal(format!(
+                "barrel {}: wordIDs {}..{} have no hits",
+                self.barrel, self.next_word, self.end
+            )));
+        }
+        let words = self.entries.finish()?;
+        let (totals, bytes) = self.fw.finish()?;
+        Ok((words, totals, bytes))
     }
-    if next_word != end {
-        return Err(Error::internal(format!(
-            "barrel {barrel}: wordIDs {next_word}..{end} have no hits"
-        )));
-    }
-    drop(sorted);
-    let words = entries.finish()?;
-    let (full_totals, full_bytes) = fw.finish()?;
-    Ok(SortedBarrel {
-        words,
-        full: full_totals,
-        bytes: full_bytes,
-        runs,
-    })
 }
 
 fn finish_word(
@@ -441,6 +575,83 @@ pub const NO_LOCATION: Location = Location { block: 0, entry: 0 };
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A barrel sorted in memory and one sorted through the external sort
+    /// (a budget that spills runs) are the same bytes, barrel and lexicon
+    /// part, documents with both parts included.
+    #[test]
+    fn memory_and_external_sorts_write_the_same_barrel() {
+        use super::super::forward::{encode_record, ForwardWriter};
+        let dir = tempfile::tempdir().unwrap();
+        let (first, end) = (100u32, 160u32);
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let fwd = dir.path().join("fwd.wm");
+        let mut w = ForwardWriter::create(&fwd, 3, first, end, 4096).unwrap();
+        let docs = 900u64;
+        // Part 0 in a scrambled order (pages), part 1 in docID order.
+        let mut order: Vec<u64> = (0..docs).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, rand(i as u64 + 1) as usize);
+        }
+        let mut rec = Vec::new();
+        for (pass, part) in [(&order, Part::Text), (&(0..docs).collect(), Part::Fancy)] {
+            for &doc in pass.iter() {
+                if part == Part::Fancy && doc % 3 != 0 {
+                    continue;
+                }
+                // Every wordID of the barrel has hits.
+                let mut words: Vec<u32> = vec![first + (doc % u64::from(end - first)) as u32];
+                for _ in 0..rand(6) {
+                    words.push(first + rand(u64::from(end - first)) as u32);
+                }
+                words.sort_unstable();
+                words.dedup();
+                let hits: Vec<Vec<Hit>> = words
+                    .iter()
+                    .map(|_| {
+                        (0..1 + rand(9) as u32)
+                            .map(|j| match part {
+                                Part::Text => Hit::plain(false, 1, j * 3),
+                                Part::Fancy => Hit::title(false, j),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let list: Vec<(u32, &[Hit])> =
+                    words.iter().zip(&hits).map(|(w, h)| (*w, &h[..])).collect();
+                rec.clear();
+                encode_record(&mut rec, doc, part, first, &list);
+                w.push(&rec, hits.iter().map(|h| h.len() as u64).sum())
+                    .unwrap();
+            }
+        }
+        w.finish().unwrap();
+        let sort = |name: &str, budget: u64| {
+            let cfg = SortConfig::new(dir.path().join(format!("sort-{name}")), budget);
+            let full = dir.path().join(format!("full-{name}.wm"));
+            let part = dir.path().join(format!("part-{name}.wm"));
+            let s = sort_barrel(&fwd, cfg, &full, &part, None).unwrap();
+            (
+                s.runs,
+                std::fs::read(full).unwrap(),
+                std::fs::read(part).unwrap(),
+            )
+        };
+        let (runs_memory, full_memory, part_memory) = sort("memory", 1 << 30);
+        let (runs_external, full_external, part_external) = sort("external", 16 << 10);
+        assert_eq!(runs_memory, 0);
+        assert!(runs_external > 1, "the small budget spills runs");
+        assert!(full_memory == full_external, "barrels differ");
+        assert!(part_memory == part_external, "lexicon parts differ");
+        let b = super::super::inverted::Barrel::open(dir.path().join("full-memory.wm")).unwrap();
+        b.verify().unwrap();
+    }
 
     proptest! {
         #[test]

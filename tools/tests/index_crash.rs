@@ -73,10 +73,13 @@ fn setup() -> (tempfile::TempDir, PathBuf, BTreeMap<String, Vec<u8>>) {
 #[test]
 fn abort_at_failpoints_then_resume() {
     let (dir, base, want) = setup();
+    // The runs written are the vocabulary's and the field lengths' (this
+    // job's barrels fit in their budget and are sorted in memory, without
+    // runs; a barrel sorted through runs resumes from them as every
+    // external sort does).
     for (i, point) in [
         "sort.run_written:1",
         "sort.run_written:3",
-        "sort.run_written:5",
         "index.barrel_done:1",
         "index.barrel_done:6",
         "publish.before_rename:3",
