@@ -806,6 +806,8 @@ pub fn forward_path(dir: &Path, b: usize) -> PathBuf {
 #[derive(Default)]
 struct DocScratch {
     keys: Vec<u64>,
+    spare: Vec<u64>,
+    counts: Vec<u32>,
     sorted: Vec<Hit>,
     entries: Vec<(u32, std::ops::Range<usize>)>,
 }
@@ -841,7 +843,7 @@ impl DocScratch {
                 hits.len()
             )));
         }
-        self.keys.sort_unstable();
+        sort_doc_keys(&mut self.keys, &mut self.spare, &mut self.counts);
         self.sorted.clear();
         self.entries.clear();
         for &k in &self.keys {
@@ -874,6 +876,48 @@ impl DocScratch {
             bb.records.push((bb.bytes.len(), n as u64));
         }
         Ok(())
+    }
+}
+
+/// Sorts a document's `wordID · 2³² + index` keys, pushed in index order:
+/// short lists by comparison, longer ones by a stable LSD radix sort of the
+/// wordIDs alone (digits of at most 11 bits), which leaves each word's
+/// indices in the order they were pushed — the same order. The comparison
+/// sort took 4% of the index build's CPU time on rust-doc.
+fn sort_doc_keys(keys: &mut Vec<u64>, spare: &mut Vec<u64>, counts: &mut Vec<u32>) {
+    if keys.len() < 256 {
+        keys.sort_unstable();
+        return;
+    }
+    let max = keys.iter().map(|k| k >> 32).max().unwrap_or(0);
+    let bits = 64 - max.leading_zeros();
+    if bits == 0 {
+        return;
+    }
+    let passes = bits.div_ceil(11);
+    let digit = bits.div_ceil(passes);
+    let mask = (1u64 << digit) - 1;
+    counts.resize(1 << digit, 0);
+    spare.clear();
+    spare.resize(keys.len(), 0);
+    for p in 0..passes {
+        let shift = 32 + p * digit;
+        counts.fill(0);
+        for k in keys.iter() {
+            counts[((k >> shift) & mask) as usize] += 1;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = sum;
+            sum += n;
+        }
+        for &k in keys.iter() {
+            let d = ((k >> shift) & mask) as usize;
+            spare[counts[d] as usize] = k;
+            counts[d] += 1;
+        }
+        std::mem::swap(keys, spare);
     }
 }
 
@@ -941,6 +985,32 @@ mod tests {
         want.sort();
         assert_eq!(all, want);
         assert!(chunk.is_empty());
+    }
+
+    #[test]
+    fn doc_keys_sort_as_a_comparison_sort_does() {
+        let (mut spare, mut counts) = (Vec::new(), Vec::new());
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for (n, ids) in [
+            (10, 50u64),
+            (300, 1),
+            (300, 7),
+            (1000, 90_000),
+            (5000, 1 << 30),
+        ] {
+            let mut keys: Vec<u64> = (0..n as u64)
+                .map(|i| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    (seed % ids) << 32 | i
+                })
+                .collect();
+            let mut want = keys.clone();
+            want.sort_unstable();
+            sort_doc_keys(&mut keys, &mut spare, &mut counts);
+            assert_eq!(keys, want, "{n} keys, wordIDs below {ids}");
+        }
     }
 
     #[test]
