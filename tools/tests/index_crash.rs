@@ -17,11 +17,22 @@ fn bin() -> PathBuf {
 }
 
 fn index_cmd(job: &Path, mem: &str) -> Command {
+    index_cmd_barrels(job, mem, 8)
+}
+
+fn index_cmd_barrels(job: &Path, mem: &str, barrels: u32) -> Command {
     let mut c = Command::new(bin());
-    c.args(["index", "-q", "--barrels", "8", "--mem", mem])
-        .arg(job)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+    c.args([
+        "index",
+        "-q",
+        "--barrels",
+        &barrels.to_string(),
+        "--mem",
+        mem,
+    ])
+    .arg(job)
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
     c
 }
 
@@ -113,6 +124,61 @@ fn abort_at_failpoints_then_resume() {
             "temporary files left after {point}"
         );
     }
+}
+
+/// The barrel sort's own runs: in one barrel the whole index is too large
+/// for its share of `--mem 1M`, so it is sorted through runs (the test job's
+/// 8 barrels above are sorted in memory). An abort halfway through those
+/// runs resumes from them, with another budget, to the same files.
+#[test]
+fn abort_in_a_barrel_sort_then_resume() {
+    let (dir, base, _) = setup();
+    let reference = dir.path().join("one-barrel");
+    copy_dir(&base, &reference);
+    let log = dir.path().join("points.log");
+    let status = index_cmd_barrels(&reference, "1M", 1)
+        .env("WEBMILL_FAILPOINT_LOG", &log)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let want = index_files(&reference);
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(reference.join("job.json")).unwrap()).unwrap();
+    let barrel_runs = manifest["stages"]["index"]["published"]["figures"]["extra"]["runs"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        barrel_runs >= 2,
+        "the one barrel spills runs ({barrel_runs})"
+    );
+    let all_runs = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| *l == "sort.run_written")
+        .count() as u64;
+    // The barrel is sorted after the vocabulary and the field lengths, so
+    // its runs are the last ones written.
+    let point = format!("sort.run_written:{}", all_runs - barrel_runs / 2);
+    let job = dir.path().join("job");
+    copy_dir(&base, &job);
+    let status = index_cmd_barrels(&job, "1M", 1)
+        .env("WEBMILL_FAILPOINT", &point)
+        .status()
+        .unwrap();
+    assert!(!status.success(), "failpoint {point} was never reached");
+    assert!(
+        job.join("tmp").exists(),
+        "the barrel's runs are kept for the resume"
+    );
+    assert!(index_cmd_barrels(&job, "2M", 1).status().unwrap().success());
+    assert!(
+        index_files(&job) == want,
+        "index files differ after failpoint {point}"
+    );
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(job.join("job.json")).unwrap()).unwrap();
+    assert_eq!(manifest["stages"]["index"]["published"]["attempts"], 2);
+    assert!(!job.join("tmp").exists(), "temporary files left");
 }
 
 #[test]
