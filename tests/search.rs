@@ -31,12 +31,18 @@ fn paper(text: &str) -> Query {
 
 fn indexed_site(root: &std::path::Path, pages: usize, seed: u64, barrels: u32) -> Job {
     let mut job = site_job(root, pages, seed);
+    index_job(&mut job, barrels);
+    job
+}
+
+/// Builds `job`'s index in `barrels` barrels under a 16 MiB budget.
+fn index_job(job: &mut Job, barrels: u32) {
     let s = Settings {
         reporter: Arc::new(webmill::progress::Silent),
         ..Settings::new(16 << 20)
     };
     build_index(
-        &mut job,
+        job,
         &IndexOptions {
             barrels,
             ..Default::default()
@@ -44,7 +50,6 @@ fn indexed_site(root: &std::path::Path, pages: usize, seed: u64, barrels: u32) -
         &s,
     )
     .unwrap();
-    job
 }
 
 /// Ranked (docID, score) of a page, the pass, the matches.
@@ -337,15 +342,7 @@ fn never_crawled_pages_are_found_by_their_anchor_text() {
         &[format!("http://near.example/={}", site.display())],
         16 << 20,
     );
-    build_index(
-        &mut job,
-        &IndexOptions {
-            barrels: 2,
-            ..Default::default()
-        },
-        &Settings::new(16 << 20),
-    )
-    .unwrap();
+    index_job(&mut job, 2);
     let view = JobView::open(job.dir()).unwrap();
     let s = Searcher::open(&view).unwrap();
     let r = s.search(&paper("Quasar telescope"), 10, 0).unwrap();
@@ -468,15 +465,7 @@ fn anchor_titles_are_the_vote_of_the_first_links() {
         &DocStore::open(&JobView::open(job.dir()).unwrap()).unwrap(),
         false,
     );
-    build_index(
-        &mut job,
-        &IndexOptions {
-            barrels: 2,
-            ..Default::default()
-        },
-        &Settings::new(16 << 20),
-    )
-    .unwrap();
+    index_job(&mut job, 2);
     let view = JobView::open(job.dir()).unwrap();
     check(&DocStore::open(&view).unwrap(), true);
     let file = view.file(JobFile::AnchorTitles).unwrap();
@@ -629,16 +618,7 @@ fn hosts_cluster_and_near_duplicates_collapse() {
         format!("http://b.example/={}", b.display()),
     ];
     let mut job = common::ingested_job(&dir.path().join("job"), &inputs, 16 << 20);
-    let s = Settings::new(16 << 20);
-    build_index(
-        &mut job,
-        &IndexOptions {
-            barrels: 2,
-            ..Default::default()
-        },
-        &s,
-    )
-    .unwrap();
+    index_job(&mut job, 2);
     let search = |job: &Job, q: &Query| {
         let view = JobView::open(job.dir()).unwrap();
         Searcher::open(&view).unwrap().search(q, 10, 0).unwrap()
@@ -660,7 +640,7 @@ fn hosts_cluster_and_near_duplicates_collapse() {
         algs: vec![Alg::Exact],
         ..DedupOptions::default()
     };
-    dedup(&mut job, &opts, &s).unwrap();
+    dedup(&mut job, &opts, &Settings::new(16 << 20)).unwrap();
     let r = search(&job, &off);
     assert_eq!(r.similar_by.as_deref(), Some("exact"));
     assert_eq!(r.groups, 4, "{r:?}");
