@@ -110,43 +110,33 @@ fn bowtie_on_the_law_graphs_matches_tarjan() {
 #[test]
 fn bowtie_within_its_budget_and_resumed_after_a_crash() {
     let dir = tempfile::tempdir().unwrap();
-    let tsv = dir.path().join("gen.tsv");
-    Command::cargo_bin("webmill-gen")
-        .unwrap()
-        .args([
-            "--nodes", "100000", "--arcs", "7500000", "--seed", "3", "-o",
-        ])
-        .arg(&tsv)
-        .assert()
-        .success();
-    let job = dir.path().join("gen");
-    import(&job, &tsv);
-    let budget = 3u64 << 20;
-    let run = || {
+    // A graph of `nodes` and `arcs` made by webmill-gen, imported as job `name`.
+    let generated = |name: &str, nodes: &str, arcs: &str| {
+        let tsv = dir.path().join(format!("{name}.tsv"));
+        Command::cargo_bin("webmill-gen")
+            .unwrap()
+            .args(["--nodes", nodes, "--arcs", arcs, "--seed", "3", "-o"])
+            .arg(&tsv)
+            .assert()
+            .success();
+        let job = dir.path().join(name);
+        import(&job, &tsv);
+        job
+    };
+    let bowtie = |job: &Path| {
         json_of(
             webmill()
                 .args(["bowtie", "--json", "-q", "--mem", "3M"])
-                .arg(&job),
+                .arg(job),
         )
     };
-    let whole = run();
+    let job = generated("gen", "100000", "7500000");
+    let budget = 3u64 << 20;
+    let whole = bowtie(&job);
     let rss = whole["peak_rss"].as_u64().unwrap();
     // The process's own peak (code, allocator, buffers of fixed size)
     // grows with the binary; a tiny graph's run measures it.
-    let tiny_tsv = dir.path().join("tiny.tsv");
-    Command::cargo_bin("webmill-gen")
-        .unwrap()
-        .args(["--nodes", "100", "--arcs", "500", "--seed", "3", "-o"])
-        .arg(&tiny_tsv)
-        .assert()
-        .success();
-    let tiny = dir.path().join("tiny");
-    import(&tiny, &tiny_tsv);
-    let own = json_of(
-        webmill()
-            .args(["bowtie", "--json", "-q", "--mem", "3M"])
-            .arg(&tiny),
-    )["peak_rss"]
+    let own = bowtie(&generated("tiny", "100", "500"))["peak_rss"]
         .as_u64()
         .unwrap();
     eprintln!("bowtie at --mem 3M: peak RSS {rss} bytes (on 100 nodes: {own})");
@@ -161,7 +151,7 @@ fn bowtie_within_its_budget_and_resumed_after_a_crash() {
         .assert()
         .failure();
     assert!(job.join("tmp/bowtie/bowtie-state.wm").exists());
-    let resumed = run();
+    let resumed = bowtie(&job);
     for key in [
         "scc_sizes",
         "largest_scc",
