@@ -162,15 +162,10 @@ impl DocTable {
         let c = DOCS.open(path)?;
         let docs = c.meta()["docs"].as_u64();
         if docs != Some(c.records()) {
-            return Err(Error::corrupt(
-                c.path(),
-                "footer metadata",
-                c.footer_offset(),
-                format!(
-                    "metadata says {docs:?} docs, the block index {}",
-                    c.records()
-                ),
-            ));
+            return Err(c.meta_error(format!(
+                "metadata says {docs:?} docs, the block index {}",
+                c.records()
+            )));
         }
         Ok(DocTable { c })
     }
@@ -312,15 +307,10 @@ impl DocTable {
             Ok(())
         })?;
         if crawled != self.crawled() {
-            return Err(Error::corrupt(
-                self.c.path(),
-                "footer metadata",
-                self.c.footer_offset(),
-                format!(
-                    "metadata says {} crawled, the blocks hold {crawled}",
-                    self.crawled()
-                ),
-            ));
+            return Err(self.c.meta_error(format!(
+                "metadata says {} crawled, the blocks hold {crawled}",
+                self.crawled()
+            )));
         }
         Ok(())
     }

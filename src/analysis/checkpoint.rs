@@ -215,15 +215,10 @@ pub fn verify(path: &Path) -> Result<()> {
     })?;
     for (d, f) in described.iter().zip(&filled) {
         if d["len"].as_u64() != Some(*f) {
-            return Err(Error::corrupt(
-                c.path(),
-                "footer metadata",
-                c.footer_offset(),
-                format!(
-                    "array {} holds {f} elements, metadata says {}",
-                    d["name"], d["len"]
-                ),
-            ));
+            return Err(c.meta_error(format!(
+                "array {} holds {f} elements, metadata says {}",
+                d["name"], d["len"]
+            )));
         }
     }
     Ok(())

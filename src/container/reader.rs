@@ -356,14 +356,18 @@ impl Container {
     /// The footer metadata as a typed struct; a missing or mistyped field is
     /// a corrupt footer, named as such.
     pub fn meta_as<T: serde::de::DeserializeOwned>(&self) -> Result<T> {
-        serde_json::from_value(self.meta.clone()).map_err(|e| {
-            Error::corrupt(
-                &self.path,
-                "footer metadata",
-                self.footer_offset + super::FOOTER_FIXED as u64,
-                e.to_string(),
-            )
-        })
+        serde_json::from_value(self.meta.clone()).map_err(|e| self.meta_error(e.to_string()))
+    }
+    /// The error for footer metadata that the file's own contents contradict
+    /// (a count the blocks do not hold) or that a reader cannot use: it names
+    /// the file and the offset where the metadata starts.
+    pub fn meta_error(&self, detail: impl Into<String>) -> Error {
+        Error::corrupt(
+            &self.path,
+            "footer metadata",
+            self.footer_offset + FOOTER_FIXED as u64,
+            detail,
+        )
     }
     /// The block index.
     pub fn blocks(&self) -> &[BlockEntry] {

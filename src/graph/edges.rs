@@ -284,16 +284,11 @@ impl EdgeFile {
             bytes: c.size(),
         };
         if stats.arcs != c.records() {
-            return Err(Error::corrupt(
-                c.path(),
-                "footer metadata",
-                c.footer_offset(),
-                format!(
-                    "{} arcs in metadata, {} in the block index",
-                    stats.arcs,
-                    c.records()
-                ),
-            ));
+            return Err(c.meta_error(format!(
+                "{} arcs in metadata, {} in the block index",
+                stats.arcs,
+                c.records()
+            )));
         }
         Ok(EdgeFile {
             c,
@@ -482,15 +477,10 @@ impl EdgeFile {
             Ok(())
         })?;
         if arcs != self.stats.arcs || lists != self.stats.lists {
-            return Err(Error::corrupt(
-                self.c.path(),
-                "footer metadata",
-                self.c.footer_offset(),
-                format!(
-                    "metadata says {} arcs in {} lists, the blocks hold {arcs} in {lists}",
-                    self.stats.arcs, self.stats.lists
-                ),
-            ));
+            return Err(self.c.meta_error(format!(
+                "metadata says {} arcs in {} lists, the blocks hold {arcs} in {lists}",
+                self.stats.arcs, self.stats.lists
+            )));
         }
         Ok(())
     }

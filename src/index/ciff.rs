@@ -224,14 +224,9 @@ pub fn export(job: &JobView, out: &mut dyn Write, tmp: &Path, budget: u64) -> Re
             lexicon.words()
         )));
     }
-    let total_terms = lexicon.container().meta()["hits"].as_u64().ok_or_else(|| {
-        Error::corrupt(
-            lexicon.container().path(),
-            "footer metadata",
-            0,
-            "no \"hits\" count",
-        )
-    })?;
+    let total_terms = lexicon.container().meta()["hits"]
+        .as_u64()
+        .ok_or_else(|| lexicon.container().meta_error("no \"hits\" count"))?;
     let header = Header {
         version: 1,
         num_postings_lists: lexicon.words() as i32,

@@ -203,12 +203,7 @@ impl FieldLengths {
         let meta: &Value = &c.meta()["sums"];
         for (i, s) in sums.iter_mut().enumerate() {
             *s = meta[i].as_u64().ok_or_else(|| {
-                Error::corrupt(
-                    c.path(),
-                    "footer metadata",
-                    0,
-                    format!("sums[{i}] is {}, expected a count", meta[i]),
-                )
+                c.meta_error(format!("sums[{i}] is {}, expected a count", meta[i]))
             })?;
         }
         let mut expected = 0u64;
@@ -302,12 +297,10 @@ impl FieldLengths {
             Ok(())
         })?;
         if sums != self.sums {
-            return Err(Error::corrupt(
-                self.c.path(),
-                "footer metadata",
-                0,
-                format!("sums are {:?}, the records add up to {sums:?}", self.sums),
-            ));
+            return Err(self.c.meta_error(format!(
+                "sums are {:?}, the records add up to {sums:?}",
+                self.sums
+            )));
         }
         Ok(())
     }

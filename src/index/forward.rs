@@ -332,15 +332,10 @@ impl ForwardBarrel {
         })?;
         let want = json!({"records": self.records(), "hits": hits});
         if self.c.meta() != &want || records > self.records() {
-            return Err(Error::corrupt(
-                self.c.path(),
-                "footer metadata",
-                self.c.footer_offset(),
-                format!(
-                    "metadata says {}, the blocks hold {records} records and {hits} hits",
-                    self.c.meta()
-                ),
-            ));
+            return Err(self.c.meta_error(format!(
+                "metadata says {}, the blocks hold {records} records and {hits} hits",
+                self.c.meta()
+            )));
         }
         Ok((self.records(), hits))
     }

@@ -823,16 +823,11 @@ impl Barrel {
         self.verify_bounds()?;
         let c = self.container();
         if c.meta() != &t.to_json() {
-            return Err(Error::corrupt(
-                c.path(),
-                "footer metadata",
-                c.footer_offset(),
-                format!(
-                    "metadata says {}, the blocks hold {}",
-                    c.meta(),
-                    t.to_json()
-                ),
-            ));
+            return Err(c.meta_error(format!(
+                "metadata says {}, the blocks hold {}",
+                c.meta(),
+                t.to_json()
+            )));
         }
         Ok(t)
     }

@@ -745,12 +745,7 @@ impl Lexicon {
         }
         let want = json!({"words": self.words, "hits": hits, "postings": postings, "short_postings": short});
         if c.meta() != &want {
-            return Err(Error::corrupt(
-                c.path(),
-                "footer metadata",
-                c.footer_offset(),
-                format!("metadata says {}, the entries {want}", c.meta()),
-            ));
+            return Err(c.meta_error(format!("metadata says {}, the entries {want}", c.meta())));
         }
         Ok(())
     }

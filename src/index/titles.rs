@@ -447,12 +447,10 @@ impl AnchorTitles {
         }
         let titles = c.meta()["titles"].as_u64();
         if titles != Some(self.len()) {
-            return Err(Error::corrupt(
-                c.path(),
-                "footer metadata",
-                c.footer_offset(),
-                format!("titles is {titles:?}, the blocks hold {}", self.len()),
-            ));
+            return Err(c.meta_error(format!(
+                "titles is {titles:?}, the blocks hold {}",
+                self.len()
+            )));
         }
         Ok(())
     }

@@ -725,12 +725,8 @@ impl IterationMeta {
     /// Reads a checkpoint's metadata; a checkpoint without it is damaged.
     fn of(v: &RankVector) -> Result<IterationMeta> {
         serde_json::from_value(v.container().meta().clone()).map_err(|e| {
-            Error::corrupt(
-                v.container().path(),
-                "footer metadata",
-                0,
-                format!("not an iteration checkpoint: {e}"),
-            )
+            v.container()
+                .meta_error(format!("not an iteration checkpoint: {e}"))
         })
     }
 }
