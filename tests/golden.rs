@@ -1440,7 +1440,7 @@ const FULL_DUMP: &str = "\
 0\texample\t2\turl0 ANCHOR0#9\n\
 0\texample\t3\turl0\n\
 1\tmenu\t2\tp5 title1\n\
-1\tmenu\t3\turl2 anchor1#3 ANCHOR0#3\n\
+1\tmenu\t3\turl2 ANCHOR0#3 anchor1#3\n\
 2\t日本語\t1\ttitle0 anchor0#3\n\
 2\t日本語\t2\tp6\n\
 3\tcafé\t2\tP0f6 TITLE0\n\
@@ -1466,7 +1466,7 @@ const SHORT_DUMP: &str = "\
 # wordid\tword\tdocid\thits\n\
 0\texample\t2\turl0 ANCHOR0#9\n\
 1\tmenu\t2\tp5 title1\n\
-1\tmenu\t3\turl2 anchor1#3 ANCHOR0#3\n\
+1\tmenu\t3\turl2 ANCHOR0#3 anchor1#3\n\
 2\t日本語\t1\ttitle0 anchor0#3\n\
 3\tcafé\t2\tP0f6 TITLE0\n\
 4\tfull\t3\tANCHOR0#3\n\

@@ -260,8 +260,8 @@ fn invert_forward(path: &Path) -> BTreeMap<(u32, u32), (Vec<Hit>, Vec<Hit>)> {
             Ok(())
         })
         .unwrap();
-    for (plain, _) in m.values_mut() {
-        barrel_order(plain);
+    for (plain, fancy) in m.values_mut() {
+        barrel_order(plain, fancy);
     }
     m
 }

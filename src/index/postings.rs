@@ -12,11 +12,16 @@
 //!                     bits per large hit's font (0..=2)
 //! 8   u8   w_fancy    bits per packed URL, title or anchor hit
 //! 9   u8 × popcount(mask)  the stored count columns' widths, in class order
+//!     u8   w_rep      only if the anchor column is stored: bits per anchor
+//!                     value's repeats − 1 (0: no value repeats)
+//!     u8   w_distinct only if w_rep > 0: bits per distinct anchor count
 //!     gaps     n − 1 values at w_gap:  docID[i] − docID[i−1] − 1, i = 1..n
 //!              (a full block: 128 values in the lane layout, value 0 = 0)
 //!     counts   per stored class c, n values at its width: document i's hits
 //!              of class c (classes: small, plain, bold, large, URL, title,
 //!              anchor, other; a column not stored is all zeros)
+//!     distinct only if w_rep > 0: n values at w_distinct, document i's
+//!              distinct anchor values (w_rep = 0: its anchor count)
 //!     widths   R = ⌈P / 128⌉ bytes:     width of each run of positions (P = plain hits)
 //!     runs     R runs, run r = min(128, P − 128r) values at widths[r]: the plain
 //!              hits' positions, per document and plain class (small, plain,
@@ -24,8 +29,11 @@
 //!              difference from the one before (positions never decrease)
 //!     caps     P values at w_cap: each plain hit's capitalization, same order
 //!     large    L values at w_large, L = large hits: each one's font − 3
-//!     fancy    Q values at w_fancy, Q = URL + title + anchor hits: per document
-//!              its URL, title then anchor hits, (low 8 bits << 1) | cap each
+//!     fancy    Q values at w_fancy, Q = URL + title hits + distinct anchor
+//!              values: per document its URL, title hits, (low 8 bits << 1) |
+//!              cap each, then its distinct anchor values so packed, increasing
+//!     repeats  D values at w_rep, D = distinct anchor values: each one's
+//!              repeats − 1, in the order of the fancy column
 //!     other    O = other hits, u16 each as they are (meta and reserved types)
 //! ```
 //!
@@ -33,12 +41,14 @@
 //! full block (128 documents) the gaps and the count columns are packed in
 //! the lane layout, which SIMD instructions unpack (the gaps with their
 //! prefix sum); the other fields, and every field of a shorter block, in the
-//! scalar layout. A
+//! scalar layout (the distinct anchor counts as the count columns). A
 //! document's hit list is its plain hits in position order (equal positions
 //! by class, each class in the order given: only positions clamped at 4,095
 //! can be equal) followed by its
-//! fancy hits (URL, title, anchor, then other hits, each class in the order
-//! given). The block's length is not stored: the barrel's block directory
+//! fancy hits: URL and title hits, each class in the order given, then its
+//! anchor hits in increasing order of their packed value (source hash,
+//! position, cap), each value repeated its count of times, then other
+//! hits in the order given. The block's length is not stored: the barrel's block directory
 //! delimits it, and a decoder checks that the fields fill it exactly.
 //!
 //! # Why this shape
@@ -61,7 +71,12 @@
 //! 11% of the index); capitalization takes a bit per hit where a block has
 //! any capital, else none. Fancy hits keep
 //! only what their class does not say: the position (an anchor's source hash
-//! and position) and capitalization, 9 bits at most.
+//! and position) and capitalization, 9 bits at most. Anchor hits are mostly
+//! the same link text from many pages: a document's anchor hits of a word
+//! are stored as their distinct values, each with its repeats (barrel
+//! version 5 stored every hit: on rust-doc 2.97 M anchor hits at 9 bits for
+//! 0.43 M distinct values, 12% of the index); the anchor count column still
+//! counts every hit, so BM25F reads the anchor frequency without the hits.
 
 use super::bitpack::{self, lanes_len, max_width, pack, pack_lanes, pack_lanes_gaps, packed_len};
 use super::hit::{FancyType, Hit, FANCY_FONT, MAX_PLAIN_POSITION};
@@ -127,7 +142,12 @@ pub struct BlockEncoder {
     docs: Vec<u32>,
     counts: [Vec<u32>; CLASSES],
     plain: Vec<Hit>,
-    fancy: Vec<Hit>,
+    /// Packed URL and title hits and distinct anchor values, per document.
+    fancy: Vec<u32>,
+    /// Per document, its distinct anchor values.
+    distinct: Vec<u32>,
+    /// Per distinct anchor value, its repeats − 1.
+    repeats: Vec<u32>,
     other: Vec<Hit>,
     scratch: Vec<u32>,
     positions: Vec<u32>,
@@ -168,7 +188,9 @@ impl BlockEncoder {
 
     /// Adds a document (docIDs increasing) with its plain hits (positions not
     /// decreasing) and fancy hits. The fancy hits are kept by class (URL,
-    /// title, anchor, other), each class in the order given.
+    /// title, anchor, other), URL and title hits in the order given, anchor
+    /// hits as their distinct packed values in increasing order, each with
+    /// its number of repeats.
     pub fn push(&mut self, doc: u32, plain: &[Hit], fancy: &[Hit]) {
         debug_assert!(self.docs.len() < BLOCK_DOCS);
         debug_assert!(self.docs.last().is_none_or(|&d| d < doc));
@@ -180,12 +202,36 @@ impl BlockEncoder {
             c[class_of(h)] += 1;
         }
         self.plain.extend_from_slice(plain);
-        for class in [URL, TITLE, ANCHOR] {
-            for &h in fancy.iter().filter(|&&h| class_of(h) == class) {
+        for class in [URL, TITLE] {
+            for h in fancy.iter().filter(|&&h| class_of(h) == class) {
                 c[class] += 1;
-                self.fancy.push(h);
+                self.fancy.push(fancy_value(h));
             }
         }
+        // Anchor hits: the same link text from many pages repeats the same
+        // (source hash, position, cap) — 2.97 M anchor hits hold 0.43 M
+        // distinct values per (word, document) on rust-doc — so each
+        // distinct value is stored once with its repeats.
+        let s = &mut self.scratch;
+        s.clear();
+        s.extend(
+            fancy
+                .iter()
+                .filter(|&&h| class_of(h) == ANCHOR)
+                .map(fancy_value),
+        );
+        s.sort_unstable();
+        c[ANCHOR] = s.len() as u32;
+        let mut distinct = 0;
+        let mut i = 0;
+        while i < s.len() {
+            let j = i + s[i..].iter().take_while(|&&v| v == s[i]).count();
+            self.fancy.push(s[i]);
+            self.repeats.push((j - i - 1) as u32);
+            distinct += 1;
+            i = j;
+        }
+        self.distinct.push(distinct);
         for &h in fancy.iter().filter(|&&h| class_of(h) == OTHER) {
             c[OTHER] += 1;
             self.other.push(h);
@@ -241,10 +287,24 @@ impl BlockEncoder {
             at += np;
         }
         let (w_cap, w_large) = (max_width(caps), max_width(large));
-        let w_fancy = width_of(self.fancy.iter().map(fancy_value));
+        let w_fancy = max_width(&self.fancy);
+        // Repeats: none (width 0) leaves every document's distinct anchor
+        // values equal to its anchor count, and the column unstored.
+        let w_rep = max_width(&self.repeats);
+        let w_distinct = if w_rep > 0 {
+            max_width(&self.distinct)
+        } else {
+            0
+        };
         out.extend_from_slice(&self.docs[0].to_le_bytes());
         out.extend_from_slice(&[(n - 1) as u8, w_gap, mask, w_cap | w_large << 1, w_fancy]);
         out.extend(widths.iter().filter(|&&w| w > 0));
+        if widths[ANCHOR] > 0 {
+            out.push(w_rep);
+            if w_rep > 0 {
+                out.push(w_distinct);
+            }
+        }
         if n == BLOCK_DOCS {
             pack_lanes_gaps(&self.docs, w_gap, out);
             for (c, &w) in self.counts.iter().zip(&widths) {
@@ -252,11 +312,15 @@ impl BlockEncoder {
                     pack_lanes(c, w, out);
                 }
             }
+            if w_distinct > 0 {
+                pack_lanes(&self.distinct, w_distinct, out);
+            }
         } else {
             pack(s, w_gap, out);
             for (c, &w) in self.counts.iter().zip(&widths) {
                 pack(c, w, out);
             }
+            pack(&self.distinct, w_distinct, out);
         }
         let run_widths: Vec<u8> = pos.chunks(RUN_HITS).map(max_width).collect();
         out.extend_from_slice(&run_widths);
@@ -265,9 +329,8 @@ impl BlockEncoder {
         }
         pack(caps, w_cap, out);
         pack(large, w_large, out);
-        s.clear();
-        s.extend(self.fancy.iter().map(fancy_value));
-        pack(s, w_fancy, out);
+        pack(&self.fancy, w_fancy, out);
+        pack(&self.repeats, w_rep, out);
         for h in &self.other {
             out.extend_from_slice(&h.0.to_le_bytes());
         }
@@ -277,6 +340,8 @@ impl BlockEncoder {
         }
         self.plain.clear();
         self.fancy.clear();
+        self.distinct.clear();
+        self.repeats.clear();
         self.other.clear();
     }
 }
@@ -300,10 +365,6 @@ fn unpack_fancy(class: usize, v: u32) -> Hit {
     Hit(((v & 1) as u16) << 15 | FANCY_FONT << 12 | u16::from(code) << 8 | (v >> 1) as u16 & 0xff)
 }
 
-fn width_of(values: impl Iterator<Item = u32>) -> u8 {
-    bitpack::width(values.fold(0, |a, v| a | v))
-}
-
 /// A postings block, parsed: header fields and where its columns are.
 #[derive(Clone, Copy, Debug)]
 pub struct BlockView<'a> {
@@ -316,11 +377,18 @@ pub struct BlockView<'a> {
     w_cap: u8,
     w_large: u8,
     w_fancy: u8,
+    /// Bits per anchor value's repeats − 1 (0: no value repeats).
+    w_rep: u8,
+    /// Bits per document's distinct anchor values (0: not stored, each
+    /// document's anchor count).
+    w_distinct: u8,
     /// Per class, its column's width (0: not stored).
     widths: [u8; CLASSES],
     /// Per class, where its column starts.
     count_at: [usize; CLASSES],
     gaps_at: usize,
+    /// Where the distinct anchor values column starts.
+    distinct_at: usize,
     hits_at: usize,
 }
 
@@ -333,13 +401,16 @@ pub struct HitColumns {
     caps_at: usize,
     large_at: usize,
     fancy_at: usize,
+    repeats_at: usize,
     other_at: usize,
     /// Total plain hits.
     pub plain: usize,
     /// Total large hits.
     pub large: usize,
-    /// Total URL, title and anchor hits.
+    /// Total packed values: URL and title hits, distinct anchor values.
     pub fancy: usize,
+    /// Total distinct anchor values (each with its repeats).
+    pub distinct: usize,
     /// Total other hits.
     pub other: usize,
 }
@@ -382,6 +453,25 @@ impl<'a> BlockView<'a> {
                 }
             }
         }
+        let (mut w_rep, mut w_distinct) = (0, 0);
+        if widths[ANCHOR] > 0 {
+            w_rep = *bytes
+                .get(k)
+                .ok_or("postings block cut in its repeat width")?;
+            k += 1;
+            if w_rep > 32 {
+                return Err(format!("anchor repeats of width {w_rep}"));
+            }
+            if w_rep > 0 {
+                w_distinct = *bytes
+                    .get(k)
+                    .ok_or("postings block cut in its repeat width")?;
+                k += 1;
+                if w_distinct == 0 || w_distinct > 32 {
+                    return Err(format!("distinct anchors column of width {w_distinct}"));
+                }
+            }
+        }
         let gaps_at = k;
         let len = |values: usize, w: u8| {
             if n == BLOCK_DOCS {
@@ -395,6 +485,10 @@ impl<'a> BlockView<'a> {
         for (c, &w) in widths.iter().enumerate() {
             count_at[c] = at;
             at += len(n, w);
+        }
+        let distinct_at = at;
+        if w_distinct > 0 {
+            at += len(n, w_distinct);
         }
         if at > bytes.len() {
             return Err(format!(
@@ -410,9 +504,12 @@ impl<'a> BlockView<'a> {
             w_cap,
             w_large,
             w_fancy,
+            w_rep,
+            w_distinct,
             widths,
             count_at,
             gaps_at,
+            distinct_at,
             hits_at: at,
         })
     }
@@ -451,7 +548,7 @@ impl<'a> BlockView<'a> {
         let end = if c + 1 < CLASSES {
             self.count_at[c + 1]
         } else {
-            self.hits_at
+            self.distinct_at
         };
         let bytes = &self.bytes[self.count_at[c]..end];
         if self.n == BLOCK_DOCS {
@@ -462,11 +559,31 @@ impl<'a> BlockView<'a> {
         .ok_or_else(|| format!("{} counts cut short", CLASS_NAMES[c]))
     }
 
+    /// Whether the block stores its documents' distinct anchor values
+    /// ([`Self::distinct`]): some anchor value repeats.
+    #[inline]
+    pub fn has_repeats(&self) -> bool {
+        self.w_distinct > 0
+    }
+
+    /// Decodes each document's distinct anchor values into `out[..n]`;
+    /// only when [`Self::has_repeats`] (else they are the anchor counts).
+    pub fn distinct(&self, out: &mut [u32]) -> Result<(), String> {
+        let bytes = &self.bytes[self.distinct_at..self.hits_at];
+        if self.n == BLOCK_DOCS {
+            bitpack::unpack_lanes(bytes, self.w_distinct, out)
+        } else {
+            bitpack::unpack_into(bytes, self.w_distinct, 0, &mut out[..self.n])
+        }
+        .ok_or_else(|| "distinct anchor counts cut short".to_string())
+    }
+
     /// Locates the hit columns from the total plain, large, packed fancy
-    /// and other hit counts, checking that they fill the block exactly.
+    /// (URL, title and distinct anchor values), distinct anchor and other
+    /// hit counts, checking that they fill the block exactly.
     pub fn columns(
         &self,
-        (plain, large, fancy, other): (usize, usize, usize, usize),
+        (plain, large, fancy, distinct, other): (usize, usize, usize, usize, usize),
         out: &mut HitColumns,
     ) -> Result<(), String> {
         let runs = plain.div_ceil(RUN_HITS);
@@ -488,7 +605,8 @@ impl<'a> BlockView<'a> {
         let caps_at = at;
         let large_at = caps_at + packed_len(plain, self.w_cap);
         let fancy_at = large_at + packed_len(large, self.w_large);
-        let other_at = fancy_at + packed_len(fancy, self.w_fancy);
+        let repeats_at = fancy_at + packed_len(fancy, self.w_fancy);
+        let other_at = repeats_at + packed_len(distinct, self.w_rep);
         let end = other_at + 2 * other;
         if end != self.bytes.len() {
             return Err(format!(
@@ -501,26 +619,39 @@ impl<'a> BlockView<'a> {
         out.caps_at = caps_at;
         out.large_at = large_at;
         out.fancy_at = fancy_at;
+        out.repeats_at = repeats_at;
         out.other_at = other_at;
         out.plain = plain;
         out.large = large;
         out.fancy = fancy;
+        out.distinct = distinct;
         out.other = other;
         Ok(())
     }
 
     /// Appends the hits of the document whose plain hits are
     /// `plain_first..plain_first + np`, large hits `large_first..`, packed
-    /// fancy hits `fancy_first..` and other hits `other_first..` (from the
-    /// counts' prefix sums), with `classes` its counts, to `out`: plain hits
-    /// in position order (equal positions by class), then URL, title,
-    /// anchor and other hits. Fails if a position passes 4,095 or the other
-    /// hits' types disagree with the counts.
+    /// fancy values `fancy_first..`, distinct anchor values
+    /// `distinct_first..distinct_first + distinct` and other hits
+    /// `other_first..` (from the counts' prefix sums), with `classes` its
+    /// counts, to `out`: plain hits in position order (equal positions by
+    /// class), then URL and title hits, anchor hits in increasing order of
+    /// their packed value (each repeated its count of times), and other
+    /// hits. Fails if a position passes 4,095, the anchor values do not
+    /// increase or their repeats disagree with the anchor count, or the
+    /// other hits' types disagree with the counts.
     pub fn hits(
         &self,
         cols: &HitColumns,
-        (plain_first, large_first, fancy_first, other_first): (usize, usize, usize, usize),
+        (plain_first, large_first, fancy_first, distinct_first, other_first): (
+            usize,
+            usize,
+            usize,
+            usize,
+            usize,
+        ),
         classes: &HitClasses,
+        distinct: usize,
         out: &mut Vec<Hit>,
     ) -> Result<(), String> {
         let np = classes[SMALL..=LARGE].iter().sum::<u32>() as usize;
@@ -582,15 +713,44 @@ impl<'a> BlockView<'a> {
             // Stable: within a class, positions already increase.
             out[start..].sort_by_key(|h| (h.plain_position(), class_of(*h)));
         }
-        let fancy = &self.bytes[cols.fancy_at..cols.other_at];
+        let fancy = &self.bytes[cols.fancy_at..cols.repeats_at];
         let mut at = fancy_first;
-        for class in [URL, TITLE, ANCHOR] {
+        for class in [URL, TITLE] {
             for _ in 0..classes[class] {
                 if at >= cols.fancy {
                     return Err("fancy hits cut short".into());
                 }
                 out.push(unpack_fancy(class, bitpack::get(fancy, self.w_fancy, at)));
                 at += 1;
+            }
+        }
+        let anchors = classes[ANCHOR] as usize;
+        if anchors > 0 || distinct > 0 {
+            if at + distinct > cols.fancy || distinct_first + distinct > cols.distinct {
+                return Err("anchor values cut short".into());
+            }
+            let repeats = &self.bytes[cols.repeats_at..cols.other_at];
+            let (mut left, mut prev) = (anchors, 0);
+            for j in 0..distinct {
+                let v = bitpack::get(fancy, self.w_fancy, at + j);
+                if j > 0 && prev >= v {
+                    return Err(format!("anchor value {v:#x} after {prev:#x}"));
+                }
+                prev = v;
+                let r = bitpack::get(repeats, self.w_rep, distinct_first + j) as usize + 1;
+                if r > left {
+                    return Err(format!(
+                        "anchor values repeat more than the anchor count {anchors}"
+                    ));
+                }
+                left -= r;
+                out.resize(out.len() + r, unpack_fancy(ANCHOR, v));
+            }
+            if left > 0 {
+                return Err(format!(
+                    "anchor values repeat {} times, the anchor count is {anchors}",
+                    anchors - left
+                ));
             }
         }
         for k in 0..classes[OTHER] as usize {
@@ -623,8 +783,14 @@ pub struct DecodedBlock {
     pub plain_at: [u32; BLOCK_DOCS + 1],
     /// Index of each document's first large hit (n + 1 entries).
     pub large_at: [u32; BLOCK_DOCS + 1],
-    /// Index of each document's first packed fancy hit (n + 1 entries).
+    /// Index of each document's first packed fancy value (n + 1 entries).
     pub fancy_at: [u32; BLOCK_DOCS + 1],
+    /// Each document's distinct anchor values (valid once the prefix sums
+    /// are worked out).
+    pub distinct: [u32; BLOCK_DOCS],
+    /// Index of each document's first distinct anchor value (n + 1
+    /// entries).
+    pub distinct_at: [u32; BLOCK_DOCS + 1],
     /// Index of each document's first other hit (n + 1 entries).
     pub other_at: [u32; BLOCK_DOCS + 1],
     /// Documents.
@@ -647,6 +813,8 @@ impl Default for DecodedBlock {
             plain_at: [0; BLOCK_DOCS + 1],
             large_at: [0; BLOCK_DOCS + 1],
             fancy_at: [0; BLOCK_DOCS + 1],
+            distinct: [0; BLOCK_DOCS],
+            distinct_at: [0; BLOCK_DOCS + 1],
             other_at: [0; BLOCK_DOCS + 1],
             n: 0,
             counted: false,
@@ -695,26 +863,36 @@ impl DecodedBlock {
         }
         self.count(view)?;
         let n = view.n;
-        let (mut p, mut l, mut f, mut o) = (0u32, 0u32, 0u32, 0u32);
+        // Without repeats each anchor value is one hit.
+        if view.has_repeats() {
+            view.distinct(&mut self.distinct)?;
+        } else {
+            self.distinct[..n].copy_from_slice(&self.counts[ANCHOR][..n]);
+        }
+        let (mut p, mut l, mut f, mut d, mut o) = (0u32, 0u32, 0u32, 0u32, 0u32);
         let overflow = || "hit counts overflow".to_string();
         let c = &self.counts;
         for i in 0..n {
             self.plain_at[i] = p;
             self.large_at[i] = l;
             self.fancy_at[i] = f;
+            self.distinct_at[i] = d;
             l = l.checked_add(c[LARGE][i]).ok_or_else(overflow)?;
             self.other_at[i] = o;
             for col in &c[SMALL..=LARGE] {
                 p = p.checked_add(col[i]).ok_or_else(overflow)?;
             }
-            for col in &c[URL..=ANCHOR] {
+            d = d.checked_add(self.distinct[i]).ok_or_else(overflow)?;
+            for col in &c[URL..=TITLE] {
                 f = f.checked_add(col[i]).ok_or_else(overflow)?;
             }
+            f = f.checked_add(self.distinct[i]).ok_or_else(overflow)?;
             o = o.checked_add(c[OTHER][i]).ok_or_else(overflow)?;
         }
         self.plain_at[n] = p;
         self.large_at[n] = l;
         self.fancy_at[n] = f;
+        self.distinct_at[n] = d;
         self.other_at[n] = o;
         self.summed = true;
         Ok(())
@@ -751,16 +929,7 @@ impl DecodedBlock {
         self.sum(view)?;
         if self.cols.is_none() {
             let mut cols = HitColumns::default();
-            let n = self.n;
-            view.columns(
-                (
-                    self.plain_at[n] as usize,
-                    self.large_at[n] as usize,
-                    self.fancy_at[n] as usize,
-                    self.other_at[n] as usize,
-                ),
-                &mut cols,
-            )?;
+            view.columns(self.totals(), &mut cols)?;
             self.cols = Some(cols);
         }
         let cols = self.cols.as_ref().ok_or("no hit columns")?;
@@ -770,10 +939,25 @@ impl DecodedBlock {
                 self.plain_at[i] as usize,
                 self.large_at[i] as usize,
                 self.fancy_at[i] as usize,
+                self.distinct_at[i] as usize,
                 self.other_at[i] as usize,
             ),
             &classes,
+            self.distinct[i] as usize,
             out,
+        )
+    }
+
+    /// The block's plain, large, packed fancy, distinct anchor and other
+    /// values, once the prefix sums are worked out.
+    fn totals(&self) -> (usize, usize, usize, usize, usize) {
+        let n = self.n;
+        (
+            self.plain_at[n] as usize,
+            self.large_at[n] as usize,
+            self.fancy_at[n] as usize,
+            self.distinct_at[n] as usize,
+            self.other_at[n] as usize,
         )
     }
 }
@@ -790,16 +974,20 @@ pub struct BlockBytes {
     pub docs: u64,
     /// Plain hits.
     pub plain_hits: u64,
-    /// Packed URL, title and anchor hits.
+    /// URL, title and anchor hits (an anchor value's repeats each count).
     pub fancy_hits: u64,
+    /// Distinct anchor values (each stored once with its repeats).
+    pub anchor_values: u64,
     /// Other hits.
     pub other_hits: u64,
-    /// The fixed header and the count columns' width bytes.
+    /// The fixed header and the columns' width bytes.
     pub header: u64,
     /// docID gaps.
     pub gaps: u64,
     /// Count columns, per class.
     pub counts: [u64; CLASSES],
+    /// The distinct anchor values column.
+    pub distinct: u64,
     /// The position runs' width bytes.
     pub run_widths: u64,
     /// The position runs.
@@ -808,8 +996,10 @@ pub struct BlockBytes {
     pub caps: u64,
     /// The large hits' fonts.
     pub large_fonts: u64,
-    /// The packed URL, title and anchor hits.
+    /// The packed URL and title hits and distinct anchor values.
     pub fancy: u64,
+    /// The anchor values' repeats.
+    pub repeats: u64,
     /// The other hits.
     pub other: u64,
 }
@@ -822,17 +1012,20 @@ impl BlockBytes {
         self.docs += o.docs;
         self.plain_hits += o.plain_hits;
         self.fancy_hits += o.fancy_hits;
+        self.anchor_values += o.anchor_values;
         self.other_hits += o.other_hits;
         self.header += o.header;
         self.gaps += o.gaps;
         for (a, b) in self.counts.iter_mut().zip(o.counts) {
             *a += b;
         }
+        self.distinct += o.distinct;
         self.run_widths += o.run_widths;
         self.runs += o.runs;
         self.caps += o.caps;
         self.large_fonts += o.large_fonts;
         self.fancy += o.fancy;
+        self.repeats += o.repeats;
         self.other += o.other;
     }
 
@@ -841,11 +1034,13 @@ impl BlockBytes {
         self.header
             + self.gaps
             + self.counts.iter().sum::<u64>()
+            + self.distinct
             + self.run_widths
             + self.runs
             + self.caps
             + self.large_fonts
             + self.fancy
+            + self.repeats
             + self.other
     }
 }
@@ -859,36 +1054,36 @@ pub fn block_bytes(bytes: &[u8]) -> Result<BlockBytes, String> {
     d.sum(&view)?;
     let n = view.n;
     let mut cols = HitColumns::default();
-    view.columns(
-        (
-            d.plain_at[n] as usize,
-            d.large_at[n] as usize,
-            d.fancy_at[n] as usize,
-            d.other_at[n] as usize,
-        ),
-        &mut cols,
-    )?;
+    view.columns(d.totals(), &mut cols)?;
     let mut counts = [0u64; CLASSES];
     for (c, x) in counts.iter_mut().enumerate() {
-        let end = view.count_at.get(c + 1).copied().unwrap_or(view.hits_at);
+        let end = view
+            .count_at
+            .get(c + 1)
+            .copied()
+            .unwrap_or(view.distinct_at);
         *x = (end - view.count_at[c]) as u64;
     }
+    let hits = |c: usize| d.counts[c][..n].iter().map(|&x| u64::from(x)).sum::<u64>();
     let runs = cols.run_at.len() - 1;
     Ok(BlockBytes {
         blocks: 1,
         full_blocks: u64::from(n == BLOCK_DOCS),
         docs: n as u64,
         plain_hits: cols.plain as u64,
-        fancy_hits: cols.fancy as u64,
+        fancy_hits: hits(URL) + hits(TITLE) + hits(ANCHOR),
+        anchor_values: cols.distinct as u64,
         other_hits: cols.other as u64,
         header: view.gaps_at as u64,
         gaps: (view.count_at[0] - view.gaps_at) as u64,
         counts,
+        distinct: (view.hits_at - view.distinct_at) as u64,
         run_widths: runs as u64,
         runs: (cols.caps_at - cols.widths_at - runs) as u64,
         caps: (cols.large_at - cols.caps_at) as u64,
         large_fonts: (cols.fancy_at - cols.large_at) as u64,
-        fancy: (cols.other_at - cols.fancy_at) as u64,
+        fancy: (cols.repeats_at - cols.fancy_at) as u64,
+        repeats: (cols.other_at - cols.repeats_at) as u64,
         other: (bytes.len() - cols.other_at) as u64,
     })
 }
@@ -923,8 +1118,11 @@ mod tests {
             1u32..5000,
             proptest::collection::vec((any::<bool>(), 0u8..=6, 0u32..5000), 0..300),
             proptest::collection::vec((any::<bool>(), 0u8..6, any::<u64>(), 0u32..300), 0..6),
+            // Anchor hits from few sources at few positions: many repeats.
+            proptest::collection::vec((any::<bool>(), 0u64..4, 0u32..3), 0..3),
+            0usize..200,
         )
-            .prop_map(|(gap, plain, fancy)| {
+            .prop_map(|(gap, plain, fancy, texts, repeats)| {
                 let mut plain: Vec<Hit> = plain
                     .into_iter()
                     .map(|(c, f, p)| Hit::plain(c, f, p))
@@ -932,21 +1130,39 @@ mod tests {
                 // Position order, equal positions by class, as a block
                 // gives them back.
                 plain.sort_by_key(|h| (h.plain_position(), class_of(*h)));
-                let fancy = fancy
+                let mut fancy: Vec<Hit> = fancy
                     .into_iter()
                     .map(|(c, t, s, p)| match t {
                         2 => Hit::anchor(c, s, p),
                         t => Hit::fancy(c, FancyType::from_code(t), p),
                     })
                     .collect();
+                if !texts.is_empty() {
+                    for k in 0..repeats {
+                        let (c, s, p) = texts[k * 7 % texts.len()];
+                        fancy.insert(k % (fancy.len() + 1), Hit::anchor(c, s, p));
+                    }
+                }
                 (gap, plain, fancy)
             })
     }
 
-    /// The fancy hits as a block keeps them: by class, each in its order.
+    /// The fancy hits as a block gives them back: by class, URL, title
+    /// and other hits each in its order, anchor hits by (source hash,
+    /// position, cap).
     fn by_class(fancy: &[Hit]) -> Vec<Hit> {
         let mut f = fancy.to_vec();
-        f.sort_by_key(|&h| class_of(h));
+        f.sort_by_key(|&h| {
+            let c = class_of(h);
+            (
+                c,
+                if c == ANCHOR {
+                    (h.0 & 0xff, h.cap())
+                } else {
+                    (0, false)
+                },
+            )
+        });
         f
     }
 
@@ -975,6 +1191,13 @@ mod tests {
                 bytes.fancy_hits + bytes.other_hits,
                 want.iter().map(|w| w.2.len() as u64).sum::<u64>()
             );
+            // Each distinct (document, anchor hit) is stored once.
+            let mut distinct: Vec<(u32, u16)> = want
+                .iter()
+                .flat_map(|w| w.2.iter().filter(|&&h| class_of(h) == ANCHOR).map(move |h| (w.0, h.0)))
+                .collect();
+            distinct.dedup();
+            prop_assert_eq!(bytes.anchor_values, distinct.len() as u64);
             // Any one document's hits and counts, alone.
             let view = BlockView::parse(&out).unwrap();
             let mut d = DecodedBlock::default();
@@ -1028,6 +1251,7 @@ mod tests {
                 0x01, 0x01, 0x66, 0x01,
                 0x09, // n − 1, w_gap, mask, w_cap | w_large << 1, w_fancy
                 0x02, 0x01, 0x01, 0x01, // widths: plain, bold, title, anchor
+                0x00, // w_rep: no anchor value repeats (no distinct column)
                 0x01, // gaps: 1
                 0x02, // plain: 2, 0 → 0b00_10
                 0x02, // bold: 0, 1 → 0b1_0
@@ -1052,7 +1276,7 @@ mod tests {
                 b.fancy,
                 b.other
             ),
-            (13, 1, [0, 1, 1, 0, 0, 1, 1, 0], 1, 2, 1, 0, 3, 0)
+            (14, 1, [0, 1, 1, 0, 0, 1, 1, 0], 1, 2, 1, 0, 3, 0)
         );
         assert_eq!(
             decode_block(&out).unwrap(),
@@ -1069,6 +1293,61 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    /// Anchor hits that repeat: the distinct values in increasing order,
+    /// each with its repeats − 1, and the document's distinct count.
+    #[test]
+    fn golden_block_with_repeats() {
+        let (a, a_cap, b) = (
+            Hit::anchor(false, 1, 2),
+            Hit::anchor(true, 1, 2),
+            Hit::anchor(false, 2, 0),
+        );
+        let mut enc = BlockEncoder::new();
+        enc.push(4, &[], &[a, a_cap, a, b, a]);
+        let mut out = Vec::new();
+        enc.encode(&mut out);
+        // anchor1#3 → 0x30 << 1 = 0x60 (once), anchor2#9 → 0x92 << 1 =
+        // 0x124 (3 times), ANCHOR2#9 → 0x125 (once).
+        assert_eq!(
+            out,
+            [
+                0x04, 0, 0, 0, // first
+                0x00, 0x00, 0x40, 0x00, 0x09, // n − 1, w_gap, mask: anchor, attr, w_fancy
+                0x03, // width of the anchor counts (5: 3 bits)
+                0x02, 0x02, // w_rep (repeats − 1 up to 2), w_distinct (3)
+                0x05, // anchor count 5
+                0x03, // distinct anchor values 3
+                0x60, 0x48, 0x96, 0x04, // 0x60, 0x124, 0x125 at 9 bits
+                0x08, // repeats − 1: 0, 2, 0 at 2 bits
+            ]
+        );
+        let bb = block_bytes(&out).unwrap();
+        assert_eq!(
+            (
+                bb.header,
+                bb.counts[ANCHOR],
+                bb.distinct,
+                bb.fancy,
+                bb.repeats
+            ),
+            (12, 1, 1, 4, 1)
+        );
+        assert_eq!((bb.fancy_hits, bb.anchor_values), (5, 3));
+        assert_eq!(
+            decode_block(&out).unwrap(),
+            vec![(4, vec![], vec![b, a, a, a, a_cap])]
+        );
+        // Repeats that disagree with the anchor count, or values out of
+        // order, are refused.
+        let mut bad = out.clone();
+        bad[12] = 6;
+        assert!(decode_block(&bad).unwrap_err().contains("anchor count"));
+        let mut bad = out.clone();
+        bad[14] = 0xff;
+        bad[15] = 0x49;
+        assert!(decode_block(&bad).unwrap_err().contains("after"));
     }
 
     /// A full block packs its gaps and count columns in the lane layout:

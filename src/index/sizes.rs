@@ -80,11 +80,13 @@ impl IndexBytes {
                 row(&format!("counts: {name}"), bytes);
             }
         }
+        row("distinct anchor values per doc", f.distinct);
         row("position run widths", f.run_widths);
         row("positions", f.runs);
         row("plain-hit capitalization", f.caps);
         row("large hits' fonts", f.large_fonts);
-        row("packed URL/title/anchor hits", f.fancy);
+        row("packed URL/title hits, anchor values", f.fancy);
+        row("anchor values' repeats", f.repeats);
         row("other hits", f.other);
         row("postings blocks, all fields", f.total());
         row("barrel files", self.barrels.file);
@@ -97,12 +99,13 @@ impl IndexBytes {
         row("index (lexicon + barrels)", self.total());
         let _ = writeln!(
             t,
-            "postings blocks {} ({} of 128 documents); postings {}; hits {} plain, {} fancy",
+            "postings blocks {} ({} of 128 documents); postings {}; hits {} plain, {} fancy; {} distinct anchor values",
             f.blocks,
             f.full_blocks,
             f.docs,
             f.plain_hits,
-            f.fancy_hits + f.other_hits
+            f.fancy_hits + f.other_hits,
+            f.anchor_values
         );
         let _ = writeln!(
             t,

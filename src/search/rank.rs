@@ -392,9 +392,11 @@ fn sort_by_field_and_position(placed: &mut [Placed], scratch: &mut Vec<Placed>) 
 
 /// Sorts `items` by `key`, a hit's (field, position). A hit list is its
 /// plain hits in position order, then its URL, title and anchor hits (URL
-/// and title each in position order), so the sorted prefix is found first.
-/// When what follows the hits before the anchors is anchor hits alone —
-/// the common case — their (source hash, position) takes one of 256 values
+/// and title each in position order, anchor hits by source hash and
+/// position since barrel version 6), so the sorted prefix is found first
+/// and is most often the whole list. When what follows the hits before the
+/// anchors is anchor hits alone in another order (hit lists not read from
+/// a barrel) their (source hash, position) takes one of 256 values
 /// and they are counted into place (pages with hundreds of anchor hits are
 /// common); items of equal key are then equal (same type, same clamping), so
 /// the order is the one a comparison sort gives. Otherwise the rest is

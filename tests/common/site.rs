@@ -167,18 +167,26 @@ pub fn naive_index(job: &Job) -> Naive {
         }
     }
     for docs in index.values_mut() {
-        for (plain, _) in docs.values_mut() {
-            barrel_order(plain);
+        for (plain, fancy) in docs.values_mut() {
+            barrel_order(plain, fancy);
         }
     }
     index
 }
 
-/// Puts a document's plain hits of one word in the order a barrel gives
-/// them back (formats/barrel.md, "Postings blocks"): by position and, at
-/// equal positions (only those clamped to 4,095 can be equal), by class —
-/// small (font 0), body (1), bold (2), large (3–6) — each class keeping
-/// the order it was given in.
-pub fn barrel_order(plain: &mut [Hit]) {
+/// Puts a document's plain and fancy hits of one word in the order a
+/// barrel gives them back (formats/barrel.md, "Postings blocks"): plain
+/// hits by position and, at equal positions (only those clamped to 4,095
+/// can be equal), by class — small (font 0), body (1), bold (2), large
+/// (3–6) — each class keeping the order it was given in; fancy hits by
+/// type (URL, title, anchor, then meta and reserved types), anchor hits by
+/// source hash, position and capitalization (equal ones together), the
+/// others keeping the order they were given in.
+pub fn barrel_order(plain: &mut [Hit], fancy: &mut [Hit]) {
     plain.sort_by_key(|h| (h.plain_position(), h.font().min(3)));
+    fancy.sort_by_key(|h| {
+        let ty = (h.0 >> 8 & 0xf).min(3);
+        let anchor = ty == 2;
+        (ty, anchor.then_some((h.0 >> 4 & 0xf, h.0 & 0xf, h.cap())))
+    });
 }
