@@ -1294,7 +1294,8 @@ fn write_forward_barrel(dir: &Path) -> webmill::Result<PathBuf> {
         SortConfig::new(tmp.join("vocab"), 1 << 20),
         lexicon::vocabulary_combine(),
     )?;
-    indexer::count_vocabulary(&sources, Stem::None, &mut vocab, 1 << 20, &reporter)?;
+    let (_, carried) =
+        indexer::count_vocabulary(&sources, Stem::None, &mut vocab, 1 << 20, 1 << 20, &reporter)?;
     let fst = tmp.join("terms.fst");
     let sorts = ["by-hits", "by-bytes"].map(|n| SortConfig::new(tmp.join(n), 512 << 10));
     let plan = lexicon::plan_words(vocab.finish()?, 1, sorts, 256 << 10, &fst)?;
@@ -1312,6 +1313,7 @@ fn write_forward_barrel(dir: &Path) -> webmill::Result<PathBuf> {
         256 << 10,
         &reporter,
         &mut lengths,
+        carried,
     )?;
     let path = dir.join("forward.wm");
     fs::copy(indexer::forward_path(&tmp, 0), &path).map_err(|e| webmill::Error::io(&path, e))?;

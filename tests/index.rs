@@ -278,14 +278,16 @@ proptest! {
         let tmp = dir.path().join("tmp");
         let reporter = silent();
         let mut vocab = ExternalSorter::new(SortConfig::new(tmp.join("vocab"), 4 << 20), lexicon::vocabulary_combine()).unwrap();
-        indexer::count_vocabulary(&src, Stem::None, &mut vocab, 1 << 20, &reporter).unwrap();
+        // Pass 1 carries no unit, some or all of them into the forward pass.
+        let carry = [0, 16 << 10, u64::MAX][(seed % 3) as usize];
+        let (_, carried) = indexer::count_vocabulary(&src, Stem::None, &mut vocab, 1 << 20, carry, &reporter).unwrap();
         let sorts = ["by-hits", "by-bytes"].map(|n| SortConfig::new(tmp.join(n), 2 << 20));
         let plan: WordPlan = lexicon::plan_words(vocab.finish().unwrap(), barrels, sorts, 1 << 20, &tmp.join("t.fst")).unwrap();
         let ids = WordIds::new(lexicon::open_fst_file(&tmp.join("t.fst")).unwrap(), 1 << 10);
         let fwd = tmp.join("fwd");
         std::fs::create_dir_all(&fwd).unwrap();
         let mut lengths = ExternalSorter::new(SortConfig::new(tmp.join("lengths"), 1 << 20), webmill::sort::Combine::sum()).unwrap();
-        indexer::write_forward(&src, Stem::None, &ids, &plan, &fwd, 4096, &reporter, &mut lengths).unwrap();
+        indexer::write_forward(&src, Stem::None, &ids, &plan, &fwd, 4096, &reporter, &mut lengths, carried).unwrap();
         for b in 0..plan.barrels() {
             let path = indexer::forward_path(&fwd, b);
             webmill::kinds::verify_file(&path).unwrap();
@@ -346,8 +348,11 @@ fn same_bytes_whatever_the_threads_and_budget() {
         (files(&out.join("index")), summary)
     };
     let (a, sa) = run("a", 1, 256 << 20);
-    let (b, _) = run("b", 2, 256 << 10);
+    let (b, sb) = run("b", 2, 256 << 10);
     assert_eq!(sa.runs, 0);
+    // Pass 1 carries the first units into the forward pass, fewer of them
+    // at the small budget.
+    assert!(sb.carried_units < sa.carried_units, "{sb:?} {sa:?}");
     // The barrels of this small job fit in memory even at 256 KiB (their
     // sort through spilled runs writes the same bytes:
     // `sorter::tests::memory_and_external_sorts_write_the_same_barrel`).

@@ -18,7 +18,13 @@
 //! every output is the same whatever the thread count. Two passes walk it:
 //! [`count_vocabulary`] (hits per word, for the lexicon) and
 //! [`write_forward`] (each document's hits into the forward barrels of their
-//! words).
+//! words). Pass 1 numbers each unit's distinct words in the order it meets
+//! them and keeps the first units, as many as its share of the budget holds,
+//! as those unit-local word indices with their hits ([`Carried`]): the
+//! forward pass looks each of a carried unit's words up once and maps its
+//! tokens through a dense array, instead of reading, decompressing,
+//! tokenizing and hashing the unit again into the word → wordID table (the
+//! units that did not fit are read again, with the same result).
 
 use std::path::{Path, PathBuf};
 
@@ -132,29 +138,177 @@ impl<V> WordMap<V> {
 }
 
 impl WordMap<u64> {
-    /// Adds `other`'s counts to this table's; returns the bytes the words new
+    /// Adds a unit's counts to this table's; returns the bytes the words new
     /// here take (their length plus 64 each, the budget's estimate).
-    fn add_counts(&mut self, other: WordMap<u64>) -> u64 {
+    fn add_counts(&mut self, unit: &UnitVocab) -> u64 {
         let mut new_bytes = 0;
-        for (k, c) in other.short {
-            match self.short.entry(k) {
-                hashbrown::hash_map::Entry::Occupied(mut e) => *e.get_mut() += c,
-                hashbrown::hash_map::Entry::Vacant(e) => {
-                    new_bytes += u64::from(k.to_le_bytes()[7]) + 64;
-                    e.insert(c);
-                }
-            }
-        }
-        for (w, c) in other.long {
-            match self.long.entry(w) {
-                hashbrown::hash_map::Entry::Occupied(mut e) => *e.get_mut() += c,
-                hashbrown::hash_map::Entry::Vacant(e) => {
-                    new_bytes += e.key().len() as u64 + 64;
-                    e.insert(c);
+        for (w, &c) in unit.words.iter().zip(&unit.counts) {
+            match *w {
+                VocabWord::Short(k) => match self.short.entry(k) {
+                    hashbrown::hash_map::Entry::Occupied(mut e) => *e.get_mut() += c,
+                    hashbrown::hash_map::Entry::Vacant(e) => {
+                        new_bytes += u64::from(k.to_le_bytes()[7]) + 64;
+                        e.insert(c);
+                    }
+                },
+                VocabWord::Long(start, end) => {
+                    let w = &unit.long_text[start as usize..end as usize];
+                    let (v, new) = self.get_or_insert(w, || 0);
+                    *v += c;
+                    if new {
+                        new_bytes += w.len() as u64 + 64;
+                    }
                 }
             }
         }
         new_bytes
+    }
+}
+
+/// A word of a unit's vocabulary: packed by [`pack_word`], or the range of
+/// [`UnitVocab::long_text`] holding it.
+#[derive(Clone, Copy, Debug)]
+enum VocabWord {
+    Short(u64),
+    Long(u32, u32),
+}
+
+/// A unit's vocabulary as pass 1 counts it: its distinct words numbered in
+/// the order first met (the unit-local word index), with their hits.
+#[derive(Default)]
+struct UnitVocab {
+    index: WordMap<u32>,
+    words: Vec<VocabWord>,
+    long_text: String,
+    counts: Vec<u64>,
+}
+
+impl UnitVocab {
+    /// Counts one hit of `w`; returns its unit-local index.
+    #[inline]
+    fn add(&mut self, w: &str) -> u32 {
+        let n = self.words.len() as u32;
+        let (&mut i, new) = self.index.get_or_insert(w, || n);
+        if new {
+            self.words.push(match pack_word(w) {
+                Some(k) => VocabWord::Short(k),
+                None => {
+                    let start = self.long_text.len() as u32;
+                    self.long_text.push_str(w);
+                    VocabWord::Long(start, self.long_text.len() as u32)
+                }
+            });
+            self.counts.push(0);
+        }
+        self.counts[i as usize] += 1;
+        i
+    }
+}
+
+/// A unit's documents as pass 1 tokenized them, carried into the forward
+/// pass so that it neither reads, tokenizes nor hashes them again: the
+/// unit's vocabulary, and each document's words as unit-local indices into
+/// it, with their hits. The forward pass looks each vocabulary word up once
+/// and maps a document's words through that small dense array; the word →
+/// wordID table is large (90k words on rust-doc), and hashing every token
+/// into it again missed the cache once a token (17.6% of the build's CPU
+/// time on rust-doc).
+pub struct CarriedUnit {
+    words: Vec<VocabWord>,
+    long_text: String,
+    /// (docID, part, words) of each document, in the order read.
+    docs: Vec<(u64, Part, u32)>,
+    /// Every document's words, as indices into `words`.
+    tokens: LocalWords,
+    /// One hit per token.
+    hits: Vec<Hit>,
+    /// Bytes of input the unit stands for (for progress).
+    input_bytes: u64,
+}
+
+/// A carried unit's words as unit-local indices: in 16 bits when the unit
+/// has at most 2¹⁶ distinct words (a unit of rust-doc has a few thousand),
+/// which makes a carried token 4 bytes with its hit instead of 6.
+enum LocalWords {
+    Narrow(Vec<u16>),
+    Wide(Vec<u32>),
+}
+
+impl CarriedUnit {
+    /// Pass 1's tokens of a unit (`tokens` indices into a vocabulary of
+    /// `words` words), its vocabulary still to be given.
+    fn new(
+        mut docs: Vec<(u64, Part, u32)>,
+        mut tokens: Vec<u32>,
+        mut hits: Vec<Hit>,
+        words: usize,
+        input_bytes: u64,
+    ) -> CarriedUnit {
+        docs.shrink_to_fit();
+        hits.shrink_to_fit();
+        let tokens = if words <= 1 << 16 {
+            LocalWords::Narrow(tokens.iter().map(|&t| t as u16).collect())
+        } else {
+            tokens.shrink_to_fit();
+            LocalWords::Wide(tokens)
+        };
+        CarriedUnit {
+            words: Vec::new(),
+            long_text: String::new(),
+            docs,
+            tokens,
+            hits,
+            input_bytes,
+        }
+    }
+
+    /// Bytes it holds (its vectors' lengths: they are built to size).
+    fn bytes(&self) -> u64 {
+        let tokens = match &self.tokens {
+            LocalWords::Narrow(t) => t.len() * 2,
+            LocalWords::Wide(t) => t.len() * 4,
+        };
+        (self.words.len() * std::mem::size_of::<VocabWord>()
+            + self.long_text.len()
+            + self.docs.len() * std::mem::size_of::<(u64, Part, u32)>()
+            + tokens
+            + self.hits.len() * 2) as u64
+            + 128
+    }
+
+    /// Sets `keys` to `wordID · 2³² + index` for the words `range` of the
+    /// unit, `ids` being the wordIDs of its vocabulary.
+    fn keys(&self, range: std::ops::Range<usize>, ids: &[u32], keys: &mut Vec<u64>) {
+        fn fill<T: Copy + Into<u64>>(tokens: &[T], ids: &[u32], keys: &mut Vec<u64>) {
+            keys.clear();
+            keys.extend(
+                tokens
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &t)| u64::from(ids[t.into() as usize]) << 32 | i as u64),
+            );
+        }
+        match &self.tokens {
+            LocalWords::Narrow(t) => fill(&t[range], ids, keys),
+            LocalWords::Wide(t) => fill(&t[range], ids, keys),
+        }
+    }
+}
+
+/// The units pass 1 carries into the forward pass: the first units of the
+/// input, in order, as many as fit in the budget it was given (the forward
+/// pass reads the rest again). Empty when pass 1 ran in an earlier attempt.
+#[derive(Default)]
+pub struct Carried {
+    units: Vec<CarriedUnit>,
+    /// Every unit is carried.
+    all: bool,
+}
+
+impl Carried {
+    /// Units carried.
+    pub fn units(&self) -> usize {
+        self.units.len()
     }
 }
 
@@ -555,6 +709,18 @@ impl WordIds {
             None => self.fst.get(word).map(|v| v as u32),
         }
     }
+
+    /// The wordID of the word [`pack_word`] packed into `k`.
+    #[inline]
+    fn get_packed(&self, k: u64) -> Option<u32> {
+        match self.hot.short.get(&k) {
+            Some(&id) => Some(id),
+            None => {
+                let a = k.to_le_bytes();
+                self.fst.get(&a[..usize::from(a[7]).min(7)]).map(|v| v as u32)
+            }
+        }
+    }
 }
 
 /// What a pass read.
@@ -592,14 +758,17 @@ fn window_len() -> usize {
 /// Pass 1: counts the hits of every word and pushes `(word, hits)` into
 /// `vocabulary` (whose combine adds equal words' counts) a chunk at a time:
 /// a chunk's vocabulary is held in memory until it takes `chunk_budget`
-/// bytes, and the units in flight hold a quarter of that of input.
+/// bytes, and the units in flight hold a quarter of that of input. The
+/// first units, as long as they fit in `carry_budget` bytes, are kept
+/// tokenized for the forward pass ([`Carried`]).
 pub fn count_vocabulary(
     sources: &Sources,
     stem: Stem,
     vocabulary: &mut ExternalSorter<VocabRec>,
     chunk_budget: u64,
+    carry_budget: u64,
     reporter: &SharedReporter,
-) -> Result<PassStats> {
+) -> Result<(PassStats, Carried)> {
     let window_bytes = chunk_budget / 4;
     let inputs = Inputs::open(sources, stem)?;
     let task = reporter.task(
@@ -610,30 +779,72 @@ pub fn count_vocabulary(
     let mut chunk = WordCounts::default();
     let mut chunk_bytes = 0u64;
     let mut stats = PassStats::default();
+    let mut carried = Carried::default();
+    let mut carried_bytes = 0u64;
+    // Units are carried until the first that does not fit: the forward pass
+    // then reads the input from that unit on.
+    let mut carrying = carry_budget > 0;
     inputs.windows(window_len(), window_bytes, |units| {
-        let outs: Vec<Result<(WordCounts, PassStats, u64)>> = units
+        let carry = carrying;
+        let outs: Vec<Result<(UnitVocab, Option<CarriedUnit>, PassStats, u64)>> = units
             .par_iter()
             .map(|u| {
-                let mut counts = WordCounts::default();
+                let mut vocab = UnitVocab::default();
                 let mut st = PassStats::default();
                 let mut tokens = Tokens::default();
-                inputs.visit(u, &mut tokens, |_, part, words, hits| {
+                // (docID, part, words) of each document, its words as
+                // indices into `vocab`, and its hits.
+                let mut kept = carry.then(|| (Vec::new(), Vec::new(), Vec::new()));
+                inputs.visit(u, &mut tokens, |doc, part, words, hits| {
                     st.add(part, hits.len());
-                    for w in split_words(words) {
-                        *counts.get_or_insert(w, || 0).0 += 1;
+                    match &mut kept {
+                        Some((docs, tokens, kept_hits)) => {
+                            let at = tokens.len();
+                            tokens.extend(split_words(words).map(|w| vocab.add(w)));
+                            let n = tokens.len() - at;
+                            if n != hits.len() {
+                                return Err(Error::internal(format!(
+                                    "{n} words, {} hits",
+                                    hits.len()
+                                )));
+                            }
+                            kept_hits.extend_from_slice(hits);
+                            docs.push((doc, part, n as u32));
+                        }
+                        None => {
+                            for w in split_words(words) {
+                                vocab.add(w);
+                            }
+                        }
                     }
                     Ok(())
                 })?;
-                Ok((counts, st, inputs.unit_bytes(u)))
+                let bytes = inputs.unit_bytes(u);
+                let kept = kept.map(|(docs, tokens, hits)| {
+                    vocab.words.shrink_to_fit();
+                    vocab.long_text.shrink_to_fit();
+                    CarriedUnit::new(docs, tokens, hits, vocab.words.len(), bytes)
+                });
+                Ok((vocab, kept, st, bytes))
             })
             .collect();
         for out in outs {
-            let (counts, st, bytes) = out?;
+            let (vocab, kept, st, bytes) = out?;
             stats.plain_hits += st.plain_hits;
             stats.fancy_hits += st.fancy_hits;
             stats.texts += st.texts;
             stats.fancy_docs += st.fancy_docs;
-            chunk_bytes += chunk.add_counts(counts);
+            chunk_bytes += chunk.add_counts(&vocab);
+            if let (true, Some(mut unit)) = (carrying, kept) {
+                unit.words = vocab.words;
+                unit.long_text = vocab.long_text;
+                if carried_bytes + unit.bytes() <= carry_budget {
+                    carried_bytes += unit.bytes();
+                    carried.units.push(unit);
+                } else {
+                    carrying = false;
+                }
+            }
             task.inc(bytes);
             if chunk_bytes >= chunk_budget {
                 flush_chunk(&mut chunk, vocabulary)?;
@@ -644,7 +855,8 @@ pub fn count_vocabulary(
         Ok(())
     })?;
     flush_chunk(&mut chunk, vocabulary)?;
-    Ok(stats)
+    carried.all = carrying;
+    Ok((stats, carried))
 }
 
 /// Pushes a chunk's vocabulary into the sort, in byte order of the words (so
@@ -691,7 +903,8 @@ type UnitOutput = (ForwardStats, u64, Vec<(u64, u64)>);
 /// `block_bytes`, and its hits per field into `lengths` as `(docID · 8 +
 /// field, hits)` ([`fieldlens`](super::fieldlens); the sort's combine adds
 /// equal keys); the units in flight hold about a quarter of the blocks'
-/// bytes of input. Returns what it wrote.
+/// bytes of input. The units pass 1 `carried` come from memory, the others
+/// are read again. Returns what it wrote.
 #[allow(clippy::too_many_arguments)]
 pub fn write_forward(
     sources: &Sources,
@@ -702,6 +915,7 @@ pub fn write_forward(
     block_bytes: usize,
     reporter: &SharedReporter,
     lengths: &mut ExternalSorter<(u64, u64)>,
+    carried: Carried,
 ) -> Result<ForwardStats> {
     // The work in flight gets as much memory as the barrels' block buffers.
     let window_bytes = (block_bytes * plan.barrels()) as u64 / 4;
@@ -727,44 +941,11 @@ pub fn write_forward(
     // Each unit's output buffers are reused from window to window: a fresh
     // set per unit would leave the allocator with freed memory it keeps.
     let mut pool: Vec<Vec<BarrelBytes>> = Vec::new();
-    inputs.windows(window_len(), window_bytes, |units| {
-        let mut bufs: Vec<Vec<BarrelBytes>> = (0..units.len())
-            .map(|_| {
-                pool.pop().unwrap_or_else(|| {
-                    (0..barrels)
-                        .map(|_| BarrelBytes {
-                            bytes: Vec::new(),
-                            records: Vec::new(),
-                        })
-                        .collect()
-                })
-            })
-            .collect();
-        let outs: Vec<Result<UnitOutput>> = units
-            .par_iter()
-            .zip(bufs.par_iter_mut())
-            .map(|(u, out)| {
-                let mut st = ForwardStats::default();
-                let mut tokens = Tokens::default();
-                let mut doc_scratch = DocScratch::default();
-                let mut lens = Vec::new();
-                inputs.visit(u, &mut tokens, |doc, part, words, hits| {
-                    st.pass.add(part, hits.len());
-                    let mut fields = [0u64; FIELDS];
-                    for &h in hits {
-                        fields[field_of_hit(h)] += 1;
-                    }
-                    for (f, &n) in fields.iter().enumerate() {
-                        if n > 0 {
-                            lens.push((doc * 8 + f as u64, n));
-                        }
-                    }
-                    doc_scratch.emit(doc, part, words, hits, ids, plan, out, &mut st)
-                })?;
-                Ok((st, inputs.unit_bytes(u), lens))
-            })
-            .collect();
-        for (out, per_barrel) in outs.into_iter().zip(&mut bufs) {
+    // Appends a window's outputs, in unit order, to the barrels.
+    let mut consume = |outs: Vec<Result<UnitOutput>>,
+                       bufs: &mut Vec<Vec<BarrelBytes>>|
+     -> Result<()> {
+        for (out, per_barrel) in outs.into_iter().zip(bufs.iter_mut()) {
             let (st, bytes, lens) = out?;
             for l in lens {
                 lengths.push(l)?;
@@ -788,13 +969,134 @@ pub fn write_forward(
             stats.paper_header_bytes += st.paper_header_bytes;
             task.inc(bytes);
         }
-        pool.extend(bufs);
         Ok(())
-    })?;
+    };
+    let (skip, carried_all) = (carried.units.len(), carried.all);
+    let mut units = carried.units.into_iter();
+    loop {
+        let window: Vec<CarriedUnit> = units.by_ref().take(window_len()).collect();
+        if window.is_empty() {
+            break;
+        }
+        let mut bufs = take_bufs(&mut pool, window.len(), barrels);
+        let outs: Vec<Result<UnitOutput>> = window
+            .par_iter()
+            .zip(bufs.par_iter_mut())
+            .map(|(u, out)| {
+                let mut st = ForwardStats::default();
+                let mut doc_scratch = DocScratch::default();
+                let mut lens = Vec::new();
+                let word_ids = u
+                    .words
+                    .iter()
+                    .map(|w| match *w {
+                        VocabWord::Short(k) => ids.get_packed(k),
+                        VocabWord::Long(start, end) => {
+                            ids.get(&u.long_text[start as usize..end as usize])
+                        }
+                    }
+                    .ok_or_else(|| missing_word(&u.long_text, w)))
+                    .collect::<Result<Vec<u32>>>()?;
+                let mut at = 0;
+                for &(doc, part, n) in &u.docs {
+                    let end = at + n as usize;
+                    let hits = &u.hits[at..end];
+                    doc_lengths(doc, part, hits, &mut st, &mut lens);
+                    u.keys(at..end, &word_ids, &mut doc_scratch.keys);
+                    doc_scratch.emit(doc, part, hits, plan, out, &mut st);
+                    at = end;
+                }
+                Ok((st, u.input_bytes, lens))
+            })
+            .collect();
+        drop(window);
+        consume(outs, &mut bufs)?;
+        pool.extend(bufs);
+    }
+    let mut seen = 0usize;
+    if !carried_all {
+        inputs.windows(window_len(), window_bytes, |mut units| {
+            // The units carried were written above.
+            let carried_here = skip.saturating_sub(seen).min(units.len());
+            seen += units.len();
+            units.drain(..carried_here);
+            if units.is_empty() {
+                return Ok(());
+            }
+            let mut bufs = take_bufs(&mut pool, units.len(), barrels);
+            let outs: Vec<Result<UnitOutput>> = units
+                .par_iter()
+                .zip(bufs.par_iter_mut())
+                .map(|(u, out)| {
+                    let mut st = ForwardStats::default();
+                    let mut tokens = Tokens::default();
+                    let mut doc_scratch = DocScratch::default();
+                    let mut lens = Vec::new();
+                    inputs.visit(u, &mut tokens, |doc, part, words, hits| {
+                        doc_lengths(doc, part, hits, &mut st, &mut lens);
+                        doc_scratch.lookup(words, hits.len(), ids)?;
+                        doc_scratch.emit(doc, part, hits, plan, out, &mut st);
+                        Ok(())
+                    })?;
+                    Ok((st, inputs.unit_bytes(u), lens))
+                })
+                .collect();
+            consume(outs, &mut bufs)?;
+            pool.extend(bufs);
+            Ok(())
+        })?;
+    }
     for w in writers {
         stats.bytes += w.finish()?;
     }
     Ok(stats)
+}
+
+/// `n` sets of per-barrel output buffers, from `pool` where it has them.
+fn take_bufs(pool: &mut Vec<Vec<BarrelBytes>>, n: usize, barrels: usize) -> Vec<Vec<BarrelBytes>> {
+    (0..n)
+        .map(|_| {
+            pool.pop().unwrap_or_else(|| {
+                (0..barrels)
+                    .map(|_| BarrelBytes {
+                        bytes: Vec::new(),
+                        records: Vec::new(),
+                    })
+                    .collect()
+            })
+        })
+        .collect()
+}
+
+/// Counts a document's hits in `st` and its hits per field into `lens`.
+fn doc_lengths(
+    doc: u64,
+    part: Part,
+    hits: &[Hit],
+    st: &mut ForwardStats,
+    lens: &mut Vec<(u64, u64)>,
+) {
+    st.pass.add(part, hits.len());
+    let mut fields = [0u64; FIELDS];
+    for &h in hits {
+        fields[field_of_hit(h)] += 1;
+    }
+    for (f, &n) in fields.iter().enumerate() {
+        if n > 0 {
+            lens.push((doc * 8 + f as u64, n));
+        }
+    }
+}
+
+/// The error of a carried word the term dictionary lacks.
+fn missing_word(long_text: &str, w: &VocabWord) -> Error {
+    let w = match *w {
+        VocabWord::Short(k) => unpack_word(k),
+        VocabWord::Long(start, end) => long_text[start as usize..end as usize].to_string(),
+    };
+    Error::internal(format!(
+        "word {w:?} is missing from the vocabulary counted from the same input"
+    ))
 }
 
 /// The path of forward barrel `b` in `dir`.
@@ -813,20 +1115,9 @@ struct DocScratch {
 }
 
 impl DocScratch {
-    /// Groups one document's hits by wordID and appends a record to each
-    /// barrel that has words of it.
-    #[allow(clippy::too_many_arguments)]
-    fn emit(
-        &mut self,
-        doc: u64,
-        part: Part,
-        words: &str,
-        hits: &[Hit],
-        ids: &WordIds,
-        plan: &WordPlan,
-        out: &mut [BarrelBytes],
-        st: &mut ForwardStats,
-    ) -> Result<()> {
+    /// Fills the keys (`wordID · 2³² + index`) of a document's
+    /// space-separated `words`, `hits` of them, by looking each up.
+    fn lookup(&mut self, words: &str, hits: usize, ids: &WordIds) -> Result<()> {
         self.keys.clear();
         for (i, w) in split_words(words).enumerate() {
             let id = ids.get(w).ok_or_else(|| {
@@ -836,13 +1127,27 @@ impl DocScratch {
             })?;
             self.keys.push(u64::from(id) << 32 | i as u64);
         }
-        if self.keys.len() != hits.len() {
+        if self.keys.len() != hits {
             return Err(Error::internal(format!(
                 "{} words, {} hits",
                 self.keys.len(),
-                hits.len()
+                hits
             )));
         }
+        Ok(())
+    }
+
+    /// Groups one document's hits by wordID (its keys filled, one per hit)
+    /// and appends a record to each barrel that has words of it.
+    fn emit(
+        &mut self,
+        doc: u64,
+        part: Part,
+        hits: &[Hit],
+        plan: &WordPlan,
+        out: &mut [BarrelBytes],
+        st: &mut ForwardStats,
+    ) {
         sort_doc_keys(&mut self.keys, &mut self.spare, &mut self.counts);
         self.sorted.clear();
         self.entries.clear();
@@ -875,7 +1180,6 @@ impl DocScratch {
             let n: usize = list.iter().map(|(_, h)| h.len()).sum();
             bb.records.push((bb.bytes.len(), n as u64));
         }
-        Ok(())
     }
 }
 
@@ -957,14 +1261,15 @@ mod tests {
             "größer",
             "a",
         ];
-        let mut unit = WordCounts::default();
-        for w in words {
-            *unit.get_or_insert(w, || 0).0 += 1;
-        }
-        assert_eq!(unit.len(), 8);
-        assert_eq!(unit.get("a"), Some(&2));
-        assert_eq!(unit.get("a\u{0}"), Some(&1));
-        assert_eq!(unit.get("b"), None);
+        let mut unit = UnitVocab::default();
+        let local: Vec<u32> = words.iter().map(|w| unit.add(w)).collect();
+        // Unit-local indices in the order first met.
+        assert_eq!(local, [0, 1, 2, 3, 4, 5, 6, 7, 1]);
+        assert_eq!(unit.index.len(), 8);
+        assert_eq!(unit.index.get("a"), Some(&1));
+        assert_eq!(unit.counts[1], 2);
+        assert_eq!(unit.counts[2], 1);
+        assert_eq!(unit.index.get("b"), None);
         let mut chunk = WordCounts::default();
         *chunk.get_or_insert("a", || 0).0 += 5;
         // New words: everything but "a", each its length plus 64 bytes.
@@ -973,7 +1278,7 @@ mod tests {
             .filter(|w| **w != "a")
             .map(|w| w.len() + 64)
             .sum();
-        assert_eq!(chunk.add_counts(unit), new as u64);
+        assert_eq!(chunk.add_counts(&unit), new as u64);
         let mut all: Vec<(String, u64)> = chunk.drain().collect();
         all.sort();
         let mut want: Vec<(String, u64)> = words[..8]

@@ -6,6 +6,7 @@
 //! text.wm + pagedoc.wm ─┐  pass 1: hits per word, in bounded chunks ─► sort (words, sum) ─►
 //! docs.wm + anchors.wm ─┘          plan: wordIDs by descending hits, barrel cuts, term dictionary
 //!                          pass 2: each document's hits ─► forward barrels fwd-BBB.wm (tmp)
+//!                                  (the units pass 1 carried tokenized in memory; the rest read again)
 //! forward barrel b ─► sort (wordID, docID) ─► index/full-BBB.wm
 //!                                              + lexicon entries of b (tmp)        [per barrel]
 //! term dictionary + entries ─► index/lexicon.wm
@@ -124,6 +125,11 @@ pub struct IndexSummary {
     pub max_barrel_share: f64,
     /// Seconds per step: vocabulary, plan, forward, sort, lexicon.
     pub seconds: [f64; 5],
+    /// Units of the input pass 1 carried tokenized into the forward pass
+    /// (those that fit its budget's share; none when pass 1 ran in an
+    /// earlier attempt).
+    #[serde(default)]
+    pub carried_units: usize,
     /// The field lengths the block bounds need fit the budget's share for
     /// them (otherwise they are read from the file, a block at a time).
     #[serde(default)]
@@ -146,13 +152,15 @@ fn impacts(path: &Path, budget: u64) -> Result<Option<inverted::Impacts>> {
 /// vocabulary's merge, then its merge beside the by-bytes sort; the forward
 /// pass's word → wordID table, barrel block buffers and sort of (docID,
 /// field) hit counts; the barrel sorts, which split theirs between the
-/// barrels sorted in parallel.
+/// barrels sorted in parallel. The units pass 1 carries tokenized into
+/// the forward pass are held from pass 1 to the end of the forward pass.
 const SHARES: &[Phase] = &[
     phase(
         "pass 1: the vocabulary",
         &[
             share("vocabulary", 1.0 / 3.0),
             share("vocabulary chunks", 1.0 / 4.0),
+            share("carried units", 1.0 / 6.0),
         ],
     ),
     phase(
@@ -160,6 +168,7 @@ const SHARES: &[Phase] = &[
         &[
             share("vocabulary", 1.0 / 3.0),
             share("words-by-hits", 1.0 / 2.0),
+            share("carried units", 1.0 / 6.0),
         ],
     ),
     phase(
@@ -167,6 +176,7 @@ const SHARES: &[Phase] = &[
         &[
             share("words-by-hits merge", 1.0 / 4.0),
             share("words-by-bytes", 1.0 / 2.0),
+            share("carried units", 1.0 / 6.0),
         ],
     ),
     phase(
@@ -175,6 +185,7 @@ const SHARES: &[Phase] = &[
             share("word ids", 1.0 / 4.0),
             share("forward blocks", 1.0 / 4.0),
             share("field-lengths", 1.0 / 4.0),
+            share("carried units", 1.0 / 6.0),
         ],
     ),
     phase(
@@ -242,6 +253,9 @@ pub(crate) fn build_part(
 
     // Pass 1 and the plan.
     let mut t = Instant::now();
+    // The units pass 1 keeps tokenized for the forward pass (none when
+    // pass 1 ran in an earlier attempt).
+    let mut carried = indexer::Carried::default();
     let saved = cx
         .checkpoint::<lexicon::WordPlan>("plan")?
         .filter(|p| p.barrels() == barrels as usize && fst_path.exists());
@@ -259,13 +273,16 @@ pub(crate) fn build_part(
                 drop(sorter);
                 crate::sort::remove_sort_dir(&tmp.join("vocabulary"))?;
                 sorter = vocabulary()?;
-                indexer::count_vocabulary(
+                carried = indexer::count_vocabulary(
                     &sources,
                     stem,
                     &mut sorter,
                     cx.budget().bytes("vocabulary chunks")?,
+                    cx.budget().bytes("carried units")?,
                     reporter,
-                )?;
+                )?
+                .1;
+                summary.carried_units = carried.units();
             }
             crate::sort::memory::release_freed_heap();
             let sorted = sorter.finish()?;
@@ -331,6 +348,7 @@ pub(crate) fn build_part(
                 block_bytes,
                 reporter,
                 &mut lengths,
+                std::mem::take(&mut carried),
             )?;
             drop(ids);
             let docs = crate::docs::DocTable::open(&sources.docs)?.len();
@@ -341,6 +359,7 @@ pub(crate) fn build_part(
             stats
         }
     };
+    drop(carried);
     summary.seconds[2] = t.elapsed().as_secs_f64();
     if until == Until::Forward {
         return Ok(summary);
