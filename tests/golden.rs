@@ -1294,8 +1294,14 @@ fn write_forward_barrel(dir: &Path) -> webmill::Result<PathBuf> {
         SortConfig::new(tmp.join("vocab"), 1 << 20),
         lexicon::vocabulary_combine(),
     )?;
-    let (_, carried) =
-        indexer::count_vocabulary(&sources, Stem::None, &mut vocab, 1 << 20, 1 << 20, &reporter)?;
+    let (_, carried) = indexer::count_vocabulary(
+        &sources,
+        Stem::None,
+        &mut vocab,
+        1 << 20,
+        1 << 20,
+        &reporter,
+    )?;
     let fst = tmp.join("terms.fst");
     let sorts = ["by-hits", "by-bytes"].map(|n| SortConfig::new(tmp.join(n), 512 << 10));
     let plan = lexicon::plan_words(vocab.finish()?, 1, sorts, 256 << 10, &fst)?;

@@ -717,7 +717,9 @@ impl WordIds {
             Some(&id) => Some(id),
             None => {
                 let a = k.to_le_bytes();
-                self.fst.get(&a[..usize::from(a[7]).min(7)]).map(|v| v as u32)
+                self.fst
+                    .get(&a[..usize::from(a[7]).min(7)])
+                    .map(|v| v as u32)
             }
         }
     }
@@ -942,35 +944,34 @@ pub fn write_forward(
     // set per unit would leave the allocator with freed memory it keeps.
     let mut pool: Vec<Vec<BarrelBytes>> = Vec::new();
     // Appends a window's outputs, in unit order, to the barrels.
-    let mut consume = |outs: Vec<Result<UnitOutput>>,
-                       bufs: &mut Vec<Vec<BarrelBytes>>|
-     -> Result<()> {
-        for (out, per_barrel) in outs.into_iter().zip(bufs.iter_mut()) {
-            let (st, bytes, lens) = out?;
-            for l in lens {
-                lengths.push(l)?;
-            }
-            for (w, b) in writers.iter_mut().zip(per_barrel.iter_mut()) {
-                let mut start = 0;
-                for &(end, hits) in &b.records {
-                    w.push(&b.bytes[start..end], hits)?;
-                    start = end;
+    let mut consume =
+        |outs: Vec<Result<UnitOutput>>, bufs: &mut Vec<Vec<BarrelBytes>>| -> Result<()> {
+            for (out, per_barrel) in outs.into_iter().zip(bufs.iter_mut()) {
+                let (st, bytes, lens) = out?;
+                for l in lens {
+                    lengths.push(l)?;
                 }
-                b.bytes.clear();
-                b.records.clear();
+                for (w, b) in writers.iter_mut().zip(per_barrel.iter_mut()) {
+                    let mut start = 0;
+                    for &(end, hits) in &b.records {
+                        w.push(&b.bytes[start..end], hits)?;
+                        start = end;
+                    }
+                    b.bytes.clear();
+                    b.records.clear();
+                }
+                stats.pass.texts += st.pass.texts;
+                stats.pass.fancy_docs += st.pass.fancy_docs;
+                stats.pass.plain_hits += st.pass.plain_hits;
+                stats.pass.fancy_hits += st.pass.fancy_hits;
+                stats.records += st.records;
+                stats.entries += st.entries;
+                stats.header_bytes += st.header_bytes;
+                stats.paper_header_bytes += st.paper_header_bytes;
+                task.inc(bytes);
             }
-            stats.pass.texts += st.pass.texts;
-            stats.pass.fancy_docs += st.pass.fancy_docs;
-            stats.pass.plain_hits += st.pass.plain_hits;
-            stats.pass.fancy_hits += st.pass.fancy_hits;
-            stats.records += st.records;
-            stats.entries += st.entries;
-            stats.header_bytes += st.header_bytes;
-            stats.paper_header_bytes += st.paper_header_bytes;
-            task.inc(bytes);
-        }
-        Ok(())
-    };
+            Ok(())
+        };
     let (skip, carried_all) = (carried.units.len(), carried.all);
     let mut units = carried.units.into_iter();
     loop {
@@ -989,13 +990,15 @@ pub fn write_forward(
                 let word_ids = u
                     .words
                     .iter()
-                    .map(|w| match *w {
-                        VocabWord::Short(k) => ids.get_packed(k),
-                        VocabWord::Long(start, end) => {
-                            ids.get(&u.long_text[start as usize..end as usize])
+                    .map(|w| {
+                        match *w {
+                            VocabWord::Short(k) => ids.get_packed(k),
+                            VocabWord::Long(start, end) => {
+                                ids.get(&u.long_text[start as usize..end as usize])
+                            }
                         }
-                    }
-                    .ok_or_else(|| missing_word(&u.long_text, w)))
+                        .ok_or_else(|| missing_word(&u.long_text, w))
+                    })
                     .collect::<Result<Vec<u32>>>()?;
                 let mut at = 0;
                 for &(doc, part, n) in &u.docs {
