@@ -757,6 +757,10 @@ fn window_len() -> usize {
     2 * rayon::current_num_threads().max(1)
 }
 
+/// What a unit of pass 1 made: its vocabulary, its tokens if they may be
+/// carried, its figures and its input bytes.
+type CountOutput = (UnitVocab, Option<CarriedUnit>, PassStats, u64);
+
 /// Pass 1: counts the hits of every word and pushes `(word, hits)` into
 /// `vocabulary` (whose combine adds equal words' counts) a chunk at a time:
 /// a chunk's vocabulary is held in memory until it takes `chunk_budget`
@@ -788,7 +792,7 @@ pub fn count_vocabulary(
     let mut carrying = carry_budget > 0;
     inputs.windows(window_len(), window_bytes, |units| {
         let carry = carrying;
-        let outs: Vec<Result<(UnitVocab, Option<CarriedUnit>, PassStats, u64)>> = units
+        let outs: Vec<Result<CountOutput>> = units
             .par_iter()
             .map(|u| {
                 let mut vocab = UnitVocab::default();
