@@ -159,14 +159,21 @@ pub fn get(bytes: &[u8], w: u8, i: usize) -> u32 {
     let byte = bit / 8;
     let shift = bit % 8;
     let mut word = [0u8; 8];
-    let avail = bytes.len().saturating_sub(byte).min(8);
-    word[..avail].copy_from_slice(&bytes[byte..byte + avail]);
+    // A fixed 8-byte load while one fits (a load, not a `memcpy` call: the
+    // hit decoder reads large fonts one by one); the tail zero-filled.
+    if let Some(b) = bytes.get(byte..byte + 8) {
+        word.copy_from_slice(b);
+    } else {
+        let avail = bytes.len().saturating_sub(byte).min(8);
+        word[..avail].copy_from_slice(&bytes[byte..byte + avail]);
+    }
     let v = u64::from_le_bytes(word) >> shift;
     (v & ((1u64 << w) - 1)) as u32
 }
 
 /// Decodes `out.len()` values packed at width `w`, starting at value `first`,
 /// into `out`. `None` if `bytes` is too short.
+#[inline]
 pub fn unpack_into(bytes: &[u8], w: u8, first: usize, out: &mut [u32]) -> Option<()> {
     if w == 0 {
         out.fill(0);

@@ -353,6 +353,39 @@ fn fancy_value(h: &Hit) -> u32 {
     (u32::from(h.0 & 0xff) << 1) | u32::from(h.cap())
 }
 
+/// Merges the runs of plain hits `out[start..ends[0]]`, `..ends[1]`, …
+/// (one per class, in class order, each in position order) into position
+/// order, equal positions by class: what a stable sort by (position,
+/// class) gives, without sorting. The merge is written after them and
+/// moved back.
+fn merge_runs(out: &mut Vec<Hit>, start: usize, ends: &[usize]) {
+    let mid = out.len();
+    let mut heads = [0usize; LARGE + 1];
+    let k = ends.len().min(heads.len());
+    heads[0] = start;
+    heads[1..k].copy_from_slice(&ends[..k - 1]);
+    for _ in start..mid {
+        // The run whose head has the least position; ties to the first
+        // (the lower class).
+        let mut best = usize::MAX;
+        let mut best_pos = 0;
+        for (j, (&h, &e)) in heads[..k].iter().zip(ends).enumerate() {
+            if h < e {
+                let p = out[h].plain_position();
+                if best == usize::MAX || p < best_pos {
+                    best = j;
+                    best_pos = p;
+                }
+            }
+        }
+        let h = out[heads[best]];
+        heads[best] += 1;
+        out.push(h);
+    }
+    out.copy_within(mid.., start);
+    out.truncate(mid);
+}
+
 /// The hit of class `class` (URL, title or anchor) packed as `v`.
 #[inline]
 fn unpack_fancy(class: usize, v: u32) -> Hit {
@@ -655,20 +688,22 @@ impl<'a> BlockView<'a> {
         out: &mut Vec<Hit>,
     ) -> Result<(), String> {
         let np = classes[SMALL..=LARGE].iter().sum::<u32>() as usize;
-        out.reserve(np + classes[URL..].iter().sum::<u32>() as usize);
+        // Room for the hits and, with several plain classes, their merge.
+        out.reserve(2 * np + classes[URL..].iter().sum::<u32>() as usize);
         let caps = &self.bytes[cols.caps_at..cols.large_at];
         let large = &self.bytes[cols.large_at..cols.fancy_at];
         let start = out.len();
         let (mut buf, mut cap_buf) = ([0u32; RUN_HITS], [0u32; RUN_HITS]);
         let mut k = 0;
         let mut li = large_first;
-        let mut classes_seen = 0;
+        // Where each class's run of hits ends in `out` (classes with hits).
+        let mut ends = [0usize; LARGE + 1];
+        let mut runs = 0;
         for (class, &cnt) in classes.iter().enumerate().take(LARGE + 1) {
             let cnt = cnt as usize;
             if cnt == 0 {
                 continue;
             }
-            classes_seen += 1;
             // The class's positions, run by run: the first absolute, then
             // differences.
             let mut pos = 0u32;
@@ -687,7 +722,11 @@ impl<'a> BlockView<'a> {
                 bitpack::unpack_into(caps, self.w_cap, i, &mut cap_buf[..take])
                     .ok_or("capitalization cut short")?;
                 for (j, (&v, &cap)) in buf[..take].iter().zip(&cap_buf[..take]).enumerate() {
-                    pos = if done + j == 0 { v } else { pos + v };
+                    pos = if done + j == 0 {
+                        v
+                    } else {
+                        pos.saturating_add(v)
+                    };
                     if pos > MAX_PLAIN_POSITION {
                         return Err(format!(
                             "plain hit position {pos} over {MAX_PLAIN_POSITION}"
@@ -708,20 +747,27 @@ impl<'a> BlockView<'a> {
                 done += take;
             }
             k += cnt;
+            ends[runs] = out.len();
+            runs += 1;
         }
-        if classes_seen > 1 {
-            // Stable: within a class, positions already increase.
-            out[start..].sort_by_key(|h| (h.plain_position(), class_of(*h)));
+        if runs > 1 {
+            merge_runs(out, start, &ends[..runs]);
         }
         let fancy = &self.bytes[cols.fancy_at..cols.repeats_at];
         let mut at = fancy_first;
         for class in [URL, TITLE] {
-            for _ in 0..classes[class] {
-                if at >= cols.fancy {
-                    return Err("fancy hits cut short".into());
-                }
-                out.push(unpack_fancy(class, bitpack::get(fancy, self.w_fancy, at)));
-                at += 1;
+            let cnt = classes[class] as usize;
+            if at + cnt > cols.fancy {
+                return Err("fancy hits cut short".into());
+            }
+            let mut done = 0;
+            while done < cnt {
+                let take = RUN_HITS.min(cnt - done);
+                bitpack::unpack_into(fancy, self.w_fancy, at, &mut buf[..take])
+                    .ok_or("fancy hits cut short")?;
+                out.extend(buf[..take].iter().map(|&v| unpack_fancy(class, v)));
+                at += take;
+                done += take;
             }
         }
         let anchors = classes[ANCHOR] as usize;
