@@ -983,14 +983,12 @@ pub fn write_forward(
         if window.is_empty() {
             break;
         }
-        let mut bufs = take_bufs(&mut pool, window.len(), barrels);
-        let outs: Vec<Result<UnitOutput>> = window
-            .par_iter()
-            .zip(bufs.par_iter_mut())
-            .map(|(u, out)| {
-                let mut st = ForwardStats::default();
-                let mut doc_scratch = DocScratch::default();
-                let mut lens = Vec::new();
+        forward_window(
+            window,
+            &mut pool,
+            barrels,
+            &mut consume,
+            |u, out, scratch| {
                 let word_ids = u
                     .words
                     .iter()
@@ -1008,17 +1006,16 @@ pub fn write_forward(
                 for &(doc, part, n) in &u.docs {
                     let end = at + n as usize;
                     let hits = &u.hits[at..end];
-                    doc_lengths(doc, part, hits, &mut st, &mut lens);
-                    u.keys(at..end, &word_ids, &mut doc_scratch.keys);
-                    doc_scratch.emit(doc, part, hits, plan, out, &mut st);
+                    doc_lengths(doc, part, hits, &mut scratch.st, &mut scratch.lens);
+                    u.keys(at..end, &word_ids, &mut scratch.doc.keys);
+                    scratch
+                        .doc
+                        .emit(doc, part, hits, plan, out, &mut scratch.st);
                     at = end;
                 }
-                Ok((st, u.input_bytes, lens))
-            })
-            .collect();
-        drop(window);
-        consume(outs, &mut bufs)?;
-        pool.extend(bufs);
+                Ok(u.input_bytes)
+            },
+        )?;
     }
     let mut seen = 0usize;
     if !carried_all {
@@ -1030,33 +1027,67 @@ pub fn write_forward(
             if units.is_empty() {
                 return Ok(());
             }
-            let mut bufs = take_bufs(&mut pool, units.len(), barrels);
-            let outs: Vec<Result<UnitOutput>> = units
-                .par_iter()
-                .zip(bufs.par_iter_mut())
-                .map(|(u, out)| {
-                    let mut st = ForwardStats::default();
+            forward_window(
+                units,
+                &mut pool,
+                barrels,
+                &mut consume,
+                |u, out, scratch| {
                     let mut tokens = Tokens::default();
-                    let mut doc_scratch = DocScratch::default();
-                    let mut lens = Vec::new();
                     inputs.visit(u, &mut tokens, |doc, part, words, hits| {
-                        doc_lengths(doc, part, hits, &mut st, &mut lens);
-                        doc_scratch.lookup(words, hits.len(), ids)?;
-                        doc_scratch.emit(doc, part, hits, plan, out, &mut st);
+                        doc_lengths(doc, part, hits, &mut scratch.st, &mut scratch.lens);
+                        scratch.doc.lookup(words, hits.len(), ids)?;
+                        scratch
+                            .doc
+                            .emit(doc, part, hits, plan, out, &mut scratch.st);
                         Ok(())
                     })?;
-                    Ok((st, inputs.unit_bytes(u), lens))
-                })
-                .collect();
-            consume(outs, &mut bufs)?;
-            pool.extend(bufs);
-            Ok(())
+                    Ok(inputs.unit_bytes(u))
+                },
+            )
         })?;
     }
     for w in writers {
         stats.bytes += w.finish()?;
     }
     Ok(stats)
+}
+
+/// What one unit of the forward pass writes into besides its barrel buffers.
+#[derive(Default)]
+struct UnitScratch {
+    st: ForwardStats,
+    doc: DocScratch,
+    lens: Vec<(u64, u64)>,
+}
+
+/// Runs `unit` over a window of units in parallel, each with its own barrel
+/// buffers from `pool` and its own scratch, then hands the outputs to
+/// `consume` in unit order, so the barrels' bytes do not depend on the
+/// threads. `unit` returns the unit's input bytes. The window is dropped
+/// before `consume` runs: its units' memory is freed before the barrels
+/// grow.
+fn forward_window<U: Send + Sync>(
+    window: Vec<U>,
+    pool: &mut Vec<Vec<BarrelBytes>>,
+    barrels: usize,
+    consume: &mut impl FnMut(Vec<Result<UnitOutput>>, &mut Vec<Vec<BarrelBytes>>) -> Result<()>,
+    unit: impl Fn(&U, &mut [BarrelBytes], &mut UnitScratch) -> Result<u64> + Sync,
+) -> Result<()> {
+    let mut bufs = take_bufs(pool, window.len(), barrels);
+    let outs: Vec<Result<UnitOutput>> = window
+        .par_iter()
+        .zip(bufs.par_iter_mut())
+        .map(|(u, out)| {
+            let mut scratch = UnitScratch::default();
+            let bytes = unit(u, out, &mut scratch)?;
+            Ok((scratch.st, bytes, scratch.lens))
+        })
+        .collect();
+    drop(window);
+    consume(outs, &mut bufs)?;
+    pool.extend(bufs);
+    Ok(())
 }
 
 /// `n` sets of per-barrel output buffers, from `pool` where it has them.
