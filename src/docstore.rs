@@ -46,6 +46,43 @@ pub const MAX_CLUSTER_MEMBERS: u64 = 16 << 20;
 /// Decoded doc-table blocks kept between lookups.
 const DOC_BLOCK_CACHE: usize = 256;
 
+/// Largest decompressed repository block whose buffers (and the
+/// extractor's) a thread keeps for its next [`DocStore::with_extracted`].
+const KEPT_EXTRACT_BYTES: usize = 8 << 20;
+
+/// A thread's scratch for [`DocStore::with_extracted`]: an extractor that
+/// keeps the page text, and the repository block's buffers.
+type ExtractScratch = Box<(Extractor, (Vec<u8>, Vec<u8>))>;
+
+thread_local! {
+    static EXTRACT_SCRATCH: std::cell::Cell<Option<ExtractScratch>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// A stored page being read ([`DocStore::with_extracted`]).
+pub struct Extracting<'a> {
+    x: &'a mut Extractor,
+    charset: Option<&'a str>,
+    body: &'a [u8],
+}
+
+impl<'a> Extracting<'a> {
+    /// `body` (with the HTTP header's `charset`, if any) to be read by
+    /// `x` (which keeps the page's text when told to,
+    /// [`Extractor::set_keep_text`]).
+    pub fn new(x: &'a mut Extractor, body: &'a [u8], charset: Option<&'a str>) -> Self {
+        Extracting { x, charset, body }
+    }
+
+    /// The page as the ingest extractor reads it, with its text as written,
+    /// stopping after `max_words` words (see [`Extractor::set_max_words`]);
+    /// `None` when it is not HTML.
+    pub fn read(&mut self, max_words: Option<usize>) -> Option<&Page> {
+        self.x.set_max_words(max_words);
+        self.x.extract(self.body, self.charset).ok()
+    }
+}
+
 /// A PageRank lookup for docIDs in increasing order.
 pub type PageRankLookup<'a> = Box<dyn FnMut(u32) -> Result<f64> + 'a>;
 
@@ -373,11 +410,57 @@ impl DocStore {
     /// [`Page::text`]); `None` when there is no stored page or it is not
     /// HTML.
     pub fn extract(&self, doc: u64) -> Result<Option<Page>> {
-        Ok(self.raw(doc)?.and_then(|(ct, body)| {
+        Ok(self
+            .with_extracted(doc, |e| e.read(None).cloned())?
+            .flatten())
+    }
+
+    /// `f` of document `doc`'s stored page, which it reads with the ingest
+    /// extractor as [`Self::extract`] does ([`Extracting::read`]), whole or
+    /// its beginning, as often as it likes, without copying the page or the
+    /// stored bytes: the decompressed block and the extractor's buffers are
+    /// the calling thread's, kept from call to call (a search extracts ten
+    /// pages, a server thousands). `None` when there is no stored page.
+    pub fn with_extracted<T>(
+        &self,
+        doc: u64,
+        f: impl FnOnce(&mut Extracting<'_>) -> T,
+    ) -> Result<Option<T>> {
+        let Some(repo) = &self.repository else {
+            return Ok(None);
+        };
+        if doc >= self.docs.len() {
+            return Ok(None);
+        }
+        let Some(page) = self.doc(doc)?.page else {
+            return Ok(None);
+        };
+        // Taken out of the thread's slot for the call, so that `f` may
+        // extract another page (it gets fresh buffers) and a panic leaves
+        // no half-used scratch behind.
+        let mut scratch = EXTRACT_SCRATCH.take().unwrap_or_else(|| {
             let mut x = Extractor::new();
             x.set_keep_text(true);
-            x.extract(&body, charset_param(&ct)).ok().cloned()
-        }))
+            Box::new((x, (Vec::new(), Vec::new())))
+        });
+        let (x, buf) = &mut *scratch;
+        let (mut f, mut out) = (Some(f), None);
+        repo.visit_key(page, buf, |p, input| {
+            let (content_type, body) = records::decode_repo(input)?;
+            if p == page {
+                if let Some(f) = f.take() {
+                    let charset = charset_param(content_type);
+                    out = Some(f(&mut Extracting::new(&mut *x, body, charset)));
+                }
+                return Ok(false);
+            }
+            Ok(p < page)
+        })?;
+        // A huge page's buffers are not worth keeping for the next one.
+        if buf.1.capacity() <= KEPT_EXTRACT_BYTES {
+            EXTRACT_SCRATCH.set(Some(scratch));
+        }
+        Ok(out)
     }
 
     /// Whether the job has anchors.

@@ -651,14 +651,10 @@ impl Searcher {
             }
             r.matches
         };
-        for g in out
-            .group(self, matches, query, want)?
-            .into_iter()
-            .skip(offset)
-            .take(k)
-        {
-            out.results.push(present::result(self, &terms, query, g)?);
-        }
+        let groups = out.group(self, matches, query, want)?;
+        out.results = present::results(groups, offset, k, |g| {
+            present::result(self, &terms, query, g)
+        })?;
         Ok(out)
     }
 

@@ -18,13 +18,19 @@
 //!   gives its page number, the repository is keyed by page) and run through
 //!   the ingest extractor, so the snippet's words are the indexed words. The
 //!   snippet is the window of [`SNIPPET_WORDS`] words with the most distinct
-//!   query words (then the most occurrences, then the earliest), its words
-//!   capitalized as written (the capitalization flag) and joined by spaces;
+//!   query words (then the most occurrences, then the earliest), in the
+//!   page's own text (or its words capitalized as written, the
+//!   capitalization flag, and joined by spaces when the text was not kept);
 //!   the query words are returned as byte ranges ([`Snippet::marks`]), not
 //!   markup, so a terminal and a web page each render them their own way.
+//!   A page is read only to its [`SNIPPET_HORIZON`]th word when a window
+//!   there holds every query word, and the ten results' pages are read in
+//!   parallel: a page of megabytes (a source listing) would otherwise cost
+//!   more than the whole search.
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::eval::{Match, Term};
@@ -142,6 +148,26 @@ pub fn group(s: &Searcher, mut matches: Vec<Match>, q: &Query, want: usize) -> R
     Ok(Grouped { groups, by_host })
 }
 
+/// The results shown for `groups[offset..][..k]` (`result` makes one), in
+/// order. They are made in parallel: each reads its page back from the
+/// repository and extracts it for the snippet, which for a page of
+/// megabytes is most of a query's time.
+pub fn results(
+    groups: Vec<Group>,
+    offset: usize,
+    k: usize,
+    result: impl Fn(Group) -> Result<SearchResult> + Sync + Send,
+) -> Result<Vec<SearchResult>> {
+    groups
+        .into_iter()
+        .skip(offset)
+        .take(k)
+        .collect::<Vec<_>>()
+        .into_par_iter()
+        .map(result)
+        .collect()
+}
+
 /// The result shown for `g`.
 pub fn result(s: &Searcher, terms: &[Term], q: &Query, g: Group) -> Result<SearchResult> {
     let docid = u64::from(g.lead.doc);
@@ -156,8 +182,8 @@ pub fn result(s: &Searcher, terms: &[Term], q: &Query, g: Group) -> Result<Searc
     }
     let snippet = if q.snippets {
         s.store()
-            .extract(docid)?
-            .map(|pg| page_snippet(&pg, &q.words, s.stemmer()))
+            .with_extracted(docid, |e| stored_snippet(e, &q.words, s.stemmer()))?
+            .flatten()
     } else {
         None
     };
@@ -194,6 +220,30 @@ pub const QUESTION_STOPWORDS: &[&str] = &[
     "your",
 ];
 
+/// Words of a page a snippet looks in first: when they hold a window with
+/// every query word, the rest of the page is not read (a page of megabytes
+/// costs what its beginning costs). As many as a hit's 12-bit position
+/// reaches, so the snippet's horizon is the phrase matcher's.
+pub const SNIPPET_HORIZON: usize = 4096;
+
+/// The snippet of a stored page ([`page_snippet`]): from the page's first
+/// [`SNIPPET_HORIZON`] words when a window there holds every query word,
+/// else from the whole page. `None` when it is not HTML.
+pub fn stored_snippet(
+    e: &mut crate::docstore::Extracting<'_>,
+    words: &[String],
+    stemmer: Option<&crate::index::stem::Stemmer>,
+) -> Option<Snippet> {
+    let start = e.read(Some(SNIPPET_HORIZON))?;
+    if !start.words_cut {
+        return snippet_in(start, words, stemmer, false);
+    }
+    if let Some(s) = snippet_in(start, words, stemmer, true) {
+        return Some(s);
+    }
+    snippet_in(e.read(None)?, words, stemmer, false)
+}
+
 /// The snippet of an extracted page for the query `words`: the window of
 /// [`SNIPPET_WORDS`] words with the most distinct query words (a question's
 /// stopwords counting only when it has nothing else), then the most
@@ -206,6 +256,20 @@ pub fn page_snippet(
     words: &[String],
     stemmer: Option<&crate::index::stem::Stemmer>,
 ) -> Snippet {
+    snippet_in(page, words, stemmer, false).unwrap_or_else(|| Snippet {
+        text: String::new(),
+        marks: Vec::new(),
+    })
+}
+
+/// [`page_snippet`]; with `need_all`, `None` unless the window holds every
+/// query word that counts (see [`marked_words`]).
+fn snippet_in(
+    page: &crate::ingest::html::Page,
+    words: &[String],
+    stemmer: Option<&crate::index::stem::Stemmer>,
+    need_all: bool,
+) -> Option<Snippet> {
     let page_words: Vec<&str> = page.words().collect();
     let stems: Vec<std::borrow::Cow<'_, str>> = match stemmer {
         Some(st) => page_words.iter().map(|w| st.word(w)).collect(),
@@ -215,16 +279,24 @@ pub fn page_snippet(
             .collect(),
     };
     let keys: Vec<&str> = stems.iter().map(|c| c.as_ref()).collect();
-    let (best, len) = best_window(&keys, words);
+    let (best, len, covered) = best_window(&keys, words);
     let marked = marked_words(words);
+    if need_all {
+        let mut all = marked.clone();
+        all.sort_unstable();
+        all.dedup();
+        if covered < all.len() {
+            return None;
+        }
+    }
     if !page.text.is_empty() {
         if let Some(spans) = align(&page.text, &page_words[..best + len]) {
             let spans = &spans[best..];
             let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
-                return Snippet {
+                return Some(Snippet {
                     text: String::new(),
                     marks: Vec::new(),
-                };
+                });
             };
             let mut text = String::new();
             if best > 0 {
@@ -238,13 +310,23 @@ pub fn page_snippet(
                 .filter(|(_, w)| marked.iter().any(|m| m == *w))
                 .map(|(sp, _)| (base + sp.0 - first.0, base + sp.1 - first.0))
                 .collect();
-            if best + len < page_words.len() || last.1 < page.text.trim_end().len() {
+            if best + len < page_words.len()
+                || last.1 < page.text.trim_end().len()
+                || page.words_cut
+            {
                 text.push_str(" …");
             }
-            return Snippet { text, marks };
+            return Some(Snippet { text, marks });
         }
     }
-    render_words(&page_words, &keys, &page.flags, &marked, best, len)
+    Some(render_words(
+        &page_words,
+        &keys,
+        &page.flags,
+        &marked,
+        (best, len),
+        page.words_cut,
+    ))
 }
 
 /// The query words that are marked: all but a question's stopwords, or
@@ -312,8 +394,9 @@ fn align(text: &str, words: &[&str]) -> Option<Vec<(usize, usize)>> {
     Some(spans)
 }
 
-/// The best window of `page` for `words`: (first word, length).
-fn best_window(page: &[&str], words: &[String]) -> (usize, usize) {
+/// The best window of `page` for `words`: (first word, length, distinct
+/// query words it holds that count).
+fn best_window(page: &[&str], words: &[String]) -> (usize, usize, usize) {
     let n = page.len();
     let content = marked_words(words);
     // Per page word: its query word, and whether it counts for coverage.
@@ -358,18 +441,19 @@ fn best_window(page: &[&str], words: &[String]) -> (usize, usize) {
             best_key = (distinct, total);
         }
     }
-    (best, len)
+    (best, len, best_key.0)
 }
 
 /// A snippet of the indexed words (capitalized as written, joined by
-/// spaces), for a page whose text was not kept.
+/// spaces), for a page whose text was not kept; `cut` when the page goes on
+/// past `page`.
 fn render_words(
     page: &[&str],
     keys: &[&str],
     flags: &[u8],
     marked: &[&str],
-    best: usize,
-    len: usize,
+    (best, len): (usize, usize),
+    cut: bool,
 ) -> Snippet {
     let n = page.len();
     let mut text = String::new();
@@ -395,7 +479,7 @@ fn render_words(
             marks.push((at, text.len()));
         }
     }
-    if best + len < n {
+    if best + len < n || cut {
         text.push_str(" …");
     }
     Snippet { text, marks }
@@ -404,8 +488,8 @@ fn render_words(
 /// The snippet of a page's words (with their flag bytes) for the query
 /// `words`, in the indexed words (no page text).
 pub fn snippet(page: &[&str], flags: &[u8], words: &[String]) -> Snippet {
-    let (best, len) = best_window(page, words);
-    render_words(page, page, flags, &marked_words(words), best, len)
+    let (best, len, _) = best_window(page, words);
+    render_words(page, page, flags, &marked_words(words), (best, len), false)
 }
 
 #[cfg(test)]
@@ -435,6 +519,79 @@ mod tests {
         assert_eq!(s.marks, vec![(2, 6)]);
         let s = snippet(&[], &[], &["rust".into()]);
         assert_eq!(s.text, "");
+    }
+
+    /// A page of `n` filler words with `at[i].1` in place of word `at[i].0`.
+    fn long_page(n: usize, at: &[(usize, &str)]) -> String {
+        let mut w: Vec<String> = (0..n).map(|i| format!("w{i}")).collect();
+        for &(k, word) in at {
+            w[k] = word.to_string();
+        }
+        // Words in elements of their own, as real pages have them (reading
+        // stops at a tag).
+        format!("<p><span>{}</span>.</p>", w.join("</span> <span>"))
+    }
+
+    fn snippet_of(html: &str, words: &[&str]) -> (Snippet, Snippet) {
+        let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+        let mut x = crate::ingest::html::Extractor::new();
+        x.set_keep_text(true);
+        let stored = stored_snippet(
+            &mut crate::docstore::Extracting::new(&mut x, html.as_bytes(), None),
+            &words,
+            None,
+        )
+        .expect("html");
+        x.set_max_words(None);
+        let whole = page_snippet(x.extract(html.as_bytes(), None).unwrap(), &words, None);
+        (stored, whole)
+    }
+
+    #[test]
+    fn a_long_pages_snippet_is_read_past_the_horizon_only_when_needed() {
+        let n = SNIPPET_HORIZON * 3;
+        let late = SNIPPET_HORIZON * 2;
+        let html = long_page(
+            n,
+            &[
+                (100, "Alpha"),
+                (103, "beta"),
+                (late, "alpha"),
+                (late + 1, "beta"),
+                (late + 2, "alpha"),
+                (late + 5, "gamma"),
+            ],
+        );
+        // Both words within the horizon: that window, though a later one
+        // holds more of them, and an ellipsis for the page not read.
+        let (s, whole) = snippet_of(&html, &["alpha", "beta"]);
+        assert!(
+            s.text.starts_with("… w") && s.text.ends_with(" …"),
+            "{}",
+            s.text
+        );
+        let marked: Vec<&str> = s.marks.iter().map(|&(a, b)| &s.text[a..b]).collect();
+        assert_eq!(marked, ["Alpha", "beta"]);
+        assert!(
+            whole.text.contains(&format!("w{}", late - 1)),
+            "{}",
+            whole.text
+        );
+        // A word only past the horizon: the whole page is read, and the
+        // snippet is the one the whole page gives.
+        for q in [
+            &["gamma"][..],
+            &["alpha", "gamma"],
+            &["beta", "gamma", "delta"],
+        ] {
+            let (s, whole) = snippet_of(&html, q);
+            assert_eq!(s, whole, "{q:?}");
+            assert!(s.text.contains("gamma"), "{q:?}: {}", s.text);
+        }
+        // A page shorter than the horizon is read once, whole.
+        let short = long_page(200, &[(50, "gamma")]);
+        let (s, whole) = snippet_of(&short, &["gamma", "delta"]);
+        assert_eq!(s, whole);
     }
 
     #[test]

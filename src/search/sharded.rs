@@ -228,16 +228,11 @@ impl Shards {
             }
             m
         };
-        for g in out
-            .group(first, matches, query, want)?
-            .into_iter()
-            .skip(offset)
-            .take(k)
-        {
+        let groups = out.group(first, matches, query, want)?;
+        out.results = present::results(groups, offset, k, |g| {
             let k = self.of_doc(g.lead.doc);
-            out.results
-                .push(present::result(&self.shards[k], &terms[k].1, query, g)?);
-        }
+            present::result(&self.shards[k], &terms[k].1, query, g)
+        })?;
         Ok(out)
     }
 }

@@ -310,6 +310,9 @@ pub struct Page {
     /// where a tag separates words), at most [`MAX_KEPT_TEXT`] bytes; its
     /// words are [`Page::words`]. Empty otherwise.
     pub text: String,
+    /// With [`Extractor::set_max_words`]: reading stopped there, and the
+    /// page has more words.
+    pub words_cut: bool,
 }
 
 /// Most bytes of visible text kept by [`Extractor::set_keep_text`].
@@ -340,6 +343,7 @@ impl Default for Page {
             hrefs_dropped: 0,
             links_cut: 0,
             text: String::new(),
+            words_cut: false,
         }
     }
 }
@@ -393,6 +397,16 @@ impl Extractor {
         self.sink.max_links = Some(n);
     }
 
+    /// Keeps only a page's first `n` words (`None`: all of them), and stops
+    /// reading at the first tag or entity after its word `n + 1` begins,
+    /// saying so in [`Page::words_cut`]: a snippet looks for its window in
+    /// a page's beginning before reading a page of megabytes to its end.
+    /// The words kept are those a full read gives first, with their flags;
+    /// the title, links and text are those read so far.
+    pub fn set_max_words(&mut self, n: Option<usize>) {
+        self.sink.max_words = n;
+    }
+
     /// Also keeps the page's visible text as written ([`Page::text`]), for
     /// snippets in the page's own case and punctuation.
     pub fn set_keep_text(&mut self, keep: bool) {
@@ -443,6 +457,8 @@ struct Sink {
     page: Page,
     /// Most links kept (unlimited when `None`).
     max_links: Option<usize>,
+    /// Words after which reading stops (all when `None`).
+    max_words: Option<usize>,
     spare: Vec<Link>,
     stack: Vec<Tag>,
     attrs: Vec<Attr>,
@@ -480,6 +496,7 @@ impl Sink {
         p.nofollow = false;
         p.hrefs_dropped = 0;
         p.links_cut = 0;
+        p.words_cut = false;
         self.stack.clear();
         self.attrs.clear();
         self.word = WordState::default();

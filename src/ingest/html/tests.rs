@@ -506,3 +506,41 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A read stopped after `max` words is the full read's beginning: its
+    /// first words and their flags, links and text so far, and it says it
+    /// was cut exactly when the page has more words.
+    #[test]
+    fn reading_stops_at_max_words_with_the_pages_beginning(parts in proptest::collection::vec(prop_oneof![
+        Just("<b>".to_string()), Just("</b>".to_string()), Just("<p>".to_string()),
+        Just("&amp;".to_string()), Just("&eacute;".to_string()), Just(" ".to_string()),
+        Just("<a href=x>".to_string()), Just("</a>".to_string()), Just("<h1>".to_string()),
+        Just("</h1>".to_string()), Just("<script>x y</script>".to_string()),
+        Just("<title>".to_string()), Just("</title>".to_string()),
+        "[a-zA-Zé東0-9 ]{0,8}",
+    ], 0..60), max in 0usize..24) {
+        let html = parts.concat();
+        let mut ex = Extractor::new();
+        ex.set_keep_text(true);
+        let full = ex.extract(html.as_bytes(), None).expect("html").clone();
+        ex.set_max_words(Some(max));
+        let cut = ex.extract(html.as_bytes(), None).expect("html").clone();
+        check_invariants(&cut);
+        prop_assert!(!full.words_cut);
+        prop_assert_eq!(cut.words_cut, full.word_count() > cut.word_count());
+        prop_assert_eq!(cut.word_count(), full.word_count().min(max));
+        prop_assert_eq!(&cut.flags[..], &full.flags[..cut.word_count()]);
+        prop_assert_eq!(words(&cut), &words(&full)[..cut.word_count()]);
+        prop_assert!(full.text.starts_with(&cut.text));
+        prop_assert!(cut.links.len() <= full.links.len());
+        for (a, b) in cut.links.iter().zip(&full.links) {
+            prop_assert_eq!(&a.href, &b.href);
+        }
+        // The extractor reads the next page whole again.
+        ex.set_max_words(None);
+        prop_assert_eq!(&ex.extract(html.as_bytes(), None).expect("html").words, &full.words);
+    }
+}

@@ -222,6 +222,21 @@ impl Sink {
             if stop >= n {
                 break;
             }
+            if let Some(m) = self.max_words.filter(|&m| self.page.flags.len() > m) {
+                // A word past the last one kept has begun, so the kept ones
+                // are whole; the run's words after them go.
+                let p = &mut self.page;
+                let extra = p.flags.len() - m;
+                let end = p
+                    .words
+                    .rmatch_indices(' ')
+                    .nth(extra - 1)
+                    .map_or(0, |(i, _)| i);
+                p.words.truncate(end);
+                p.flags.truncate(m);
+                p.words_cut = true;
+                break;
+            }
             if s[stop] == b'&' {
                 match char_ref(s, stop, false) {
                     Some((c, next)) => {
