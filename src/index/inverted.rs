@@ -1,4 +1,4 @@
-//! Inverted barrels: the `barrel` container kind (version 6).
+//! Inverted barrels: the `barrel` container kind (version 7).
 //!
 //! A barrel holds the doclists of a range of wordIDs (Brin & Page §4.2.7):
 //! per word, the documents that contain it in increasing docID order, each
@@ -78,7 +78,7 @@ use crate::error::{Error, Result};
 /// The `barrel` kind.
 pub const BARREL: FileKind = FileKind {
     tag: "barrel",
-    version: 6,
+    version: 7,
     what: "inverted barrel: per wordID its doclist, docID-sorted postings blocks with skip data",
     verify: |path| Barrel::open(path)?.verify().map(drop),
     dump,
@@ -1523,21 +1523,21 @@ mod tests {
         assert_eq!(c.shallow(299).unwrap(), None);
     }
 
-    /// A barrel of version 5 (every anchor hit stored, not its distinct
-    /// values with their repeats) is refused, naming the file and both
-    /// versions.
+    /// A barrel of version 6 (position runs packed at their widest
+    /// value's width, without exceptions) is refused, naming the file and
+    /// both versions.
     #[test]
-    fn version_5_is_refused() {
+    fn version_6_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("full-000.wm");
-        let w = ContainerWriter::create(&path, BARREL.tag, 5, &json!({})).unwrap();
+        let w = ContainerWriter::create(&path, BARREL.tag, 6, &json!({})).unwrap();
         w.finish(&json!({})).unwrap();
         let err = Barrel::open(&path)
             .err()
-            .expect("version 5 refused")
+            .expect("version 6 refused")
             .to_string();
         assert!(
-            err.contains("full-000.wm") && err.contains("version 5") && err.contains("version 6"),
+            err.contains("full-000.wm") && err.contains("version 6") && err.contains("version 7"),
             "{err}"
         );
     }

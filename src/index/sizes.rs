@@ -81,8 +81,9 @@ impl IndexBytes {
             }
         }
         row("distinct anchor values per doc", f.distinct);
-        row("position run widths", f.run_widths);
-        row("positions", f.runs);
+        row("position run shapes", f.run_widths);
+        row("positions (low parts)", f.runs);
+        row("position exceptions", f.exceptions);
         row("plain-hit capitalization", f.caps);
         row("large hits' fonts", f.large_fonts);
         row("packed URL/title hits, anchor values", f.fancy);
