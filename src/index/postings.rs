@@ -788,35 +788,69 @@ impl<'a> BlockView<'a> {
     }
 
     /// Adds to `buf`, values `off..off + buf.len()` of `run` as unpacked
-    /// at its low width, the high parts of its exceptions among them.
-    /// Fails on exception indices that do not increase or pass the run,
+    /// at its low width, the high parts of its exceptions among them,
+    /// found by binary search on the increasing indices (a linear scan
+    /// from the run's first exception for every document slowed AND, OR
+    /// and phrase queries). Fails on indices that do not increase there
     /// and on an exception without high bits (a writer makes neither);
-    /// decoding the whole run checks every exception.
+    /// [`Self::check_exceptions`] checks every exception of a block.
     fn patch(&self, run: &PosRun, off: usize, buf: &mut [u32]) -> Result<(), String> {
         let index = &self.bytes[run.index_at..run.high_at];
         let high = &self.bytes[run.high_at..run.end];
-        let mut next = 0;
-        for j in 0..run.shape.e {
-            let i = bitpack::get(index, EXCEPTION_INDEX_BITS, j) as usize;
-            if i < next || i >= run.len {
+        let at = |j: usize| bitpack::get(index, EXCEPTION_INDEX_BITS, j) as usize;
+        let (mut lo, mut hi) = (0, run.shape.e);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if at(mid) < off {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut next = off;
+        for j in lo..run.shape.e {
+            let i = at(j);
+            if i >= off + buf.len() {
+                break;
+            }
+            if i < next {
                 return Err(format!(
-                    "position exception at {i} in a run of {} (after {})",
-                    run.len,
+                    "position exception at {i} after {}",
                     next as isize - 1
                 ));
             }
             next = i + 1;
-            if i < off {
-                continue;
-            }
-            if i >= off + buf.len() {
-                break;
-            }
             let h = bitpack::get(high, run.shape.x, j);
             if h == 0 {
                 return Err(format!("position exception at {i} has no high bits"));
             }
             buf[i - off] |= h << run.shape.w;
+        }
+        Ok(())
+    }
+
+    /// Checks every run's exceptions: indices increasing and inside the
+    /// run, high parts not 0 (for `verify` and `dump`, which see what a
+    /// document's binary search may skip).
+    fn check_exceptions(&self, cols: &HitColumns) -> Result<(), String> {
+        for run in &cols.runs {
+            let index = &self.bytes[run.index_at..run.high_at];
+            let high = &self.bytes[run.high_at..run.end];
+            let mut next = 0;
+            for j in 0..run.shape.e {
+                let i = bitpack::get(index, EXCEPTION_INDEX_BITS, j) as usize;
+                if i < next || i >= run.len {
+                    return Err(format!(
+                        "position exception at {i} in a run of {} (after {})",
+                        run.len,
+                        next as isize - 1
+                    ));
+                }
+                next = i + 1;
+                if bitpack::get(high, run.shape.x, j) == 0 {
+                    return Err(format!("position exception at {i} has no high bits"));
+                }
+            }
         }
         Ok(())
     }
@@ -1317,6 +1351,9 @@ pub fn decode_block(bytes: &[u8]) -> Result<Vec<Posting>, String> {
         d.hits(&view, i, &mut hits)?;
         let np = (d.plain_at[i + 1] - d.plain_at[i]) as usize;
         out.push((d.docs[i], hits[..np].to_vec(), hits[np..].to_vec()));
+    }
+    if let Some(cols) = &d.cols {
+        view.check_exceptions(cols)?;
     }
     Ok(out)
 }
