@@ -508,7 +508,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(ProptestConfig::with_cases(2048))]
 
     /// A read stopped after `max` words is the full read's beginning: its
     /// first words and their flags, links and text so far, and it says it

@@ -219,22 +219,7 @@ impl Sink {
                         .push(&mut link.anchor, MAX_ANCHOR_BYTES, sub(src, (i, stop)));
                 }
             }
-            if stop >= n {
-                break;
-            }
-            if let Some(m) = self.max_words.filter(|&m| self.page.flags.len() > m) {
-                // A word past the last one kept has begun, so the kept ones
-                // are whole; the run's words after them go.
-                let p = &mut self.page;
-                let extra = p.flags.len() - m;
-                let end = p
-                    .words
-                    .rmatch_indices(' ')
-                    .nth(extra - 1)
-                    .map_or(0, |(i, _)| i);
-                p.words.truncate(end);
-                p.flags.truncate(m);
-                p.words_cut = true;
+            if self.cut_at_max_words() || stop >= n {
                 break;
             }
             if s[stop] == b'&' {
@@ -252,6 +237,28 @@ impl Sink {
                 i = self.markup(src, stop);
             }
         }
+        // Words begun by entities after the last run.
+        self.cut_at_max_words();
+    }
+
+    /// With `max_words`: when the page has more words than that, drops
+    /// those past it and says the page was cut. A word past the last one
+    /// kept has begun, so the kept ones are whole.
+    fn cut_at_max_words(&mut self) -> bool {
+        let Some(m) = self.max_words.filter(|&m| self.page.flags.len() > m) else {
+            return false;
+        };
+        let p = &mut self.page;
+        let extra = p.flags.len() - m;
+        let end = p
+            .words
+            .rmatch_indices(' ')
+            .nth(extra - 1)
+            .map_or(0, |(i, _)| i);
+        p.words.truncate(end);
+        p.flags.truncate(m);
+        p.words_cut = true;
+        true
     }
 
     /// At `s[i] == b'<'`: a tag, comment, doctype or a literal `<`. Returns the
