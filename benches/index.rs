@@ -652,6 +652,7 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
             shorter += usize::from(len != tlen);
             estimated += usize::from(est);
         }
+        work_report(&searcher, name, &qs, n, phrase, &ours, &|q| query_of(q, and));
         let (o50, t50) = (percentile(&mut ours, 0.5), percentile(&mut theirs, 0.5));
         let (o99, t99) = (percentile(&mut ours, 0.99), percentile(&mut theirs, 0.99));
         println!(
@@ -663,6 +664,69 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
         figures.push((name, o50, o99, t50, t99));
     }
     pisa_side(&root, &tokens, &qs, &figures);
+}
+
+/// What a class's queries cost in candidates (untimed, after the timed
+/// runs): the median and p99 of the candidates evaluated and of those whose
+/// hits were read, per query; with `WEBMILL_BENCH_SLOW=N` the N slowest
+/// queries with theirs; with `WEBMILL_BENCH_TOPS=FILE` every query's top 10
+/// (docID, score bits) appended to FILE, to compare two builds' results.
+fn work_report(
+    searcher: &Searcher,
+    class: &str,
+    qs: &[Sampled],
+    n: usize,
+    phrase: bool,
+    ms: &[f64],
+    query_of: &dyn Fn(&Sampled) -> Query,
+) {
+    let class_qs: Vec<&Sampled> = qs
+        .iter()
+        .filter(|q| q.words.len() == n && q.phrase == phrase)
+        .collect();
+    let mut tops = std::env::var_os("WEBMILL_BENCH_TOPS").map(|f| {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(f)
+            .expect("tops file")
+    });
+    let mut works = Vec::new();
+    for q in &class_qs {
+        let query = query_of(q);
+        let r = webmill::search::retrieve::retrieve(searcher, &query, 10).expect("retrieve");
+        if let Some(f) = &mut tops {
+            let top: Vec<String> = r
+                .matches
+                .iter()
+                .map(|m| format!("{}:{:x}", m.doc, m.score.to_bits()))
+                .collect();
+            writeln!(f, "{class}\t{}\t{}", q.words.join(" "), top.join(" ")).expect("tops");
+        }
+        works.push(r.work);
+    }
+    let mut cands: Vec<f64> = works.iter().map(|w| w.candidates as f64).collect();
+    let mut placed: Vec<f64> = works.iter().map(|w| w.placed as f64).collect();
+    println!(
+        "{class:<14} candidates per query: median {:.0} p99 {:.0}; hits read for: median {:.0} p99 {:.0}",
+        percentile(&mut cands.clone(), 0.5),
+        percentile(&mut cands, 0.99),
+        percentile(&mut placed.clone(), 0.5),
+        percentile(&mut placed, 0.99),
+    );
+    let slow: usize = std::env::var("WEBMILL_BENCH_SLOW")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut order: Vec<usize> = (0..ms.len().min(works.len())).collect();
+    order.sort_by(|&a, &b| ms[b].total_cmp(&ms[a]));
+    for &i in order.iter().take(slow) {
+        let w = &works[i];
+        println!(
+            "  slow {:.3} ms {:?}: candidates {} placed {} hits {} postings {} block skips {}",
+            ms[i], class_qs[i].words, w.candidates, w.placed, w.hits, w.postings, w.block_skips
+        );
+    }
 }
 
 /// PISA (`benches/pisa_latency.py`, the `pyterrier-pisa` package) on the

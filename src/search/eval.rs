@@ -110,6 +110,12 @@ pub struct Work {
     /// Times block-max pruning skipped docIDs by the postings blocks'
     /// score bounds.
     pub block_skips: u64,
+    /// Candidates evaluated: documents every cursor was moved to (those
+    /// skipped by block bounds are not counted).
+    pub candidates: u64,
+    /// Of them, those whose hit lists were read to score them (a phrase
+    /// checked, or the proximity match placed): the costly part.
+    pub placed: u64,
 }
 
 impl Work {
@@ -123,6 +129,8 @@ impl Work {
         self.hits += o.hits;
         self.matches += o.matches;
         self.block_skips += o.block_skips;
+        self.candidates += o.candidates;
+        self.placed += o.placed;
     }
 }
 

@@ -1175,6 +1175,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             break;
         }
         evaluated += 1;
+        out.work.candidates += 1;
         present.fill(false);
         for (i, c) in cursors.iter_mut().enumerate() {
             let Some(c) = c else { continue };
@@ -1393,6 +1394,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                             None => scorer.bound(&wd, text, pr_factor.1),
                         };
                         if !may_pass(&worst.0, complete, bound) {
+                            out.work.placed += u64::from(d.read.iter().any(|&r| r));
                             out.work.hits += d.hits_read;
                             advance(&candidate_cursors, &mut cursors, &mut heads, doc)?;
                             continue;
@@ -1449,6 +1451,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                 }
             }
         }
+        out.work.placed += u64::from(d.read.iter().any(|&r| r));
         out.work.hits += d.hits_read;
         advance(&candidate_cursors, &mut cursors, &mut heads, doc)?;
     }
