@@ -38,7 +38,13 @@
 //!   intersection or union of `TermQuery`s, or a `PhraseQuery`, on `body`
 //!   with BM25 and `TopDocs(10)` (no `Count`, which would turn off its
 //!   block-max WAND), on the merged index. Prints p50/p99 per class and
-//!   their ratios.
+//!   their ratios, and (untimed, from `retrieve`'s `Work` counts) the
+//!   median and p99 per query of the candidates evaluated, of those whose
+//!   hit lists were read and of those that entered the top 10: where the
+//!   time goes is in those counts. `WEBMILL_BENCH_SLOW=N` prints each
+//!   class's N slowest queries with theirs; `WEBMILL_BENCH_TOPS=FILE`
+//!   appends every query's top 10 (docID and score bits) to FILE, to check
+//!   that a change to the evaluation keeps the results bit-identical.
 //!
 //! * **PISA** — `benches/pisa_latency.py` (needs `pip install
 //!   pyterrier-pisa`; `WEBMILL_BENCH_PISA=0` skips it): PISA indexes the
@@ -652,7 +658,9 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
             shorter += usize::from(len != tlen);
             estimated += usize::from(est);
         }
-        work_report(&searcher, name, &qs, n, phrase, &ours, &|q| query_of(q, and));
+        work_report(&searcher, name, &qs, n, phrase, &ours, &|q| {
+            query_of(q, and)
+        });
         let (o50, t50) = (percentile(&mut ours, 0.5), percentile(&mut theirs, 0.5));
         let (o99, t99) = (percentile(&mut ours, 0.99), percentile(&mut theirs, 0.99));
         println!(
@@ -707,12 +715,15 @@ fn work_report(
     }
     let mut cands: Vec<f64> = works.iter().map(|w| w.candidates as f64).collect();
     let mut placed: Vec<f64> = works.iter().map(|w| w.placed as f64).collect();
+    let mut entered: Vec<f64> = works.iter().map(|w| w.entered as f64).collect();
     println!(
-        "{class:<14} candidates per query: median {:.0} p99 {:.0}; hits read for: median {:.0} p99 {:.0}",
+        "{class:<14} per query: candidates median {:.0} p99 {:.0}; hits read for median {:.0} p99 {:.0}; entered the top 10 median {:.0} p99 {:.0}",
         percentile(&mut cands.clone(), 0.5),
         percentile(&mut cands, 0.99),
         percentile(&mut placed.clone(), 0.5),
         percentile(&mut placed, 0.99),
+        percentile(&mut entered.clone(), 0.5),
+        percentile(&mut entered, 0.99),
     );
     let slow: usize = std::env::var("WEBMILL_BENCH_SLOW")
         .ok()
@@ -723,8 +734,15 @@ fn work_report(
     for &i in order.iter().take(slow) {
         let w = &works[i];
         println!(
-            "  slow {:.3} ms {:?}: candidates {} placed {} hits {} postings {} block skips {}",
-            ms[i], class_qs[i].words, w.candidates, w.placed, w.hits, w.postings, w.block_skips
+            "  slow {:.3} ms {:?}: candidates {} hits read for {} entered {}; hits {} postings {} block skips {}",
+            ms[i],
+            class_qs[i].words,
+            w.candidates,
+            w.placed,
+            w.entered,
+            w.hits,
+            w.postings,
+            w.block_skips
         );
     }
 }

@@ -486,6 +486,18 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
         };
         let (on, off) = (read(true), read(false));
         assert!(on.hits <= off.hits, "{text:?}: {on:?} {off:?}");
+        // Nor evaluates more candidates, nor reads more of their hit
+        // lists; and what entered the heap was evaluated.
+        assert!(
+            on.candidates <= off.candidates && on.placed <= off.placed,
+            "{text:?}: {on:?} {off:?}"
+        );
+        for w in [on, off] {
+            assert!(
+                w.entered <= w.candidates && w.placed <= w.candidates,
+                "{text:?}: {w:?}"
+            );
+        }
         assert_eq!(off.block_skips, 0, "{text:?}");
         if q.bm25.k1 != 0.9 {
             block_skips += usize::from(on.block_skips > 0);

@@ -116,6 +116,9 @@ pub struct Work {
     /// Of them, those whose hit lists were read to score them (a phrase
     /// checked, or the proximity match placed): the costly part.
     pub placed: u64,
+    /// Of them, those that entered the top results when they were scored
+    /// (some pushed out again later): what the rest was evaluated for.
+    pub entered: u64,
 }
 
 impl Work {
@@ -131,6 +134,7 @@ impl Work {
         self.block_skips += o.block_skips;
         self.candidates += o.candidates;
         self.placed += o.placed;
+        self.entered += o.entered;
     }
 }
 

@@ -1440,6 +1440,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     heap.push(Ranked(m));
                     bar_moved = heap.len() >= keep;
                     epoch += 1;
+                    out.work.entered += 1;
                 } else if heap
                     .peek()
                     .is_some_and(|worst| Ranked(m).cmp(worst) == Ordering::Less)
@@ -1448,6 +1449,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     heap.push(Ranked(m));
                     bar_moved = true;
                     epoch += 1;
+                    out.work.entered += 1;
                 }
             }
         }
