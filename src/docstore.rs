@@ -378,31 +378,53 @@ impl DocStore {
     /// Repository page `page` as stored: (content type, body); `None` when
     /// the job has no repository or not that page.
     pub fn page(&self, page: u64) -> Result<Option<(String, Vec<u8>)>> {
-        let Some(repo) = &self.repository else {
-            return Ok(None);
-        };
-        let mut out = None;
         let mut buf = (Vec::new(), Vec::new());
-        repo.visit_key(page, &mut buf, |p, input| {
-            let (ct, body) = records::decode_repo(input)?;
-            if p == page {
-                out = Some((ct.to_string(), body.to_vec()));
-            }
-            Ok(out.is_none() && p <= page)
-        })?;
-        Ok(out)
+        self.visit_page(page, &mut buf, |ct, body| (ct.to_string(), body.to_vec()))
     }
 
     /// The stored bytes of document `doc`'s page: (content type, body);
     /// `None` for a doc not crawled, not in the repository or not in the job.
     pub fn raw(&self, doc: u64) -> Result<Option<(String, Vec<u8>)>> {
-        if doc >= self.docs.len() {
-            return Ok(None);
-        }
-        match self.doc(doc)?.page {
+        match self.page_of(doc)? {
             Some(page) => self.page(page),
             None => Ok(None),
         }
+    }
+
+    /// Document `doc`'s repository page; `None` when the job has no
+    /// repository, not that document, or no stored page for it.
+    fn page_of(&self, doc: u64) -> Result<Option<u64>> {
+        if self.repository.is_none() || doc >= self.docs.len() {
+            return Ok(None);
+        }
+        Ok(self.doc(doc)?.page)
+    }
+
+    /// `f(content type, body)` of repository page `page`, its block
+    /// decompressed into `buf`; `None` when the job has no repository or
+    /// not that page. The records read on the way are decoded too, so a
+    /// corrupt one before the page is reported, not skipped.
+    fn visit_page<T>(
+        &self,
+        page: u64,
+        buf: &mut (Vec<u8>, Vec<u8>),
+        f: impl FnOnce(&str, &[u8]) -> T,
+    ) -> Result<Option<T>> {
+        let Some(repo) = &self.repository else {
+            return Ok(None);
+        };
+        let (mut f, mut out) = (Some(f), None);
+        repo.visit_key(page, buf, |p, input| {
+            let (content_type, body) = records::decode_repo(input)?;
+            if p == page {
+                if let Some(f) = f.take() {
+                    out = Some(f(content_type, body));
+                }
+                return Ok(false);
+            }
+            Ok(p < page)
+        })?;
+        Ok(out)
     }
 
     /// Document `doc`'s page read by the ingest extractor (its words as
@@ -426,13 +448,7 @@ impl DocStore {
         doc: u64,
         f: impl FnOnce(&mut Extracting<'_>) -> T,
     ) -> Result<Option<T>> {
-        let Some(repo) = &self.repository else {
-            return Ok(None);
-        };
-        if doc >= self.docs.len() {
-            return Ok(None);
-        }
-        let Some(page) = self.doc(doc)?.page else {
+        let Some(page) = self.page_of(doc)? else {
             return Ok(None);
         };
         // Taken out of the thread's slot for the call, so that `f` may
@@ -444,17 +460,12 @@ impl DocStore {
             Box::new((x, (Vec::new(), Vec::new())))
         });
         let (x, buf) = &mut *scratch;
-        let (mut f, mut out) = (Some(f), None);
-        repo.visit_key(page, buf, |p, input| {
-            let (content_type, body) = records::decode_repo(input)?;
-            if p == page {
-                if let Some(f) = f.take() {
-                    let charset = charset_param(content_type);
-                    out = Some(f(&mut Extracting::new(&mut *x, body, charset)));
-                }
-                return Ok(false);
-            }
-            Ok(p < page)
+        let out = self.visit_page(page, buf, |content_type, body| {
+            f(&mut Extracting::new(
+                &mut *x,
+                body,
+                charset_param(content_type),
+            ))
         })?;
         // A huge page's buffers are not worth keeping for the next one.
         if buf.1.capacity() <= KEPT_EXTRACT_BYTES {

@@ -24,7 +24,8 @@
 //!   the query words are returned as byte ranges ([`Snippet::marks`]), not
 //!   markup, so a terminal and a web page each render them their own way.
 //!   A page is read only to its [`SNIPPET_HORIZON`]th word when a window
-//!   there holds every query word, and the ten results' pages are read in
+//!   there holds every query word (else to its [`SNIPPET_SECOND_HORIZON`]th
+//!   on the same terms, else whole), and the ten results' pages are read in
 //!   parallel: a page of megabytes (a source listing) would otherwise cost
 //!   more than the whole search.
 
@@ -226,20 +227,31 @@ pub const QUESTION_STOPWORDS: &[&str] = &[
 /// reaches, so the snippet's horizon is the phrase matcher's.
 pub const SNIPPET_HORIZON: usize = 4096;
 
+/// Words read next when the first [`SNIPPET_HORIZON`] hold no window with
+/// every query word, before the whole page is: a word found only past the
+/// index's positions is most often still in a page's first tens of
+/// thousands of words, and a source listing runs to a million. Reading the
+/// beginning again costs at most a fifteenth of the page over reading it
+/// whole at once.
+pub const SNIPPET_SECOND_HORIZON: usize = SNIPPET_HORIZON * 16;
+
 /// The snippet of a stored page ([`page_snippet`]): from the page's first
 /// [`SNIPPET_HORIZON`] words when a window there holds every query word,
-/// else from the whole page. `None` when it is not HTML.
+/// else from its first [`SNIPPET_SECOND_HORIZON`] words when a window there
+/// does, else from the whole page. `None` when it is not HTML.
 pub fn stored_snippet(
     e: &mut crate::docstore::Extracting<'_>,
     words: &[String],
     stemmer: Option<&crate::index::stem::Stemmer>,
 ) -> Option<Snippet> {
-    let start = e.read(Some(SNIPPET_HORIZON))?;
-    if !start.words_cut {
-        return snippet_in(start, words, stemmer, false);
-    }
-    if let Some(s) = snippet_in(start, words, stemmer, true) {
-        return Some(s);
+    for horizon in [SNIPPET_HORIZON, SNIPPET_SECOND_HORIZON] {
+        let start = e.read(Some(horizon))?;
+        if !start.words_cut {
+            return snippet_in(start, words, stemmer, false);
+        }
+        if let Some(s) = snippet_in(start, words, stemmer, true) {
+            return Some(s);
+        }
     }
     snippet_in(e.read(None)?, words, stemmer, false)
 }
@@ -271,15 +283,8 @@ fn snippet_in(
     need_all: bool,
 ) -> Option<Snippet> {
     let page_words: Vec<&str> = page.words().collect();
-    let stems: Vec<std::borrow::Cow<'_, str>> = match stemmer {
-        Some(st) => page_words.iter().map(|w| st.word(w)).collect(),
-        None => page_words
-            .iter()
-            .map(|&w| std::borrow::Cow::Borrowed(w))
-            .collect(),
-    };
-    let keys: Vec<&str> = stems.iter().map(|c| c.as_ref()).collect();
-    let (best, len, covered) = best_window(&keys, words);
+    let which = query_words_in(&page_words, words, stemmer);
+    let (best, len, covered) = best_window(&which, words);
     let marked = marked_words(words);
     if need_all {
         let mut all = marked.clone();
@@ -304,10 +309,11 @@ fn snippet_in(
             }
             let base = text.len();
             text.push_str(&page.text[first.0..last.1]);
+            let is_marked = marked_slots(words, &marked);
             let marks = spans
                 .iter()
-                .zip(&keys[best..best + len])
-                .filter(|(_, w)| marked.iter().any(|m| m == *w))
+                .zip(&which[best..best + len])
+                .filter(|(_, q)| q.is_some_and(|q| is_marked[q]))
                 .map(|(sp, _)| (base + sp.0 - first.0, base + sp.1 - first.0))
                 .collect();
             if best + len < page_words.len()
@@ -321,12 +327,38 @@ fn snippet_in(
     }
     Some(render_words(
         &page_words,
-        &keys,
+        &which,
         &page.flags,
-        &marked,
+        &marked_slots(words, &marked),
         (best, len),
         page.words_cut,
     ))
+}
+
+/// Per page word, the query word it is (its first place in `words`), by
+/// its stem with the index's `stemmer`.
+fn query_words_in(
+    page: &[&str],
+    words: &[String],
+    stemmer: Option<&crate::index::stem::Stemmer>,
+) -> Vec<Option<usize>> {
+    let find = |w: &str| words.iter().position(|q| q == w);
+    match stemmer {
+        None => page.iter().map(|w| find(w)).collect(),
+        Some(st) => {
+            // A page repeats its words (a source listing its identifiers
+            // thousands of times): each distinct one is stemmed once.
+            let mut seen: HashMap<&str, Option<usize>> = HashMap::new();
+            page.iter()
+                .map(|&w| *seen.entry(w).or_insert_with(|| find(&st.word(w))))
+                .collect()
+        }
+    }
+}
+
+/// Per query word, whether it is among the `marked` ones.
+fn marked_slots(words: &[String], marked: &[&str]) -> Vec<bool> {
+    words.iter().map(|w| marked.contains(&w.as_str())).collect()
 }
 
 /// The query words that are marked: all but a question's stopwords, or
@@ -396,14 +428,9 @@ fn align(text: &str, words: &[&str]) -> Option<Vec<(usize, usize)>> {
 
 /// The best window of `page` for `words`: (first word, length, distinct
 /// query words it holds that count).
-fn best_window(page: &[&str], words: &[String]) -> (usize, usize, usize) {
-    let n = page.len();
+fn best_window(which: &[Option<usize>], words: &[String]) -> (usize, usize, usize) {
+    let n = which.len();
     let content = marked_words(words);
-    // Per page word: its query word, and whether it counts for coverage.
-    let which: Vec<Option<usize>> = page
-        .iter()
-        .map(|w| words.iter().position(|q| q == w))
-        .collect();
     let counts_for = |q: usize| content.contains(&words[q].as_str());
     let len = SNIPPET_WORDS.min(n);
     let mut counts = vec![0usize; words.len()];
@@ -449,9 +476,9 @@ fn best_window(page: &[&str], words: &[String]) -> (usize, usize, usize) {
 /// past `page`.
 fn render_words(
     page: &[&str],
-    keys: &[&str],
+    which: &[Option<usize>],
     flags: &[u8],
-    marked: &[&str],
+    is_marked: &[bool],
     (best, len): (usize, usize),
     cut: bool,
 ) -> Snippet {
@@ -475,7 +502,12 @@ fn render_words(
         } else {
             text.push_str(w);
         }
-        if keys.get(k).is_some_and(|key| marked.contains(key)) {
+        if which
+            .get(k)
+            .copied()
+            .flatten()
+            .is_some_and(|q| is_marked[q])
+        {
             marks.push((at, text.len()));
         }
     }
@@ -488,8 +520,10 @@ fn render_words(
 /// The snippet of a page's words (with their flag bytes) for the query
 /// `words`, in the indexed words (no page text).
 pub fn snippet(page: &[&str], flags: &[u8], words: &[String]) -> Snippet {
-    let (best, len, _) = best_window(page, words);
-    render_words(page, page, flags, &marked_words(words), (best, len), false)
+    let which = query_words_in(page, words, None);
+    let (best, len, _) = best_window(&which, words);
+    let is_marked = marked_slots(words, &marked_words(words));
+    render_words(page, &which, flags, &is_marked, (best, len), false)
 }
 
 #[cfg(test)]
@@ -592,6 +626,38 @@ mod tests {
         let short = long_page(200, &[(50, "gamma")]);
         let (s, whole) = snippet_of(&short, &["gamma", "delta"]);
         assert_eq!(s, whole);
+    }
+
+    #[test]
+    fn a_word_past_the_first_horizon_is_looked_for_in_the_second_first() {
+        let n = SNIPPET_SECOND_HORIZON * 2;
+        let (mid, late) = (SNIPPET_SECOND_HORIZON / 2, SNIPPET_SECOND_HORIZON + 100);
+        let html = long_page(
+            n,
+            &[
+                (mid, "alpha"),
+                (mid + 2, "gamma"),
+                (late, "alpha"),
+                (late + 1, "gamma"),
+                (late + 2, "alpha"),
+                (late + 3, "gamma"),
+                (late + 20, "delta"),
+            ],
+        );
+        // Both words before the second horizon: that window, though a later
+        // one holds more of them.
+        let (s, whole) = snippet_of(&html, &["alpha", "gamma"]);
+        assert!(s.text.contains(&format!("w{}", mid + 1)), "{}", s.text);
+        assert!(
+            whole.text.contains(&format!("w{}", late - 1)),
+            "{}",
+            whole.text
+        );
+        // A word only past it: the whole page's snippet.
+        for q in [&["delta"][..], &["alpha", "delta"], &["gamma", "epsilon"]] {
+            let (s, whole) = snippet_of(&html, q);
+            assert_eq!(s, whole, "{q:?}");
+        }
     }
 
     #[test]
