@@ -288,15 +288,19 @@ proptest! {
         std::fs::create_dir_all(&fwd).unwrap();
         let mut lengths = ExternalSorter::new(SortConfig::new(tmp.join("lengths"), 1 << 20), webmill::sort::Combine::sum()).unwrap();
         indexer::write_forward(&src, Stem::None, &ids, &plan, &fwd, 4096, &reporter, &mut lengths, carried).unwrap();
+        // One scratch for every barrel, as a sorting thread keeps it; with
+        // `small`, even barrels spill, so a barrel sorted in memory follows
+        // one sorted externally, and the other way round.
+        let mut scratch = webmill::index::sorter::SortScratch::default();
         for b in 0..plan.barrels() {
             let path = indexer::forward_path(&fwd, b);
             webmill::kinds::verify_file(&path).unwrap();
             let want = invert_forward(&path);
             let full = tmp.join(format!("full{b}.wm"));
-            let budget = if small { 64 << 10 } else { 64 << 20 };
+            let budget = if small && b % 2 == 0 { 64 << 10 } else { 64 << 20 };
             let part = tmp.join(format!("part{b}.wm"));
             let cfg = SortConfig::new(tmp.join(format!("s{b}")), budget);
-            let sorted = webmill::index::sorter::sort_barrel(&path, cfg, &full, &part, None).unwrap();
+            let sorted = webmill::index::sorter::sort_barrel(&path, cfg, &full, &part, None, &mut scratch).unwrap();
             let words = u64::from(plan.firsts[b + 1] - plan.firsts[b]);
             prop_assert_eq!(sorted.words, words);
             let mut entries = 0;

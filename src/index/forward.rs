@@ -230,7 +230,8 @@ impl ForwardBarrel {
         mut f: impl FnMut(u64, Part, u32, &[u8]) -> Result<()>,
     ) -> Result<()> {
         let mut raw = Vec::new();
-        self.walk(skip, &mut raw, false, |doc, part, w, hits, _| {
+        let mut buf = (Vec::new(), Vec::new());
+        self.walk(skip, &mut raw, &mut buf, false, |doc, part, w, hits, _| {
             f(doc, part, w, hits)
         })
     }
@@ -238,28 +239,34 @@ impl ForwardBarrel {
     /// Reads the whole barrel into `all` (its blocks' payloads back to back)
     /// and calls `f(docID, part, wordID, hits, at)` for every word of every
     /// record in file order, `at` being where `hits` starts in `all`,
-    /// checking the encoding. The caller bounds the memory by
-    /// [`Container::raw_bytes`].
+    /// checking the encoding. `buf` holds a block on its way (stored,
+    /// decoded). The caller bounds the memory by [`Container::raw_bytes`],
+    /// and may pass the same buffers from barrel to barrel: they keep their
+    /// capacity, so their pages are not faulted in afresh.
     pub fn load(
         &self,
         all: &mut Vec<u8>,
+        buf: &mut (Vec<u8>, Vec<u8>),
         f: impl FnMut(u64, Part, u32, &[u8], usize) -> Result<()>,
     ) -> Result<()> {
         all.clear();
-        all.reserve_exact(usize::try_from(self.c.raw_bytes()).unwrap_or(usize::MAX));
-        self.walk(0, all, true, f)
+        let raw = usize::try_from(self.c.raw_bytes()).unwrap_or(usize::MAX);
+        all.reserve_exact(raw);
+        self.walk(0, all, buf, true, f)
     }
 
     /// [`ForwardBarrel::for_each`] and [`ForwardBarrel::load`]: each block is
-    /// read into `raw` (replacing it, or appended when `keep`).
+    /// read into `raw` (replacing it, or appended when `keep`, through
+    /// `buf`).
     fn walk(
         &self,
         skip: u64,
         raw: &mut Vec<u8>,
+        buf: &mut (Vec<u8>, Vec<u8>),
         keep: bool,
         mut f: impl FnMut(u64, Part, u32, &[u8], usize) -> Result<()>,
     ) -> Result<()> {
-        let (mut scratch, mut block) = (Vec::new(), Vec::new());
+        let (scratch, block) = buf;
         let mut first_record = 0u64;
         for i in 0..self.c.blocks().len() {
             let e = &self.c.blocks()[i];
@@ -280,12 +287,12 @@ impl ForwardBarrel {
                 continue;
             }
             let start = if keep {
-                self.c.read_block_into(i, &mut scratch, &mut block)?;
+                self.c.read_block_into(i, scratch, block)?;
                 let start = raw.len();
-                raw.extend_from_slice(&block);
+                raw.extend_from_slice(block);
                 start
             } else {
-                self.c.read_block_into(i, &mut scratch, raw)?;
+                self.c.read_block_into(i, scratch, raw)?;
                 0
             };
             let base = raw.as_ptr() as usize;

@@ -390,34 +390,38 @@ pub(crate) fn build_part(
     let runs = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..parallel {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, Ordering::SeqCst);
-                if k >= todo.len() || failure.lock().map(|f| f.is_some()).unwrap_or(true) {
-                    return;
-                }
-                let b = todo[k];
-                let sort_name = format!("sort-{b:03}");
-                let result = (|| {
-                    let s = sorter::sort_barrel(
-                        &indexer::forward_path(&fwd_dir, b),
-                        cx.sort_config_part(&sort_name, "barrels", parallel)?,
-                        &cx.output(barrel_file(b))?,
-                        &part_path(tmp, b),
-                        impacts.as_ref(),
-                    )?;
-                    runs.fetch_add(s.runs, Ordering::SeqCst);
-                    crate::publish::failpoint("index.barrel_done")?;
-                    crate::sort::remove_sort_dir(&tmp.join(&sort_name))?;
-                    let f = indexer::forward_path(&fwd_dir, b);
-                    std::fs::remove_file(&f).at(&f)
-                })();
-                match result {
-                    Ok(()) => task.inc(1),
-                    Err(e) => {
-                        if let Ok(mut f) = failure.lock() {
-                            f.get_or_insert(e);
-                        }
+            scope.spawn(|| {
+                let mut scratch = sorter::SortScratch::default();
+                loop {
+                    let k = next.fetch_add(1, Ordering::SeqCst);
+                    if k >= todo.len() || failure.lock().map(|f| f.is_some()).unwrap_or(true) {
                         return;
+                    }
+                    let b = todo[k];
+                    let sort_name = format!("sort-{b:03}");
+                    let result = (|| {
+                        let s = sorter::sort_barrel(
+                            &indexer::forward_path(&fwd_dir, b),
+                            cx.sort_config_part(&sort_name, "barrels", parallel)?,
+                            &cx.output(barrel_file(b))?,
+                            &part_path(tmp, b),
+                            impacts.as_ref(),
+                            &mut scratch,
+                        )?;
+                        runs.fetch_add(s.runs, Ordering::SeqCst);
+                        crate::publish::failpoint("index.barrel_done")?;
+                        crate::sort::remove_sort_dir(&tmp.join(&sort_name))?;
+                        let f = indexer::forward_path(&fwd_dir, b);
+                        std::fs::remove_file(&f).at(&f)
+                    })();
+                    match result {
+                        Ok(()) => task.inc(1),
+                        Err(e) => {
+                            if let Ok(mut f) = failure.lock() {
+                                f.get_or_insert(e);
+                            }
+                            return;
+                        }
                     }
                 }
             });

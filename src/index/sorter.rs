@@ -198,13 +198,20 @@ pub struct SortedBarrel {
 /// its entries' (key, hit list location) pairs are radix-sorted, the hit
 /// lists staying where they were read (no [`SortEntry`] built, no records
 /// moved). The order is the same — (wordID, docID, part), then the hits —
-/// so the output is too.
+/// so the output is too. `scratch` holds that sort's buffers: a thread
+/// sorting barrel after barrel passes the same one, so their pages are
+/// faulted in once, not once a barrel (the allocator maps every buffer of
+/// 128 KiB or more afresh, [`crate::resources::bound_allocator_retention`]:
+/// the faults of fresh buffers took about 4% of rust-doc's build CPU). The
+/// buffers are emptied before an external sort, so what they keep never
+/// sits beside memory the sort's budget counts.
 pub fn sort_barrel(
     forward: &Path,
     cfg: SortConfig,
     full: &Path,
     part: &Path,
     impacts: Option<&Impacts>,
+    scratch: &mut SortScratch,
 ) -> Result<SortedBarrel> {
     let fwd = ForwardBarrel::open(forward)?;
     let p = fwd.container().params();
@@ -224,9 +231,14 @@ pub fn sort_barrel(
     // count, a hit), so `raw / 4` entries of 16 bytes bound the memory.
     if fresh && raw < 1 << 31 && raw.saturating_mul(5) <= budget {
         drop(sorter);
-        let mut all = Vec::new();
-        let mut entries: Vec<MemEntry> = Vec::with_capacity((raw / 4) as usize);
-        fwd.load(&mut all, |doc, part, word, hits, at| {
+        let SortScratch {
+            all,
+            entries,
+            block,
+        } = scratch;
+        entries.clear();
+        entries.reserve((raw / 4) as usize);
+        fwd.load(all, block, |doc, part, word, hits, at| {
             let doc = u32::try_from(doc)
                 .map_err(|_| Error::record(format!("docID {doc} over 32 bits")))?;
             entries.push(MemEntry {
@@ -240,16 +252,12 @@ pub fn sort_barrel(
             let at = e.at as usize;
             &all[at..at + (e.len_part >> 1) as usize]
         };
-        crate::sort::block_radix::sort_by_key_prefix(
-            &mut entries,
-            &|e: &MemEntry| e.key,
-            &|a, b| {
-                (a.key, a.len_part & 1)
-                    .cmp(&(b.key, b.len_part & 1))
-                    .then_with(|| cmp_hits(hits(a), hits(b)))
-            },
-        );
-        for e in &entries {
+        crate::sort::block_radix::sort_by_key_prefix(entries, &|e: &MemEntry| e.key, &|a, b| {
+            (a.key, a.len_part & 1)
+                .cmp(&(b.key, b.len_part & 1))
+                .then_with(|| cmp_hits(hits(a), hits(b)))
+        });
+        for e in entries.iter() {
             let h = hits(e);
             out.add(
                 e.key,
@@ -258,6 +266,7 @@ pub fn sort_barrel(
             )?;
         }
     } else {
+        *scratch = SortScratch::default();
         let mut sorter = sorter;
         if !sorter.input_complete() {
             fwd.for_each(0, |doc, part, word, hits| {
@@ -283,6 +292,17 @@ pub fn sort_barrel(
         bytes: full_bytes,
         runs,
     })
+}
+
+/// The buffers of [`sort_barrel`]'s sort in memory, kept from barrel to
+/// barrel: the forward barrel's bytes, its entries and a block on its way.
+/// They hold at most what the largest barrel sorted in memory needed, which
+/// its budget allowed.
+#[derive(Default)]
+pub struct SortScratch {
+    all: Vec<u8>,
+    entries: Vec<MemEntry>,
+    block: (Vec<u8>, Vec<u8>),
 }
 
 /// An entry of a forward barrel read whole: its key (wordID · 2³² + docID)
@@ -636,7 +656,8 @@ mod tests {
             let cfg = SortConfig::new(dir.path().join(format!("sort-{name}")), budget);
             let full = dir.path().join(format!("full-{name}.wm"));
             let part = dir.path().join(format!("part-{name}.wm"));
-            let s = sort_barrel(&fwd, cfg, &full, &part, None).unwrap();
+            let s =
+                sort_barrel(&fwd, cfg, &full, &part, None, &mut SortScratch::default()).unwrap();
             (
                 s.runs,
                 std::fs::read(full).unwrap(),
