@@ -426,9 +426,41 @@ struct Inputs {
     stemmer: Option<Stemmer>,
     /// The docIDs indexed.
     range: std::ops::Range<u64>,
+    /// Block buffers (stored, decoded) a unit takes and gives back, so a
+    /// thread's next unit decodes into pages already faulted in: fresh
+    /// buffers of a few hundred KiB are mapped afresh by the allocator
+    /// ([`crate::resources::bound_allocator_retention`]), and their faults
+    /// took about 5% of rust-doc's build CPU. There are at most as many as
+    /// units ever ran at once (one a thread), each no larger than
+    /// [`Inputs::KEEP_BLOCK`], and they are freed with the inputs at the
+    /// pass's end: the window's bound on decoded input already counts them.
+    blocks: std::sync::Mutex<Vec<(Vec<u8>, Vec<u8>)>>,
 }
 
 impl Inputs {
+    /// Largest block buffer given back to [`Inputs::blocks`]: a block of an
+    /// outsized page is not kept beside later units.
+    const KEEP_BLOCK: usize = 4 << 20;
+
+    /// A pair of block buffers from the pool (or new ones).
+    fn take_block(&self) -> (Vec<u8>, Vec<u8>) {
+        self.blocks
+            .lock()
+            .ok()
+            .and_then(|mut b| b.pop())
+            .unwrap_or_default()
+    }
+
+    /// Gives `buf` back to the pool unless it grew past
+    /// [`Inputs::KEEP_BLOCK`].
+    fn give_block(&self, buf: (Vec<u8>, Vec<u8>)) {
+        if buf.0.capacity().max(buf.1.capacity()) <= Self::KEEP_BLOCK {
+            if let Ok(mut b) = self.blocks.lock() {
+                b.push(buf);
+            }
+        }
+    }
+
     fn open(s: &Sources, stem: Stem) -> Result<Inputs> {
         let docs = DocTable::open(&s.docs)?;
         if docs.len() > u64::from(u32::MAX) {
@@ -444,6 +476,7 @@ impl Inputs {
             anchors: PageFile::open(&s.anchors, &records::ANCHORS)?,
             stemmer: stem.stemmer(),
             range: s.docs_range.clone().unwrap_or(0..u64::MAX),
+            blocks: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -560,9 +593,9 @@ impl Inputs {
                 first_page,
                 docs,
             } => {
-                let mut buf = (Vec::new(), Vec::new());
+                let mut buf = self.take_block();
                 let mut hits = Vec::new();
-                self.text.visit_block(*block, &mut buf, |page, input| {
+                let r = self.text.visit_block(*block, &mut buf, |page, input| {
                     let (words, flags) = records::decode_text(input)?;
                     let doc = docs
                         .get((page - first_page) as usize)
@@ -576,7 +609,9 @@ impl Inputs {
                         g(doc, Part::Text, words, &hits)?;
                     }
                     Ok(())
-                })
+                });
+                self.give_block(buf);
+                r
             }
             Work::Fancy { block, anchors } => {
                 let c = self.docs.container();
