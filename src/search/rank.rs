@@ -35,7 +35,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::index::hit::{FancyType, Hit, HitFields, MAX_ANCHOR_POSITION, MAX_PLAIN_POSITION};
+use super::query::MAX_QUERY_WORDS;
+use crate::index::hit::{
+    FancyType, Hit, HitFields, FANCY_FONT, MAX_ANCHOR_POSITION, MAX_PLAIN_POSITION,
+};
 
 /// Hit types.
 pub const HIT_TYPES: usize = 7;
@@ -521,6 +524,11 @@ pub struct Scorer {
     prox: [[u32; PROX_BINS]; HIT_TYPES],
     /// The counting sort's copy of anchor hits.
     scratch: Vec<Placed>,
+    /// Per word, its hits sorted by (field, position) when the list was
+    /// not ([`Self::load_proximity`]).
+    sorted: Vec<Vec<Hit>>,
+    /// The counting sort's copy of anchor hits, for `sorted`.
+    hit_scratch: Vec<Hit>,
 }
 
 impl Scorer {
@@ -557,46 +565,40 @@ impl Scorer {
 
     /// Loads the hit lists of the query words (in query order) of one
     /// document for its proximity score ([`Self::proximity`]) alone: no
-    /// per-type counts are taken ([`Self::counts`] is empty), and of a word
-    /// other than the pivot only the hits in the pivot's fields are placed
-    /// — the match looks at no other (a page's hundreds of anchor hits are
-    /// skipped when the pivot has none). The same proximity score as
-    /// [`Self::load`].
+    /// per-type counts are taken ([`Self::counts`] is empty). The same
+    /// proximity score as [`Self::load`], without placing the other words'
+    /// hits: a hit list as a barrel gives it is already in (field,
+    /// position) order ([`sorted_hits`]), so only the pivot's few hits are
+    /// placed and the others' nearest hits are found by binary search in
+    /// the lists themselves. Placing, filtering and sorting every hit of
+    /// every word made this 14% of `Searcher::search`'s samples on
+    /// rust-doc, most of it for the words with the most hits, which the
+    /// match only probes.
     pub fn load_proximity(&mut self, lists: &[&[Hit]]) {
         let n = lists.len();
         self.counts.clear();
-        if self.words.len() < n {
-            self.words.resize_with(n, Vec::new);
-        }
-        self.words.truncate(n);
-        if n == 0 {
-            self.match_proximity(0);
+        self.words.clear();
+        self.prox = [[0; PROX_BINS]; HIT_TYPES];
+        if n < 2 {
             return;
         }
         let pivot = pivot_of(lists.iter().map(|l| l.len()));
-        // The pivot's fields, a bit each (text, URL, title, meta, anchors
-        // by source hash: all below 32).
-        let mut fields = 0u32;
-        {
-            let placed = &mut self.words[pivot];
-            placed.clear();
-            placed.extend(lists[pivot].iter().map(|&h| place(h)));
-            for p in placed.iter() {
-                fields |= 1 << (p.field & 31);
-            }
+        if self.sorted.len() < n {
+            self.sorted.resize_with(n, Vec::new);
         }
-        for (i, (list, placed)) in lists.iter().zip(&mut self.words).enumerate() {
-            if i == pivot {
-                continue;
-            }
-            placed.clear();
-            placed.extend(
-                list.iter()
-                    .map(|&h| place(h))
-                    .filter(|p| fields >> (p.field & 31) & 1 == 1),
-            );
+        let (mut small, mut large) = ([&[][..]; MAX_QUERY_WORDS], Vec::new());
+        let views = sorted_views(
+            (n, pivot),
+            |k| lists[k],
+            &mut self.sorted,
+            &mut self.hit_scratch,
+            (&mut small, &mut large),
+        );
+        for &h in views[pivot] {
+            let p = place(h);
+            let bin = bin_in_lists(views, pivot, &p);
+            self.prox[p.ty.index()][bin] += 1;
         }
-        self.match_proximity(pivot);
     }
 
     /// Counts matched sets per (type, bin): for each hit of the pivot word
@@ -765,6 +767,221 @@ fn nearest(hits: &[Placed], field: u16, expected: i64) -> Option<&Placed> {
     }
 }
 
+/// A hit's (field, position) as one number, `field << 16 | position`:
+/// the order matching looks at, read from the hit's bits, as [`place`]
+/// gives them (a test checks every hit). The binary searches of
+/// [`nearest_hit`] and [`has_hit_at`] compute it at every probe, where
+/// [`place`] also works out the hit's type.
+#[inline]
+fn hit_key(h: Hit) -> u32 {
+    let v = u32::from(h.0);
+    if v >> 12 & 7 != u32::from(FANCY_FONT) {
+        return v & 0xfff;
+    }
+    let (field, pos) = match FancyType::from_code((v >> 8) as u8) {
+        FancyType::Url => (FIELD_URL, v & 0xff),
+        FancyType::Title => (FIELD_TITLE, v & 0xff),
+        FancyType::Anchor => (FIELD_ANCHOR + (v >> 4 & 0xf) as u16, v & 0xf),
+        _ => (FIELD_META, v & 0xff),
+    };
+    u32::from(field) << 16 | pos
+}
+
+/// Whether the hit of key `k` ([`hit_key`]) has a clamped position: the
+/// end of a long page (page text) or anchor (anchor fields).
+#[inline]
+fn key_clamped(k: u32) -> bool {
+    let (field, pos) = ((k >> 16) as u16, k & 0xffff);
+    match field {
+        FIELD_TEXT => pos >= MAX_PLAIN_POSITION,
+        f if f >= FIELD_ANCHOR => pos >= MAX_ANCHOR_POSITION,
+        _ => false,
+    }
+}
+
+/// [`hit_key`] as the (field, position) pair [`sort_field_position`] takes.
+#[inline]
+fn place_key(h: Hit) -> (u16, u16) {
+    let k = hit_key(h);
+    ((k >> 16) as u16, k as u16)
+}
+
+/// `hits` in (field, position) order: the list itself when it is so
+/// already (a barrel's hit list is, unless it has meta or reserved hits
+/// after its anchor hits: checking costs a comparison per hit, placing
+/// and sorting a copy several times that), else a sorted copy in `buf`
+/// (`scratch` is the counting sort's). Hits of equal key differ at most in
+/// type and capitalization, which neither the proximity match of other
+/// words' hits nor the phrase check reads.
+pub(crate) fn sorted_hits<'a>(
+    hits: &'a [Hit],
+    buf: &'a mut Vec<Hit>,
+    scratch: &mut Vec<Hit>,
+) -> &'a [Hit] {
+    if hits.is_sorted_by_key(|&h| hit_key(h)) {
+        return hits;
+    }
+    buf.clear();
+    buf.extend_from_slice(hits);
+    sort_field_position(buf, |&h| place_key(h), scratch);
+    buf
+}
+
+/// The `n` lists `list(0..n)` as the proximity match and the phrase check
+/// read them: the one at `keep` as it is (its hits are each matched on
+/// their own, in any order), the others in (field, position) order
+/// ([`sorted_hits`], with `bufs`, one a list, and `scratch`). They are kept
+/// in `into.0` when they fit (a query's words), else in `into.1` (a
+/// caller's own longer lists, a phrase repeating words).
+#[allow(clippy::type_complexity)]
+fn sorted_views<'a, 's>(
+    (n, keep): (usize, usize),
+    list: impl Fn(usize) -> &'a [Hit],
+    bufs: &'a mut [Vec<Hit>],
+    scratch: &mut Vec<Hit>,
+    into: (&'s mut [&'a [Hit]; MAX_QUERY_WORDS], &'s mut Vec<&'a [Hit]>),
+) -> &'s [&'a [Hit]] {
+    let views: &'s mut [&'a [Hit]] = if n <= MAX_QUERY_WORDS {
+        &mut into.0[..n]
+    } else {
+        into.1.resize(n, &[][..]);
+        into.1
+    };
+    for ((k, view), buf) in views.iter_mut().enumerate().zip(bufs.iter_mut()) {
+        *view = if k == keep {
+            list(k)
+        } else {
+            sorted_hits(list(k), buf, scratch)
+        };
+    }
+    views
+}
+
+/// Whether `hits` (sorted by (field, position), [`sorted_hits`]) has an
+/// unclamped hit at `pos` in `field`: where a phrase needs a word.
+pub(crate) fn has_hit_at(hits: &[Hit], field: u16, pos: u16) -> bool {
+    let k = u32::from(field) << 16 | u32::from(pos);
+    let at = hits.partition_point(|&h| hit_key(h) < k);
+    hits.get(at).is_some_and(|&h| hit_key(h) == k) && !key_clamped(k)
+}
+
+/// Whether the `n` words whose hit lists are `list(0..n)` (in phrase
+/// order) stand one after the other, unclamped, in one field. `bufs` and
+/// `scratch` are working space (one buffer a word, reused).
+pub(crate) fn phrase_in<'a>(
+    n: usize,
+    list: impl Fn(usize) -> &'a [Hit],
+    bufs: &'a mut Vec<Vec<Hit>>,
+    scratch: &mut Vec<Hit>,
+) -> bool {
+    if n == 0 {
+        return false;
+    }
+    // The word with the fewest hits drives: each of its hits says where
+    // the phrase would start, and the other words' hits are looked up
+    // there (sorted for it; the driver's need not be).
+    let driver = pivot_of((0..n).map(|k| list(k).len()));
+    if bufs.len() < n {
+        bufs.resize_with(n, Vec::new);
+    }
+    let (mut small, mut large) = ([&[][..]; MAX_QUERY_WORDS], Vec::new());
+    let views = sorted_views((n, driver), list, bufs, scratch, (&mut small, &mut large));
+    views[driver].iter().any(|&h| {
+        let p = place(h);
+        // The phrase's start: `pos − driver`, and word k at start + k.
+        let Some(start) = p.pos.checked_sub(driver as u16).filter(|_| !p.clamped) else {
+            return false;
+        };
+        views.iter().enumerate().all(|(k, l)| {
+            k == driver
+                || start
+                    .checked_add(k as u16)
+                    .is_some_and(|q| has_hit_at(l, p.field, q))
+        })
+    })
+}
+
+/// [`phrase_in`] by brute force: every unclamped hit of the first word
+/// tried as the start (the reference of its tests).
+#[cfg(test)]
+fn phrase_in_naive(lists: &[&[Hit]]) -> bool {
+    let Some(first) = lists.first() else {
+        return false;
+    };
+    first.iter().any(|&h| {
+        let p = place(h);
+        !p.clamped
+            && lists.iter().enumerate().skip(1).all(|(k, l)| {
+                l.iter().any(|&x| {
+                    let q = place(x);
+                    !q.clamped
+                        && q.field == p.field
+                        && u32::from(q.pos) == u32::from(p.pos) + k as u32
+                })
+            })
+    })
+}
+
+/// The proximity bin of the pivot's hit `h` against the other words'
+/// hits in `lists` (each sorted by (field, position), the pivot's list
+/// in any order): as [`Scorer::bin_of`] finds it on placed hits.
+fn bin_in_lists(lists: &[&[Hit]], pivot: usize, h: &Placed) -> usize {
+    let n = lists.len();
+    if h.clamped {
+        return PROX_BINS - 1;
+    }
+    let (mut lo, mut hi) = (i64::from(h.pos), i64::from(h.pos));
+    let mut phrase = true;
+    for (j, other) in lists.iter().enumerate() {
+        if j == pivot {
+            continue;
+        }
+        let expected = i64::from(h.pos) + j as i64 - pivot as i64;
+        let Some((q, clamped)) = nearest_hit(other, h.field, expected) else {
+            return PROX_BINS - 1;
+        };
+        if clamped {
+            return PROX_BINS - 1;
+        }
+        let q = i64::from(q);
+        phrase &= q == expected;
+        lo = lo.min(q);
+        hi = hi.max(q);
+    }
+    prox_bin(n, (hi - lo) as u32, phrase)
+}
+
+/// [`nearest`] in a hit list sorted by (field, position), in one binary
+/// search: the hit of `field` nearest to `expected` (ties to the smaller
+/// position) as its position and whether it is clamped.
+fn nearest_hit(hits: &[Hit], field: u16, expected: i64) -> Option<(u16, bool)> {
+    // Positions are at most 4,095 and `expected` within a query's words of
+    // one, so it fits a u16 once below-zero is taken as zero (no position
+    // is below either).
+    let e = expected.clamp(0, i64::from(u16::MAX)) as u32;
+    let (lo, hi) = (u32::from(field) << 16, u32::from(field) << 16 | 0xffff);
+    let at = hits.partition_point(|&h| hit_key(h) < lo | e);
+    let in_field = |i: usize| {
+        hits.get(i)
+            .map(|&h| hit_key(h))
+            .filter(|k| (lo..=hi).contains(k))
+    };
+    let after = in_field(at);
+    let before = at.checked_sub(1).and_then(in_field);
+    let pos = |k: u32| i64::from(k & 0xffff);
+    let best = match (before, after) {
+        (Some(b), Some(a)) => {
+            if expected - pos(b) <= pos(a) - expected {
+                b
+            } else {
+                a
+            }
+        }
+        (b, a) => b.or(a)?,
+    };
+    Some(((best & 0xffff) as u16, key_clamped(best)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -858,6 +1075,102 @@ mod tests {
             some.load_proximity(&slices);
             prop_assert_eq!(all.prox, some.prox);
             prop_assert_eq!(all.proximity(&w), some.proximity(&w));
+        }
+    }
+
+    /// Random hit lists for the matching tests: plain hits (font and
+    /// capitalization random, a position clamped at 4,095 now and then),
+    /// URL, title, meta and anchor hits (some clamped), in a barrel's order
+    /// (plain by position, URL, title, anchors by source and position,
+    /// meta last) or shuffled.
+    fn hit_lists() -> impl Strategy<Value = Vec<Vec<Hit>>> {
+        proptest::collection::vec(
+            (
+                proptest::collection::vec((0u32..24, 0u8..4, any::<bool>()), 0..30),
+                proptest::collection::vec((0u8..4, 0u64..3, 0u32..20), 0..20),
+                any::<bool>(),
+                any::<u64>(),
+            ),
+            1..5,
+        )
+        .prop_map(|words| {
+            words
+                .into_iter()
+                .map(|(plain, fancy, shuffle, seed)| {
+                    let mut plain: Vec<Hit> = plain
+                        .into_iter()
+                        .map(|(p, font, cap)| {
+                            let p = if p == 23 { 4095 } else { p };
+                            Hit::plain(cap, font, p)
+                        })
+                        .collect();
+                    plain.sort_by_key(|h| h.plain_position());
+                    let mut fancy: Vec<(u8, Hit)> = fancy
+                        .into_iter()
+                        .map(|(t, src, p)| match t {
+                            0 => (0, Hit::fancy(false, FancyType::Url, p)),
+                            1 => (1, Hit::fancy(true, FancyType::Title, p)),
+                            2 => (3, Hit::fancy(false, FancyType::Meta, p)),
+                            _ => (2, Hit::anchor(false, src, p)),
+                        })
+                        .collect();
+                    fancy.sort_by_key(|&(t, h)| (t, field_position(h)));
+                    plain.extend(fancy.into_iter().map(|(_, h)| h));
+                    if shuffle {
+                        // A deterministic shuffle from the seed.
+                        let mut x = seed | 1;
+                        for i in (1..plain.len()).rev() {
+                            x ^= x << 13;
+                            x ^= x >> 7;
+                            x ^= x << 17;
+                            plain.swap(i, (x % (i as u64 + 1)) as usize);
+                        }
+                    }
+                    plain
+                })
+                .collect()
+        })
+    }
+
+    /// The key read from a hit's bits is the field and position
+    /// [`place`] gives, and clamped exactly when [`place`] says so, for
+    /// every 16-bit hit.
+    #[test]
+    fn hit_key_is_place() {
+        for v in 0..=u16::MAX {
+            let p = place(Hit(v));
+            let k = hit_key(Hit(v));
+            assert_eq!(k, u32::from(p.field) << 16 | u32::from(p.pos), "{v:#06x}");
+            assert_eq!(key_clamped(k), p.clamped, "{v:#06x}");
+            assert_eq!(place_key(Hit(v)), (p.field, p.pos), "{v:#06x}");
+        }
+    }
+
+    proptest! {
+        /// The proximity match on the lists themselves (binary search in
+        /// sorted lists, sorted copies of the others) counts what the match
+        /// on placed and sorted hits counts, clamped hits, meta hits after
+        /// the anchors and shuffled lists included.
+        #[test]
+        fn proximity_on_lists_as_on_placed_hits(lists in hit_lists()) {
+            let slices: Vec<&[Hit]> = lists.iter().map(Vec::as_slice).collect();
+            let mut all = Scorer::new();
+            all.load(slices.iter().copied());
+            let mut some = Scorer::new();
+            // Twice: the second reuses the first's buffers.
+            some.load_proximity(&slices);
+            some.load_proximity(&slices);
+            prop_assert_eq!(all.prox, some.prox);
+        }
+
+        /// The phrase check finds a phrase exactly when trying every
+        /// unclamped hit of the first word as its start does.
+        #[test]
+        fn phrase_in_as_brute_force(lists in hit_lists()) {
+            let (mut bufs, mut scratch) = (Vec::new(), Vec::new());
+            let got = phrase_in(lists.len(), |k| lists[k].as_slice(), &mut bufs, &mut scratch);
+            let slices: Vec<&[Hit]> = lists.iter().map(Vec::as_slice).collect();
+            prop_assert_eq!(got, phrase_in_naive(&slices));
         }
     }
 

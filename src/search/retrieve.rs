@@ -90,10 +90,7 @@ use std::sync::Arc;
 use super::bm25::{self, Bm25Explain, CollectionStats, WordInDoc, N_FIELDS};
 use super::eval::{Match, Sources, Term, Work};
 use super::query::{Matching, Node, Query, Ranking};
-use super::rank::{
-    field_position, sort_field_position, Explain, HitType, ProximityBound, RankingWeights, Scorer,
-    HIT_TYPES,
-};
+use super::rank::{phrase_in, Explain, HitType, ProximityBound, RankingWeights, Scorer, HIT_TYPES};
 use super::{RankBounds, Searcher};
 use crate::docstore::DocStore;
 use crate::error::Result;
@@ -290,9 +287,12 @@ struct DocWords<'c, 'b> {
 /// Buffers of the phrase check, kept from document to document.
 #[derive(Default)]
 struct PhraseBufs {
-    /// Per phrase word, its hits' (field, position), sorted.
-    lists: Vec<Vec<(u16, u16)>>,
-    scratch: Vec<(u16, u16)>,
+    /// The phrase's words' slots.
+    slots: Vec<usize>,
+    /// Per phrase word, its hits sorted by (field, position) when the list
+    /// was not ([`phrase_in`]).
+    sorted: Vec<Vec<Hit>>,
+    scratch: Vec<Hit>,
 }
 
 impl DocWords<'_, '_> {
@@ -372,54 +372,33 @@ impl Eval<'_> {
 
     /// Whether the words stand consecutively, in order, in one field.
     fn phrase(&self, ws: &[String], d: &mut DocWords<'_, '_>) -> Result<bool> {
-        if ws
+        let mut slots = std::mem::take(&mut d.phrase.slots);
+        slots.clear();
+        slots.extend(ws.iter().map(|w| self.slot(w)));
+        let found = Self::phrase_of(&slots, d);
+        d.phrase.slots = slots;
+        found
+    }
+
+    /// [`Self::phrase`] of the words in `slots`.
+    fn phrase_of(slots: &[usize], d: &mut DocWords<'_, '_>) -> Result<bool> {
+        if slots
             .iter()
-            .any(|w| !d.present.get(self.slot(w)).copied().unwrap_or(false))
+            .any(|&i| !d.present.get(i).copied().unwrap_or(false))
         {
             return Ok(false);
         }
-        let mut lists = std::mem::take(&mut d.phrase.lists);
-        if lists.len() < ws.len() {
-            lists.resize_with(ws.len(), Vec::new);
+        for &i in slots {
+            d.hits(i)?;
         }
-        for (w, l) in ws.iter().zip(lists.iter_mut()) {
-            l.clear();
-            l.extend(
-                d.hits(self.slot(w))?
-                    .iter()
-                    .map(|&h| field_position(h))
-                    .filter(|&(_, _, clamped)| !clamped)
-                    .map(|(f, p, _)| (f, p)),
-            );
-        }
-        // The word with the fewest hits drives: each of its hits says
-        // where the phrase would start, and the other words' hits are
-        // looked up there (sorted for it; the driver's need not be).
-        let lists_here = &mut lists[..ws.len()];
-        let driver = (0..lists_here.len())
-            .min_by_key(|&k| lists_here[k].len())
-            .unwrap_or(0);
-        for (k, l) in lists_here.iter_mut().enumerate() {
-            if k != driver && !l.is_empty() {
-                sort_field_position(l, |&k| k, &mut d.phrase.scratch);
-            }
-        }
-        let found = !lists_here.is_empty()
-            && lists_here[driver].iter().any(|&(f, q)| {
-                // The phrase's start: `q − driver`, and word k at start + k,
-                // all within a field's positions.
-                let Some(start) = q.checked_sub(driver as u16) else {
-                    return false;
-                };
-                lists_here.iter().enumerate().all(|(k, l)| {
-                    k == driver
-                        || start
-                            .checked_add(k as u16)
-                            .is_some_and(|p| l.binary_search(&(f, p)).is_ok())
-                })
-            });
-        d.phrase.lists = lists;
-        Ok(found)
+        let hits = &*d.hits;
+        let bufs = &mut d.phrase.sorted;
+        Ok(phrase_in(
+            slots.len(),
+            |k| hits[slots[k]].as_slice(),
+            bufs,
+            &mut d.phrase.scratch,
+        ))
     }
 }
 
