@@ -35,10 +35,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::query::MAX_QUERY_WORDS;
 use crate::index::hit::{
     FancyType, Hit, HitFields, FANCY_FONT, MAX_ANCHOR_POSITION, MAX_PLAIN_POSITION,
 };
+
+/// Words whose hit lists a match keeps on the stack, as many as a query
+/// searches (`search::query::MAX_QUERY_WORDS`, not imported: the query
+/// layer sits on this one); more go to the heap.
+const INLINE_WORDS: usize = 32;
 
 /// Hit types.
 pub const HIT_TYPES: usize = 7;
@@ -586,7 +590,7 @@ impl Scorer {
         if self.sorted.len() < n {
             self.sorted.resize_with(n, Vec::new);
         }
-        let (mut small, mut large) = ([&[][..]; MAX_QUERY_WORDS], Vec::new());
+        let (mut small, mut large) = ([&[][..]; INLINE_WORDS], Vec::new());
         let views = sorted_views(
             (n, pivot),
             |k| lists[k],
@@ -839,9 +843,9 @@ fn sorted_views<'a, 's>(
     list: impl Fn(usize) -> &'a [Hit],
     bufs: &'a mut [Vec<Hit>],
     scratch: &mut Vec<Hit>,
-    into: (&'s mut [&'a [Hit]; MAX_QUERY_WORDS], &'s mut Vec<&'a [Hit]>),
+    into: (&'s mut [&'a [Hit]; INLINE_WORDS], &'s mut Vec<&'a [Hit]>),
 ) -> &'s [&'a [Hit]] {
-    let views: &'s mut [&'a [Hit]] = if n <= MAX_QUERY_WORDS {
+    let views: &'s mut [&'a [Hit]] = if n <= INLINE_WORDS {
         &mut into.0[..n]
     } else {
         into.1.resize(n, &[][..]);
@@ -884,7 +888,7 @@ pub(crate) fn phrase_in<'a>(
     if bufs.len() < n {
         bufs.resize_with(n, Vec::new);
     }
-    let (mut small, mut large) = ([&[][..]; MAX_QUERY_WORDS], Vec::new());
+    let (mut small, mut large) = ([&[][..]; INLINE_WORDS], Vec::new());
     let views = sorted_views((n, driver), list, bufs, scratch, (&mut small, &mut large));
     views[driver].iter().any(|&h| {
         let p = place(h);
