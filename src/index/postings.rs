@@ -918,56 +918,36 @@ impl<'a> BlockView<'a> {
                 }
                 bitpack::unpack_into(caps, self.w_cap, i, &mut cap_buf[..take])
                     .ok_or("capitalization cut short")?;
-                if class != LARGE {
-                    // The class says the font: the positions are summed in
-                    // place, checked once (they never decrease, so the
-                    // last is the largest) and the hits appended by one
-                    // exact-size extend, without a capacity check and a
-                    // font read per hit (the per-hit push was a third of
-                    // this function's time).
-                    for (j, v) in buf[..take].iter_mut().enumerate() {
-                        pos = if done + j == 0 {
-                            *v
-                        } else {
-                            pos.saturating_add(*v)
-                        };
-                        *v = pos;
-                    }
-                    if let Some(&p) = buf[..take].iter().find(|&&p| p > MAX_PLAIN_POSITION) {
-                        return Err(format!("plain hit position {p} over {MAX_PLAIN_POSITION}"));
-                    }
-                    let font = class as u8;
-                    out.extend(
-                        buf[..take]
-                            .iter()
-                            .zip(&cap_buf[..take])
-                            .map(|(&p, &cap)| Hit::plain(cap == 1, font, p)),
-                    );
-                    done += take;
-                    continue;
-                }
-                for (j, (&v, &cap)) in buf[..take].iter().zip(&cap_buf[..take]).enumerate() {
+                // The positions summed in place and checked once (they
+                // never decrease, so the last is the largest).
+                for (j, v) in buf[..take].iter_mut().enumerate() {
                     pos = if done + j == 0 {
-                        v
+                        *v
                     } else {
-                        pos.saturating_add(v)
+                        pos.saturating_add(*v)
                     };
-                    if pos > MAX_PLAIN_POSITION {
-                        return Err(format!(
-                            "plain hit position {pos} over {MAX_PLAIN_POSITION}"
-                        ));
-                    }
-                    let font = if class == LARGE {
+                    *v = pos;
+                }
+                if let Some(&p) = buf[..take].iter().find(|&&p| p > MAX_PLAIN_POSITION) {
+                    return Err(format!("plain hit position {p} over {MAX_PLAIN_POSITION}"));
+                }
+                let hits = buf[..take].iter().zip(&cap_buf[..take]);
+                if class == LARGE {
+                    for (&p, &cap) in hits {
                         if li >= cols.large {
                             return Err("large fonts cut short".into());
                         }
-                        let f = LARGE_FONT + bitpack::get(large, self.w_large, li) as u8;
+                        let font = LARGE_FONT + bitpack::get(large, self.w_large, li) as u8;
                         li += 1;
-                        f
-                    } else {
-                        class as u8
-                    };
-                    out.push(Hit::plain(cap == 1, font, pos));
+                        out.push(Hit::plain(cap == 1, font, p));
+                    }
+                } else {
+                    // The class says the font: the hits are appended by one
+                    // exact-size extend, without a capacity check and a
+                    // font read per hit (the per-hit push was a third of
+                    // this function's time).
+                    let font = class as u8;
+                    out.extend(hits.map(|(&p, &cap)| Hit::plain(cap == 1, font, p)));
                 }
                 done += take;
             }
