@@ -1215,6 +1215,18 @@ impl<'a> DoclistCursor<'a> {
         self.decode(|dec, view, i| dec.classes(view, i))
     }
 
+    /// The current document's hits per class and its (plain, fancy) hit
+    /// counts, from one read of the count columns: what
+    /// [`Self::classes`] and [`Self::hit_counts`] give, for a caller that
+    /// needs both.
+    pub fn counted_classes(&mut self) -> Result<(HitClasses, u32, u32)> {
+        self.decode(|dec, view, i| {
+            let c = dec.classes(view, i)?;
+            let (p, f) = super::postings::plain_fancy(&c)?;
+            Ok((c, p, f))
+        })
+    }
+
     /// Appends the current document's hits to `out` (plain hits in position
     /// order, then fancy hits).
     pub fn hits(&mut self, out: &mut Vec<Hit>) -> Result<()> {

@@ -144,6 +144,17 @@ pub fn class_of(h: Hit) -> usize {
 /// positions.
 pub type HitClasses = [u32; CLASSES];
 
+/// A document's plain (small to large type) and fancy (URL, title,
+/// anchor) hit counts from its hits per class; an error when a sum
+/// overflows (a corrupt count column).
+pub fn plain_fancy(c: &HitClasses) -> Result<(u32, u32), String> {
+    let sum = |r: &[u32]| r.iter().try_fold(0u32, |a, &x| a.checked_add(x));
+    match (sum(&c[SMALL..=LARGE]), sum(&c[URL..])) {
+        (Some(p), Some(f)) => Ok((p, f)),
+        _ => Err("hit counts overflow".into()),
+    }
+}
+
 /// Collects up to [`BLOCK_DOCS`] documents of one doclist and encodes them.
 #[derive(Default)]
 pub struct BlockEncoder {
@@ -1161,12 +1172,7 @@ impl DecodedBlock {
 
     /// Document `i`'s plain and fancy hit counts.
     pub fn hit_counts(&mut self, view: &BlockView<'_>, i: usize) -> Result<(u32, u32), String> {
-        let c = self.classes(view, i)?;
-        let sum = |r: &[u32]| r.iter().try_fold(0u32, |a, &x| a.checked_add(x));
-        match (sum(&c[SMALL..=LARGE]), sum(&c[URL..])) {
-            (Some(p), Some(f)) => Ok((p, f)),
-            _ => Err("hit counts overflow".into()),
-        }
+        plain_fancy(&self.classes(view, i)?)
     }
 
     /// Appends document `i`'s hits to `out`.

@@ -732,8 +732,17 @@ struct Bounds<'s> {
     factor: f64,
     weights: super::bm25::Bm25Weights,
     fielded: bool,
-    stats: CollectionStats,
     docs: u64,
+    /// Per field, a document's length normalisation is `norm_at[f] +
+    /// norm_per[f] · len_f` (BM25F; under BM25 field 0 holds
+    /// `k1 · (1 − b + b · len / avglen)` of the body's length): the
+    /// averages' divisions done once per query, not for every candidate
+    /// in [`Self::doc_norms`].
+    norm_at: [f64; N_FIELDS],
+    norm_per: [f64; N_FIELDS],
+    /// Per field, the normalisation at ratio 1 (a document without
+    /// lengths).
+    norm_one: [f64; N_FIELDS],
 }
 
 /// Rounding slack: a bound is compared as `bound · (1 + SLACK) + SLACK`,
@@ -799,6 +808,7 @@ impl<'s> Bounds<'s> {
             .iter()
             .map(|b| b.as_ref().and_then(|b| b.bound_params()).is_some_and(same))
             .collect();
+        let [norm_at, norm_per, norm_one] = length_norms(w, fielded, stats.avg_len);
         Ok(Some(Bounds {
             blockmax,
             byte: if fielded { BOUND_BM25F } else { BOUND_BM25 },
@@ -809,7 +819,9 @@ impl<'s> Bounds<'s> {
             weights: w.clone(),
             fielded,
             docs: stats.docs,
-            stats,
+            norm_at,
+            norm_per,
+            norm_one,
         }))
     }
 
@@ -836,32 +848,37 @@ impl<'s> Bounds<'s> {
     /// URL; only when `fancy`), 0 for the part not asked for; under BM25
     /// the body's normalisation `k1 · (1 − b + b · ratio)`.
     fn doc_norms(&self, lens: Option<&[u32; N_FIELDS]>, plain: bool, fancy: bool) -> [f64; 2] {
-        let w = &self.weights;
+        // Without lengths every ratio is 1.
+        let norm = |f: usize| match lens {
+            Some(l) => self.norm_at[f] + self.norm_per[f] * f64::from(l[f]),
+            None => self.norm_one[f],
+        };
         if self.fielded {
-            let ratio = |f: usize| match (self.stats.avg_len, lens) {
-                (Some(avg), Some(l)) if avg[f] > 0.0 => f64::from(l[f]) / avg[f],
-                _ => 1.0,
-            };
-            let per = |f: usize| {
-                let norm = 1.0 - w.field_b[f] + w.field_b[f] * ratio(f);
-                w.field_weight[f] / norm.max(1e-9)
+            let w = &self.weights.field_weight;
+            // The larger of `w_f / norm_f` over `fields`, with one division:
+            // the fractions compared by cross-multiplying (their
+            // denominators are positive). A choice rounding may get wrong
+            // is off by an ulp, far inside `SLACK`.
+            let best = |fields: &[usize]| {
+                let (mut num, mut den) = (0.0f64, 1.0f64);
+                for &f in fields {
+                    let n = norm(f).max(1e-9);
+                    if w[f] * den > num * n {
+                        (num, den) = (w[f], n);
+                    }
+                }
+                num / den
             };
             [
-                if plain { per(3).max(per(4)) } else { 0.0 },
-                if fancy {
-                    per(0).max(per(1)).max(per(2))
-                } else {
-                    0.0
-                },
+                if plain { best(&[3, 4]) } else { 0.0 },
+                if fancy { best(&[0, 1, 2]) } else { 0.0 },
             ]
         } else {
-            let ratio = match (self.stats.avg_len, lens) {
-                (Some(avg), Some(l)) if avg[3] + avg[4] > 0.0 => {
-                    f64::from(l[3] + l[4]) / (avg[3] + avg[4])
-                }
-                _ => 1.0,
+            let norm = match lens {
+                Some(l) => self.norm_at[0] + self.norm_per[0] * (f64::from(l[3]) + f64::from(l[4])),
+                None => self.norm_one[0],
             };
-            [w.k1 * (1.0 - w.b + w.b * ratio), 0.0]
+            [norm, 0.0]
         }
     }
 
@@ -896,10 +913,13 @@ impl<'s> Bounds<'s> {
         }
     }
 
-    /// The largest PageRank factor of docIDs `first..=last`.
+    /// At least the largest PageRank factor of docIDs `first..=last` (see
+    /// [`Self::factor_at_most`]).
     fn factor_in(&self, first: u32, last: u32) -> f64 {
         match self.ranks {
-            Some(r) => self.factor_of(Some(r.max_in(first, last))),
+            // A bound, so the logarithm-free one: candidates are often
+            // in a new chunk each, and this was a `ln_1p` per candidate.
+            Some(r) => self.factor_at_most(Some(r.max_in(first, last))),
             None => 1.0,
         }
     }
@@ -908,6 +928,79 @@ impl<'s> Bounds<'s> {
     fn factor_of(&self, pr: Option<f64>) -> f64 {
         bm25::pagerank_factor(&self.weights, self.docs, pr)
     }
+
+    /// At least [`Self::factor_of`], and at most `pagerank_weight · 0.002`
+    /// above it, without its `ln_1p`: a bound needs no exact factor, and
+    /// the logarithm per candidate (its chunk's, then its own) was ~6% of
+    /// a one-word query's time.
+    fn factor_at_most(&self, pr: Option<f64>) -> f64 {
+        let Some(pr) = pr else { return 1.0 };
+        match ln_1p_at_most(self.docs as f64 * pr.max(0.0)) {
+            Some(l) => 1.0 + self.weights.pagerank_weight * l,
+            None => self.factor_of(Some(pr)),
+        }
+    }
+}
+
+/// [`Bounds`]' length normalisations: per field `[at, per, one]`, a
+/// document's normalisation being `at + per · len` (BM25F: `1 − b_f +
+/// b_f · len_f / avg_f` as `(1 − b_f) + (b_f / avg_f) · len_f`; BM25 in
+/// field 0: `k1 · (1 − b + b · len / avglen)` of the body's length), and
+/// `one` it at ratio 1 (a document without lengths; a field without an
+/// average has ratio 1 always).
+fn length_norms(
+    w: &bm25::Bm25Weights,
+    fielded: bool,
+    avg_len: Option<[f64; N_FIELDS]>,
+) -> [[f64; N_FIELDS]; 3] {
+    let (mut at, mut per, mut one) = ([1.0; N_FIELDS], [0.0; N_FIELDS], [1.0; N_FIELDS]);
+    if fielded {
+        for f in 0..N_FIELDS {
+            one[f] = 1.0 - w.field_b[f] + w.field_b[f];
+            (at[f], per[f]) = match avg_len {
+                Some(avg) if avg[f] > 0.0 => (1.0 - w.field_b[f], w.field_b[f] / avg[f]),
+                _ => (one[f], 0.0),
+            };
+        }
+    } else {
+        one[0] = w.k1 * (1.0 - w.b + w.b);
+        (at[0], per[0]) = match avg_len {
+            Some(avg) if avg[3] + avg[4] > 0.0 => {
+                (w.k1 * (1.0 - w.b), w.k1 * w.b / (avg[3] + avg[4]))
+            }
+            _ => (one[0], 0.0),
+        };
+    }
+    [at, per, one]
+}
+
+/// At least `ln(1 + x)` for a finite `x ≥ 0` (`None` otherwise: NaN, or
+/// past the largest finite `1 + x`), without a logarithm and at most
+/// ~0.002 above it. With `1 + x = 2^e · m`, `m ∈ [1, 2)`, and `a` the
+/// start of `m`'s sixteenth of `[1, 2)`: `ln(1 + x) = e · ln 2 + ln m`,
+/// and `ln m ≤ ln a + (m − a) / a` (the tangent at `a` of the concave
+/// logarithm; the gap is at most `(1/16)² / 2`). The margin covers the
+/// rounding of `1 + x` and of the sum (below 1e-13 for any `e`).
+fn ln_1p_at_most(x: f64) -> Option<f64> {
+    // `ln a` and `1 / a` for `a = 1 + j/16`.
+    static TABLE: std::sync::OnceLock<[(f64, f64); 16]> = std::sync::OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        std::array::from_fn(|j| {
+            let a = 1.0 + j as f64 / 16.0;
+            (a.ln(), 1.0 / a)
+        })
+    });
+    let y = 1.0 + x;
+    if x.is_nan() || x < 0.0 || !y.is_finite() {
+        return None;
+    }
+    let bits = y.to_bits();
+    let e = ((bits >> 52) & 0x7ff) as i64 - 1023;
+    let j = ((bits >> 48) & 0xf) as usize;
+    let m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+    let (ln_a, inv_a) = table[j];
+    let a = 1.0 + j as f64 / 16.0;
+    Some(e as f64 * std::f64::consts::LN_2 + ln_a + (m - a) * inv_a + 1e-12)
 }
 
 /// Whether a document with this key could still enter a full heap whose
@@ -1005,6 +1098,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     for &i in &candidate_cursors {
         essential[i] = true;
     }
+    // Per slot: its cursor drives the candidates (looked up per cursor and
+    // candidate, so not searched for in `candidate_cursors`).
+    let is_candidate = essential.clone();
     // Whether the essential words may change: after the heap's worst does.
     let mut bar_moved = bounds.is_some();
     // Block-max: the docIDs up to which the blocks' bounds were last found
@@ -1054,6 +1150,10 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     // (word, plain hits, fancy hits) of a candidate's present words, for
     // its cheap bound.
     let mut word_counts: Vec<(usize, u32, u32)> = Vec::new();
+    // Per slot: the candidate's hits per class, read with the plain and
+    // fancy totals for the cheap bound and kept for the exact text score
+    // (valid for the present scored words once `factor` is set).
+    let mut classes: Vec<HitClasses> = vec![[0; postings::CLASSES]; slots.len()];
     loop {
         if let (Some(b), true) = (&bounds, bar_moved) {
             bar_moved = false;
@@ -1155,10 +1255,10 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         }
         evaluated += 1;
         out.work.candidates += 1;
-        present.fill(false);
+        // Every slot with a cursor is set below; the others stay absent.
         for (i, c) in cursors.iter_mut().enumerate() {
             let Some(c) = c else { continue };
-            let at = if candidate_cursors.contains(&i) {
+            let at = if is_candidate[i] {
                 if heads[i].is_some_and(|h| h < doc) {
                     // A non-essential word's documents before `doc` were
                     // skipped unseen.
@@ -1213,7 +1313,11 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                             continue;
                         }
                         let (np, nf) = match &mut cursors[i] {
-                            Some(c) => c.hit_counts()?,
+                            Some(c) => {
+                                let (cl, np, nf) = c.counted_classes()?;
+                                classes[i] = cl;
+                                (np, nf)
+                            }
                             None => (0, 0),
                         };
                         word_counts.push((i, np, nf));
@@ -1249,10 +1353,15 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                             Some(f) => Some(f(doc)?),
                             None => None,
                         };
-                        let f = b.factor_of(pr);
-                        factor = Some(f);
-                        if !may_pass(worst, may_complete, sum * f) {
+                        // Its own factor, first bounded without a logarithm.
+                        if !may_pass(worst, may_complete, sum * b.factor_at_most(pr)) {
                             hopeless = true;
+                        } else {
+                            let f = b.factor_of(pr);
+                            factor = Some(f);
+                            if !may_pass(worst, may_complete, sum * f) {
+                                hopeless = true;
+                            }
                         }
                     }
                 }
@@ -1262,8 +1371,8 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     // (no hit read), with the proximity bonus at its bound.
                     wd.clear();
                     for &i in &scored {
-                        let counts = match &mut cursors[i] {
-                            Some(c) if present[i] => type_counts(&c.classes()?),
+                        let counts = match &cursors[i] {
+                            Some(_) if present[i] => type_counts(&classes[i]),
                             _ => [0; HIT_TYPES],
                         };
                         wd.push(WordInDoc {
@@ -1326,109 +1435,109 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     break;
                 }
                 scored_docs += 1;
-                // Each word's hits per type, from the postings blocks'
-                // count columns (positions are decoded only when the
-                // proximity match needs them); already taken for the bound.
-                if bounded.is_none() {
-                    wd.clear();
-                    for &i in &scored {
-                        wd.push(WordInDoc {
-                            word: slots[i].word.as_str(),
-                            df: slots[i].term.as_ref().map_or(0, |t| t.df),
-                            idf: slot_idf[i],
-                            counts: d.counts(i)?,
-                        });
-                    }
-                }
-                if bounds.is_none() || lens.is_none() {
-                    lens = s.field_lengths(doc)?;
-                }
-                if pr.is_none() {
-                    pr = match &mut pagerank {
-                        Some(f) => Some(f(doc)?),
-                        None => None,
-                    };
-                }
-                let pr_factor = (
-                    pr,
-                    match factor {
-                        Some(f) => f,
-                        None => bm25::pagerank_factor(&query.bm25, scorer.stats.docs, pr),
-                    },
-                );
-                let placed = scorer.places(&wd);
-                // The exact text score with proximity at its limit: if even
-                // that cannot enter, the hits need not be placed.
-                let text = match (&bounded, placed) {
-                    (Some((_, t)), _) => Some(*t),
-                    (None, true) if query.ranking != Ranking::Paper => {
-                        Some(scorer.text(&wd, lens.as_ref()))
-                    }
-                    (None, _) => None,
-                };
-                if let (true, true, Some(text)) = (placed, bounds.is_some(), &text) {
-                    if let Some(worst) = (heap.len() >= keep).then(|| heap.peek()).flatten() {
-                        let bound = match bounded {
-                            Some((b, _)) => b,
-                            None => scorer.bound(&wd, text, pr_factor.1),
-                        };
-                        if !may_pass(&worst.0, complete, bound) {
-                            out.work.placed += u64::from(d.read.iter().any(|&r| r));
-                            out.work.hits += d.hits_read;
-                            advance(&candidate_cursors, &mut cursors, &mut heads, doc)?;
-                            continue;
+                'scored: {
+                    // Each word's hits per type, from the postings blocks'
+                    // count columns (positions are decoded only when the
+                    // proximity match needs them); already taken for the bound.
+                    if bounded.is_none() {
+                        wd.clear();
+                        for &i in &scored {
+                            wd.push(WordInDoc {
+                                word: slots[i].word.as_str(),
+                                df: slots[i].term.as_ref().map_or(0, |t| t.df),
+                                idf: slot_idf[i],
+                                counts: d.counts(i)?,
+                            });
                         }
                     }
-                }
-                let (ir, score) = if placed && query.ranking == Ranking::Paper {
-                    for &i in &scored {
-                        d.hits(i)?;
+                    if bounds.is_none() || lens.is_none() {
+                        lens = s.field_lengths(doc)?;
                     }
-                    let words: Vec<(&str, u32, &[Hit])> = scored
-                        .iter()
-                        .zip(&wd)
-                        .map(|(&i, w)| (w.word, w.df, d.hits[i].as_slice()))
-                        .collect();
-                    let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
-                    (ir, score)
-                } else if let (true, Some(text)) = (placed, &text) {
-                    for &i in &scored {
-                        d.hits(i)?;
+                    if pr.is_none() {
+                        pr = match &mut pagerank {
+                            Some(f) => Some(f(doc)?),
+                            None => None,
+                        };
                     }
-                    scorer.score_placed(
-                        &wd,
-                        scored.iter().map(|&i| d.hits[i].as_slice()),
-                        text,
-                        pr_factor,
-                    )
-                } else if let Some((score, _)) = bounded {
-                    // Without placing, the bound is the score: the text
-                    // score with no proximity bonus (`score_counts`).
-                    (score, score)
-                } else {
-                    scorer.score_counts(&wd, lens.as_ref(), pr_factor)
-                };
-                let m = Match {
-                    doc,
-                    ir,
-                    pagerank: pr,
-                    score,
-                    complete,
-                };
-                if heap.len() < keep {
-                    heap.push(Ranked(m));
-                    bar_moved = heap.len() >= keep;
-                    epoch += 1;
-                    out.work.entered += 1;
-                } else if heap
-                    .peek()
-                    .is_some_and(|worst| Ranked(m).cmp(worst) == Ordering::Less)
-                {
-                    heap.pop();
-                    heap.push(Ranked(m));
-                    bar_moved = true;
-                    epoch += 1;
-                    out.work.entered += 1;
+                    let pr_factor = (
+                        pr,
+                        match factor {
+                            Some(f) => f,
+                            None => bm25::pagerank_factor(&query.bm25, scorer.stats.docs, pr),
+                        },
+                    );
+                    let placed = scorer.places(&wd);
+                    // The exact text score with proximity at its limit: if even
+                    // that cannot enter, the hits need not be placed.
+                    let text = match (&bounded, placed) {
+                        (Some((_, t)), _) => Some(*t),
+                        (None, true) if query.ranking != Ranking::Paper => {
+                            Some(scorer.text(&wd, lens.as_ref()))
+                        }
+                        (None, _) => None,
+                    };
+                    if let (true, true, Some(text)) = (placed, bounds.is_some(), &text) {
+                        if let Some(worst) = (heap.len() >= keep).then(|| heap.peek()).flatten() {
+                            let bound = match bounded {
+                                Some((b, _)) => b,
+                                None => scorer.bound(&wd, text, pr_factor.1),
+                            };
+                            if !may_pass(&worst.0, complete, bound) {
+                                // Its hit lists, if any were read, are counted below.
+                                break 'scored;
+                            }
+                        }
+                    }
+                    let (ir, score) = if placed && query.ranking == Ranking::Paper {
+                        for &i in &scored {
+                            d.hits(i)?;
+                        }
+                        let words: Vec<(&str, u32, &[Hit])> = scored
+                            .iter()
+                            .zip(&wd)
+                            .map(|(&i, w)| (w.word, w.df, d.hits[i].as_slice()))
+                            .collect();
+                        let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
+                        (ir, score)
+                    } else if let (true, Some(text)) = (placed, &text) {
+                        for &i in &scored {
+                            d.hits(i)?;
+                        }
+                        scorer.score_placed(
+                            &wd,
+                            scored.iter().map(|&i| d.hits[i].as_slice()),
+                            text,
+                            pr_factor,
+                        )
+                    } else if let Some((score, _)) = bounded {
+                        // Without placing, the bound is the score: the text
+                        // score with no proximity bonus (`score_counts`).
+                        (score, score)
+                    } else {
+                        scorer.score_counts(&wd, lens.as_ref(), pr_factor)
+                    };
+                    let m = Match {
+                        doc,
+                        ir,
+                        pagerank: pr,
+                        score,
+                        complete,
+                    };
+                    if heap.len() < keep {
+                        heap.push(Ranked(m));
+                        bar_moved = heap.len() >= keep;
+                        epoch += 1;
+                        out.work.entered += 1;
+                    } else if heap
+                        .peek()
+                        .is_some_and(|worst| Ranked(m).cmp(worst) == Ordering::Less)
+                    {
+                        heap.pop();
+                        heap.push(Ranked(m));
+                        bar_moved = true;
+                        epoch += 1;
+                        out.work.entered += 1;
+                    }
                 }
             }
         }
@@ -1783,4 +1892,129 @@ pub fn explain(
     let lens = s.field_lengths(m.doc)?;
     let mut scorer = DocScorer::new(s, query);
     Ok(scorer.score(&words, lens.as_ref(), m.pagerank, true).2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `Bounds::doc_norms` as it was before the divisions were taken out
+    /// of it: the reference its per-query form must stay within rounding of.
+    fn doc_norms_reference(
+        w: &bm25::Bm25Weights,
+        fielded: bool,
+        avg_len: Option<[f64; N_FIELDS]>,
+        lens: Option<&[u32; N_FIELDS]>,
+        plain: bool,
+        fancy: bool,
+    ) -> [f64; 2] {
+        if fielded {
+            let ratio = |f: usize| match (avg_len, lens) {
+                (Some(avg), Some(l)) if avg[f] > 0.0 => f64::from(l[f]) / avg[f],
+                _ => 1.0,
+            };
+            let per = |f: usize| {
+                let norm = 1.0 - w.field_b[f] + w.field_b[f] * ratio(f);
+                w.field_weight[f] / norm.max(1e-9)
+            };
+            [
+                if plain { per(3).max(per(4)) } else { 0.0 },
+                if fancy {
+                    per(0).max(per(1)).max(per(2))
+                } else {
+                    0.0
+                },
+            ]
+        } else {
+            let ratio = match (avg_len, lens) {
+                (Some(avg), Some(l)) if avg[3] + avg[4] > 0.0 => {
+                    (f64::from(l[3]) + f64::from(l[4])) / (avg[3] + avg[4])
+                }
+                _ => 1.0,
+            };
+            [w.k1 * (1.0 - w.b + w.b * ratio), 0.0]
+        }
+    }
+
+    fn bounds_for(
+        w: &bm25::Bm25Weights,
+        fielded: bool,
+        avg_len: Option<[f64; N_FIELDS]>,
+    ) -> Bounds<'static> {
+        let [norm_at, norm_per, norm_one] = length_norms(w, fielded, avg_len);
+        Bounds {
+            blockmax: Vec::new(),
+            byte: BOUND_BM25F,
+            ranks: None,
+            idf: Vec::new(),
+            word: Vec::new(),
+            factor: 1.0,
+            weights: w.clone(),
+            fielded,
+            docs: 1000,
+            norm_at,
+            norm_per,
+            norm_one,
+        }
+    }
+
+    proptest! {
+        /// The per-query normalisations give what the per-document
+        /// divisions gave, within a relative 1e-12 (the bound's `SLACK`
+        /// is 1e-9), for any weights, averages (some zero or unknown) and
+        /// lengths (some missing).
+        #[test]
+        fn doc_norms_match_the_divisions(
+            fielded in any::<bool>(),
+            k1 in 0.0f64..3.0,
+            b in 0.0f64..=1.0,
+            field_weight in proptest::array::uniform5(0.0f64..20.0),
+            field_b in proptest::array::uniform5(0.0f64..=1.0),
+            avg in proptest::option::of(proptest::array::uniform5(
+                prop_oneof![Just(0.0f64), 0.01f64..5000.0])),
+            lens in proptest::option::of(proptest::array::uniform5(
+                prop_oneof![Just(0u32), 0u32..100_000, Just(u32::MAX)])),
+            plain in any::<bool>(),
+            fancy in any::<bool>(),
+        ) {
+            let w = bm25::Bm25Weights { k1, b, field_weight, field_b, ..Default::default() };
+            let got = bounds_for(&w, fielded, avg).doc_norms(lens.as_ref(), plain, fancy);
+            let want = doc_norms_reference(&w, fielded, avg, lens.as_ref(), plain, fancy);
+            for (g, x) in got.iter().zip(&want) {
+                prop_assert!((g - x).abs() <= 1e-12 * x.abs().max(1e-300), "{got:?} against {want:?}");
+            }
+        }
+
+        /// `ln_1p_at_most` is never below `ln_1p` and at most 0.002 above
+        /// it, over every magnitude a PageRank times a collection size takes.
+        #[test]
+        fn ln_1p_at_most_bounds_ln_1p(mantissa in 1.0f64..2.0, exp in -1074i32..1020) {
+            let x = mantissa * 2f64.powi(exp);
+            let got = ln_1p_at_most(x).expect("finite x ≥ 0 has a bound");
+            prop_assert!(got >= x.ln_1p(), "{x}: {got} below {}", x.ln_1p());
+            prop_assert!(got <= x.ln_1p() + 0.002, "{x}: {got} far above {}", x.ln_1p());
+        }
+    }
+
+    /// The edges: 0, the sixteenths' boundaries (where the tangent touches)
+    /// and what has no finite logarithm.
+    #[test]
+    fn ln_1p_at_most_edges() {
+        for j in 0..=64 {
+            let x = j as f64 / 16.0;
+            for x in [
+                x,
+                f64::from_bits(x.to_bits().saturating_sub(1)),
+                f64::from_bits(x.to_bits() + 1),
+            ] {
+                let got = ln_1p_at_most(x).unwrap();
+                assert!(got >= x.ln_1p() && got <= x.ln_1p() + 0.002, "{x}: {got}");
+            }
+        }
+        assert_eq!(ln_1p_at_most(-1e-300), None);
+        assert_eq!(ln_1p_at_most(f64::NAN), None);
+        assert_eq!(ln_1p_at_most(f64::INFINITY), None);
+        assert!(ln_1p_at_most(1e300).unwrap() >= 1e300f64.ln_1p());
+    }
 }
