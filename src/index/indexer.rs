@@ -825,9 +825,7 @@ pub fn count_vocabulary(
     carry_budget: u64,
     reporter: &SharedReporter,
 ) -> Result<(PassStats, Carried)> {
-    // Two windows are in flight at once (see [`Pipeline`]), each an
-    // eighth of the chunk's budget.
-    let window_bytes = chunk_budget / 8;
+    let window_bytes = chunk_budget / 4;
     let inputs = Inputs::open(sources, stem)?;
     let task = reporter.task(
         "index: counting words",
@@ -840,15 +838,11 @@ pub fn count_vocabulary(
     let mut carried = Carried::default();
     let mut carried_bytes = 0u64;
     // Units are carried until the first that does not fit: the forward pass
-    // then reads the input from that unit on. `carrying` is set by the
-    // consumer and read by the window that starts next, which may be one
-    // window late (the window before it is still being consumed): a unit
-    // kept after carrying stopped is dropped by the consumer, so what is
-    // carried does not depend on the timing.
-    let carrying = std::sync::atomic::AtomicBool::new(carry_budget > 0);
-    let work = |units: Vec<Work>| -> Vec<Result<CountOutput>> {
-        let carry = carrying.load(std::sync::atomic::Ordering::Relaxed);
-        units
+    // then reads the input from that unit on.
+    let mut carrying = carry_budget > 0;
+    inputs.windows(window_len(), window_bytes, |units| {
+        let carry = carrying;
+        let outs: Vec<Result<CountOutput>> = units
             .par_iter()
             .map(|u| {
                 let mut vocab = UnitVocab::default();
@@ -889,9 +883,7 @@ pub fn count_vocabulary(
                 });
                 Ok((vocab, kept, st, bytes))
             })
-            .collect()
-    };
-    let consume = |outs: Vec<Result<CountOutput>>| -> Result<()> {
+            .collect();
         for out in outs {
             let (vocab, kept, st, bytes) = out?;
             stats.plain_hits += st.plain_hits;
@@ -899,16 +891,14 @@ pub fn count_vocabulary(
             stats.texts += st.texts;
             stats.fancy_docs += st.fancy_docs;
             chunk_bytes += chunk.add_counts(&vocab);
-            if let (true, Some(mut unit)) =
-                (carrying.load(std::sync::atomic::Ordering::Relaxed), kept)
-            {
+            if let (true, Some(mut unit)) = (carrying, kept) {
                 unit.words = vocab.words;
                 unit.long_text = vocab.long_text;
                 if carried_bytes + unit.bytes() <= carry_budget {
                     carried_bytes += unit.bytes();
                     carried.units.push(unit);
                 } else {
-                    carrying.store(false, std::sync::atomic::Ordering::Relaxed);
+                    carrying = false;
                 }
             }
             task.inc(bytes);
@@ -919,12 +909,9 @@ pub fn count_vocabulary(
             }
         }
         Ok(())
-    };
-    let mut pipe = Pipeline::new(work, consume);
-    inputs.windows(window_len(), window_bytes, |units| pipe.push(units))?;
-    pipe.finish()?;
+    })?;
     flush_chunk(&mut chunk, vocabulary)?;
-    carried.all = carrying.into_inner();
+    carried.all = carrying;
     Ok((stats, carried))
 }
 
@@ -986,9 +973,8 @@ pub fn write_forward(
     lengths: &mut ExternalSorter<(u64, u64)>,
     carried: Carried,
 ) -> Result<ForwardStats> {
-    // The work in flight gets as much memory as the barrels' block buffers:
-    // two windows (see [`Pipeline`]) of an eighth each.
-    let window_bytes = (block_bytes * plan.barrels()) as u64 / 8;
+    // The work in flight gets as much memory as the barrels' block buffers.
+    let window_bytes = (block_bytes * plan.barrels()) as u64 / 4;
     let inputs = Inputs::open(sources, stem)?;
     let barrels = plan.barrels();
     let mut writers = (0..barrels)
@@ -1010,88 +996,36 @@ pub fn write_forward(
     let mut stats = ForwardStats::default();
     // Each unit's output buffers are reused from window to window: a fresh
     // set per unit would leave the allocator with freed memory it keeps.
-    // The pool holds at most the two windows in flight's sets.
-    let pool: std::sync::Mutex<Vec<Vec<BarrelBytes>>> = std::sync::Mutex::new(Vec::new());
+    let mut pool: Vec<Vec<BarrelBytes>> = Vec::new();
     // Appends a window's outputs, in unit order, to the barrels.
-    let consume = |(outs, mut bufs): WindowOutput| -> Result<()> {
-        for (out, per_barrel) in outs.into_iter().zip(bufs.iter_mut()) {
-            let (st, bytes, lens) = out?;
-            for l in lens {
-                lengths.push(l)?;
-            }
-            for (w, b) in writers.iter_mut().zip(per_barrel.iter_mut()) {
-                let mut start = 0;
-                for &(end, hits) in &b.records {
-                    w.push(&b.bytes[start..end], hits)?;
-                    start = end;
+    let mut consume =
+        |outs: Vec<Result<UnitOutput>>, bufs: &mut Vec<Vec<BarrelBytes>>| -> Result<()> {
+            for (out, per_barrel) in outs.into_iter().zip(bufs.iter_mut()) {
+                let (st, bytes, lens) = out?;
+                for l in lens {
+                    lengths.push(l)?;
                 }
-                b.bytes.clear();
-                b.records.clear();
-            }
-            stats.pass.texts += st.pass.texts;
-            stats.pass.fancy_docs += st.pass.fancy_docs;
-            stats.pass.plain_hits += st.pass.plain_hits;
-            stats.pass.fancy_hits += st.pass.fancy_hits;
-            stats.records += st.records;
-            stats.entries += st.entries;
-            stats.header_bytes += st.header_bytes;
-            stats.paper_header_bytes += st.paper_header_bytes;
-            task.inc(bytes);
-        }
-        if let Ok(mut p) = pool.lock() {
-            p.extend(bufs);
-        }
-        Ok(())
-    };
-    // A carried unit: its words looked up once, its tokens mapped through
-    // them.
-    let carried_unit = |u: &CarriedUnit, out: &mut [BarrelBytes], scratch: &mut UnitScratch| {
-        let word_ids = u
-            .words
-            .iter()
-            .map(|w| {
-                match *w {
-                    VocabWord::Short(k) => ids.get_packed(k),
-                    VocabWord::Long(start, end) => {
-                        ids.get(&u.long_text[start as usize..end as usize])
+                for (w, b) in writers.iter_mut().zip(per_barrel.iter_mut()) {
+                    let mut start = 0;
+                    for &(end, hits) in &b.records {
+                        w.push(&b.bytes[start..end], hits)?;
+                        start = end;
                     }
+                    b.bytes.clear();
+                    b.records.clear();
                 }
-                .ok_or_else(|| missing_word(&u.long_text, w))
-            })
-            .collect::<Result<Vec<u32>>>()?;
-        let mut at = 0;
-        for &(doc, part, n) in &u.docs {
-            let end = at + n as usize;
-            let hits = &u.hits[at..end];
-            doc_lengths(doc, part, hits, &mut scratch.st, &mut scratch.lens);
-            u.keys(at..end, &word_ids, &mut scratch.doc.keys);
-            scratch
-                .doc
-                .emit(doc, part, hits, plan, out, &mut scratch.st);
-            at = end;
-        }
-        Ok(u.input_bytes)
-    };
-    // A unit read again.
-    let read_unit = |u: &Work, out: &mut [BarrelBytes], scratch: &mut UnitScratch| {
-        let mut tokens = Tokens::default();
-        inputs.visit(u, &mut tokens, |doc, part, words, hits| {
-            doc_lengths(doc, part, hits, &mut scratch.st, &mut scratch.lens);
-            scratch.doc.lookup(words, hits.len(), ids)?;
-            scratch
-                .doc
-                .emit(doc, part, hits, plan, out, &mut scratch.st);
+                stats.pass.texts += st.pass.texts;
+                stats.pass.fancy_docs += st.pass.fancy_docs;
+                stats.pass.plain_hits += st.pass.plain_hits;
+                stats.pass.fancy_hits += st.pass.fancy_hits;
+                stats.records += st.records;
+                stats.entries += st.entries;
+                stats.header_bytes += st.header_bytes;
+                stats.paper_header_bytes += st.paper_header_bytes;
+                task.inc(bytes);
+            }
             Ok(())
-        })?;
-        Ok(inputs.unit_bytes(u))
-    };
-    let work = |window: ForwardInput| -> WindowOutput {
-        match window {
-            ForwardInput::Carried(units) => forward_window(units, &pool, barrels, carried_unit),
-            ForwardInput::Read(units) => forward_window(units, &pool, barrels, read_unit),
-        }
-    };
-    let mut pipe = Pipeline::new(work, consume);
+        };
     let (skip, carried_all) = (carried.units.len(), carried.all);
     let mut units = carried.units.into_iter();
     loop {
@@ -1099,7 +1033,39 @@ pub fn write_forward(
         if window.is_empty() {
             break;
         }
-        pipe.push(ForwardInput::Carried(window))?;
+        forward_window(
+            window,
+            &mut pool,
+            barrels,
+            &mut consume,
+            |u, out, scratch| {
+                let word_ids = u
+                    .words
+                    .iter()
+                    .map(|w| {
+                        match *w {
+                            VocabWord::Short(k) => ids.get_packed(k),
+                            VocabWord::Long(start, end) => {
+                                ids.get(&u.long_text[start as usize..end as usize])
+                            }
+                        }
+                        .ok_or_else(|| missing_word(&u.long_text, w))
+                    })
+                    .collect::<Result<Vec<u32>>>()?;
+                let mut at = 0;
+                for &(doc, part, n) in &u.docs {
+                    let end = at + n as usize;
+                    let hits = &u.hits[at..end];
+                    doc_lengths(doc, part, hits, &mut scratch.st, &mut scratch.lens);
+                    u.keys(at..end, &word_ids, &mut scratch.doc.keys);
+                    scratch
+                        .doc
+                        .emit(doc, part, hits, plan, out, &mut scratch.st);
+                    at = end;
+                }
+                Ok(u.input_bytes)
+            },
+        )?;
     }
     let mut seen = 0usize;
     if !carried_all {
@@ -1111,10 +1077,26 @@ pub fn write_forward(
             if units.is_empty() {
                 return Ok(());
             }
-            pipe.push(ForwardInput::Read(units))
+            forward_window(
+                units,
+                &mut pool,
+                barrels,
+                &mut consume,
+                |u, out, scratch| {
+                    let mut tokens = Tokens::default();
+                    inputs.visit(u, &mut tokens, |doc, part, words, hits| {
+                        doc_lengths(doc, part, hits, &mut scratch.st, &mut scratch.lens);
+                        scratch.doc.lookup(words, hits.len(), ids)?;
+                        scratch
+                            .doc
+                            .emit(doc, part, hits, plan, out, &mut scratch.st);
+                        Ok(())
+                    })?;
+                    Ok(inputs.unit_bytes(u))
+                },
+            )
         })?;
     }
-    pipe.finish()?;
     for w in writers {
         stats.bytes += w.finish()?;
     }
@@ -1129,29 +1111,19 @@ struct UnitScratch {
     lens: Vec<(u64, u64)>,
 }
 
-/// A window of the forward pass's units: carried by pass 1, or to be read
-/// again.
-enum ForwardInput {
-    Carried(Vec<CarriedUnit>),
-    Read(Vec<Work>),
-}
-
-/// A window's unit outputs, in unit order, with the barrel buffers that
-/// hold their records.
-type WindowOutput = (Vec<Result<UnitOutput>>, Vec<Vec<BarrelBytes>>);
-
 /// Runs `unit` over a window of units in parallel, each with its own barrel
-/// buffers from `pool` and its own scratch; the outputs come back in unit
-/// order, to be consumed in that order, so the barrels' bytes do not depend
-/// on the threads. `unit` returns the unit's input bytes. The window is
-/// dropped before it returns: its units' memory is freed before the
-/// barrels grow.
+/// buffers from `pool` and its own scratch, then hands the outputs to
+/// `consume` in unit order, so the barrels' bytes do not depend on the
+/// threads. `unit` returns the unit's input bytes. The window is dropped
+/// before `consume` runs: its units' memory is freed before the barrels
+/// grow.
 fn forward_window<U: Send + Sync>(
     window: Vec<U>,
-    pool: &std::sync::Mutex<Vec<Vec<BarrelBytes>>>,
+    pool: &mut Vec<Vec<BarrelBytes>>,
     barrels: usize,
+    consume: &mut impl FnMut(Vec<Result<UnitOutput>>, &mut Vec<Vec<BarrelBytes>>) -> Result<()>,
     unit: impl Fn(&U, &mut [BarrelBytes], &mut UnitScratch) -> Result<u64> + Sync,
-) -> WindowOutput {
+) -> Result<()> {
     let mut bufs = take_bufs(pool, window.len(), barrels);
     let outs: Vec<Result<UnitOutput>> = window
         .par_iter()
@@ -1163,19 +1135,16 @@ fn forward_window<U: Send + Sync>(
         })
         .collect();
     drop(window);
-    (outs, bufs)
+    consume(outs, &mut bufs)?;
+    pool.extend(bufs);
+    Ok(())
 }
 
 /// `n` sets of per-barrel output buffers, from `pool` where it has them.
-fn take_bufs(
-    pool: &std::sync::Mutex<Vec<Vec<BarrelBytes>>>,
-    n: usize,
-    barrels: usize,
-) -> Vec<Vec<BarrelBytes>> {
-    let mut pool = pool.lock().ok();
+fn take_bufs(pool: &mut Vec<Vec<BarrelBytes>>, n: usize, barrels: usize) -> Vec<Vec<BarrelBytes>> {
     (0..n)
         .map(|_| {
-            pool.as_mut().and_then(|p| p.pop()).unwrap_or_else(|| {
+            pool.pop().unwrap_or_else(|| {
                 (0..barrels)
                     .map(|_| BarrelBytes {
                         bytes: Vec::new(),
@@ -1185,60 +1154,6 @@ fn take_bufs(
             })
         })
         .collect()
-}
-
-/// Two stages over a sequence of windows: `work` makes a window's outputs
-/// (in parallel inside), `consume` takes them in window order. A window is
-/// worked while the one before it is consumed, on the same threads: the
-/// consumer (adding counts, appending records to the barrels) is serial,
-/// and with the two one after the other every other thread waited for it
-/// (pass 1 and the forward pass barely sped up with a second thread). The
-/// outputs do not depend on the overlap: `consume` sees every window, in
-/// order, and nothing `work` reads is changed by `consume` except where the
-/// caller says why that is harmless. With one thread the two run one after
-/// the other, as before.
-struct Pipeline<I, O, W, C> {
-    work: W,
-    consume: C,
-    /// The last window's outputs, not consumed yet.
-    pending: Option<O>,
-    _input: std::marker::PhantomData<fn(I)>,
-}
-
-impl<I, O, W, C> Pipeline<I, O, W, C>
-where
-    I: Send,
-    O: Send,
-    W: Fn(I) -> O + Sync,
-    C: FnMut(O) -> Result<()> + Send,
-{
-    fn new(work: W, consume: C) -> Self {
-        Pipeline {
-            work,
-            consume,
-            pending: None,
-            _input: std::marker::PhantomData,
-        }
-    }
-
-    /// Works `input` while the previous window is consumed.
-    fn push(&mut self, input: I) -> Result<()> {
-        let (work, consume) = (&self.work, &mut self.consume);
-        let prev = self.pending.take();
-        let (consumed, out) =
-            rayon::join(move || prev.map_or(Ok(()), consume), move || work(input));
-        consumed?;
-        self.pending = Some(out);
-        Ok(())
-    }
-
-    /// Consumes the last window.
-    fn finish(mut self) -> Result<()> {
-        match self.pending.take() {
-            Some(out) => (self.consume)(out),
-            None => Ok(()),
-        }
-    }
 }
 
 /// Counts a document's hits in `st` and its hits per field into `lens`.
@@ -1427,70 +1342,6 @@ fn varint_len(v: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A pipeline consumes every window's outputs once, in window order,
-    /// whatever the threads and however long each window works; an error
-    /// of the consumer stops it and is returned.
-    #[test]
-    fn pipeline_consumes_in_order() {
-        for threads in [1, 2, 4] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            pool.install(|| {
-                let mut seen = Vec::new();
-                let work = |w: Vec<u32>| -> Vec<u32> {
-                    w.par_iter()
-                        .map(|&x| {
-                            // Uneven work, so that windows would finish out of
-                            // order if they could.
-                            std::thread::sleep(std::time::Duration::from_micros(
-                                u64::from((x * 7919) % 13) * 50,
-                            ));
-                            x * x
-                        })
-                        .collect()
-                };
-                let consume = |out: Vec<u32>| -> Result<()> {
-                    seen.extend(out);
-                    Ok(())
-                };
-                let mut pipe = Pipeline::new(work, consume);
-                for w in 0..40u32 {
-                    pipe.push((w * 5..w * 5 + 5).collect()).unwrap();
-                }
-                pipe.finish().unwrap();
-                let want: Vec<u32> = (0..200u32).map(|x| x * x).collect();
-                assert_eq!(seen, want, "{threads} threads");
-
-                let mut consumed = 0;
-                let mut pipe = Pipeline::new(
-                    |w: u32| w,
-                    |w: u32| {
-                        consumed += 1;
-                        if w == 3 {
-                            Err(Error::internal("window 3"))
-                        } else {
-                            Ok(())
-                        }
-                    },
-                );
-                let mut failed = None;
-                for w in 0..10 {
-                    if let Err(e) = pipe.push(w) {
-                        failed = Some((w, e.to_string()));
-                        break;
-                    }
-                }
-                // Window 3 is consumed while window 4 works.
-                let (w, e) = failed.expect("the consumer's error");
-                assert_eq!(w, 4);
-                assert!(e.contains("window 3"), "{e}");
-                assert_eq!(consumed, 4);
-            });
-        }
-    }
 
     /// `pack_word` against the plain copy into a zeroed array, for every
     /// length and bytes of every value.
