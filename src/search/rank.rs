@@ -248,8 +248,22 @@ impl RankingWeights {
     /// `1 + pagerank_weight · ln(1 + docs · pr)`.
     #[inline]
     pub fn pagerank_factor(&self, pr: f64, docs: u64) -> f64 {
-        1.0 + self.pagerank_weight * (docs as f64 * pr.max(0.0)).ln_1p()
+        pagerank_factor_with(self.pagerank_weight, pr, docs, f64::ln_1p)
     }
+}
+
+/// [`RankingWeights::pagerank_factor`] with the `ln_1p` it takes given:
+/// `f64::ln_1p` for the factor itself, an upper bound of it for an upper
+/// bound of the factor (the weight being non-negative), so that pruning's
+/// bound and the score share one formula.
+#[inline]
+pub fn pagerank_factor_with(
+    weight: f64,
+    pr: f64,
+    docs: u64,
+    ln_1p: impl FnOnce(f64) -> f64,
+) -> f64 {
+    1.0 + weight * ln_1p(docs as f64 * pr.max(0.0))
 }
 
 /// [`RankingWeights::proximity_bound`] with its per-query part worked

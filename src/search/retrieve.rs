@@ -90,7 +90,9 @@ use std::sync::Arc;
 use super::bm25::{self, Bm25Explain, CollectionStats, WordInDoc, N_FIELDS};
 use super::eval::{Match, Sources, Term, Work};
 use super::query::{Matching, Node, Query, Ranking};
-use super::rank::{phrase_in, Explain, HitType, ProximityBound, RankingWeights, Scorer, HIT_TYPES};
+use super::rank::{
+    self, phrase_in, Explain, HitType, ProximityBound, RankingWeights, Scorer, HIT_TYPES,
+};
 use super::{RankBounds, Searcher};
 use crate::docstore::DocStore;
 use crate::error::Result;
@@ -935,10 +937,11 @@ impl<'s> Bounds<'s> {
     /// a one-word query's time.
     fn factor_at_most(&self, pr: Option<f64>) -> f64 {
         let Some(pr) = pr else { return 1.0 };
-        match ln_1p_at_most(self.docs as f64 * pr.max(0.0)) {
-            Some(l) => 1.0 + self.weights.pagerank_weight * l,
-            None => self.factor_of(Some(pr)),
-        }
+        // Where no bound is had (NaN, or past the largest finite value),
+        // the exact logarithm.
+        rank::pagerank_factor_with(self.weights.pagerank_weight, pr, self.docs, |x| {
+            ln_1p_at_most(x).unwrap_or_else(|| x.ln_1p())
+        })
     }
 }
 
