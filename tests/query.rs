@@ -358,6 +358,16 @@ impl Brute<'_> {
     }
 }
 
+/// The words random queries are made of: the generated site's, common
+/// ones, and one no page has.
+fn query_words() -> Vec<String> {
+    WORDS
+        .iter()
+        .map(|w| w.to_lowercase())
+        .chain(["page", "outside", "html", "unheardof", "the", "of"].map(String::from))
+        .collect()
+}
+
 /// Random AND / OR / phrase / exclusion / site queries on a generated site:
 /// the searcher's top k (and totals) are the brute-force scan's, for each
 /// matching mode and ranking.
@@ -389,11 +399,7 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
     };
     let view = JobView::open(job.dir()).unwrap();
     let s = Searcher::open(&view).unwrap();
-    let vocab: Vec<String> = WORDS
-        .iter()
-        .map(|w| w.to_lowercase())
-        .chain(["page", "outside", "html", "unheardof", "the", "of"].map(String::from))
-        .collect();
+    let vocab = query_words();
     let mut rng = Rng(7);
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     let (mut pruned, mut estimated, mut block_skips, mut other_weights) = (0, 0, 0, 0);
@@ -597,4 +603,86 @@ fn phrases_past_position_4095_do_not_match() {
     let mut words = names(&s, "write ahead log", Matching::All, Ranking::Bm25f);
     words.sort();
     assert_eq!(words, ["early.html", "edge.html", "late.html"]);
+}
+
+/// The dedicated evaluation of plain-word queries (`Query::fast_path`)
+/// against the generic one, its reference: for random one- to three-word
+/// queries (AND and OR) on a generated site, under both bounded rankings,
+/// both matching modes, default and random weights, every k and small
+/// safety valves, the same matches (docIDs and score bits), totals and
+/// their bounds, and work counters.
+#[test]
+fn plain_word_path_equals_the_generic_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut job = site_job(dir.path(), 900, 11);
+    index(&mut job, 2);
+    let view = JobView::open(job.dir()).unwrap();
+    let s = Searcher::open(&view).unwrap();
+    let vocab = query_words();
+    let mut rng = Rng(21);
+    let mut fast_ones = 0;
+    for round in 0..400 {
+        let mut w = || vocab[rng.below(vocab.len() as u64) as usize].clone();
+        let text = match round % 4 {
+            0 | 1 => w(),
+            2 => format!("{} {}", w(), w()),
+            _ => format!("{} OR {}", w(), w()),
+        };
+        let mut q = Query::parse(&text).ranking_only();
+        q.matching = [Matching::All, Matching::Any][rng.below(2) as usize];
+        q.ranking = [Ranking::Bm25, Ranking::Bm25f][rng.below(2) as usize];
+        match rng.below(4) {
+            // Other weights than the block bounds': the doclists' bounds.
+            0 => {
+                q.bm25.k1 = 0.2 + rng.below(30) as f64 / 10.0;
+                q.bm25.b = rng.below(11) as f64 / 10.0;
+                for f in 0..q.bm25.field_weight.len() {
+                    q.bm25.field_weight[f] = rng.below(50) as f64 / 10.0;
+                    q.bm25.field_b[f] = rng.below(11) as f64 / 10.0;
+                }
+                q.bm25.pagerank_weight = rng.below(10) as f64 / 10.0;
+                q.bm25.proximity_weight = rng.below(10) as f64 / 10.0;
+            }
+            1 => q.cutoff = 1 + rng.below(40) as usize,
+            _ => {}
+        }
+        let k = [1, 3, 10, 50, 1000][rng.below(5) as usize];
+        let run = |fast: bool| {
+            let mut q = q.clone();
+            q.fast_path = fast;
+            retrieve::retrieve(&s, &q, k).unwrap()
+        };
+        let (fast, generic) = (run(true), run(false));
+        let key = |r: &retrieve::Retrieved| {
+            (
+                r.matches
+                    .iter()
+                    .map(|m| {
+                        (
+                            m.doc,
+                            m.score.to_bits(),
+                            m.ir.to_bits(),
+                            m.pagerank.map(f64::to_bits),
+                            m.complete,
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+                (r.total, r.complete, r.estimated),
+                (r.total_bounds, r.complete_bounds),
+                (r.timed_out, r.cut_off),
+                r.work,
+            )
+        };
+        assert_eq!(
+            key(&fast),
+            key(&generic),
+            "{text:?} {:?} {:?} k {k} cutoff {} weights {:?}",
+            q.matching,
+            q.ranking,
+            q.cutoff,
+            q.bm25
+        );
+        fast_ones += usize::from(!text.contains(' '));
+    }
+    assert!(fast_ones > 150, "{fast_ones}");
 }

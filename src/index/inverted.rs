@@ -70,7 +70,7 @@ use super::fieldlens::{field_of_hit, FieldLengths, FIELDS};
 use super::hit::Hit;
 use super::postings::{
     block_bytes, decode_block, BlockBytes, BlockEncoder, BlockView, DecodedBlock, HitClasses,
-    Posting, ANCHOR, BLOCK_DOCS, TITLE,
+    Posting, ANCHOR, BLOCK_DOCS, CLASSES, TITLE,
 };
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind, MappedContainer};
 use crate::error::{Error, Result};
@@ -1225,6 +1225,49 @@ impl<'a> DoclistCursor<'a> {
             let (p, f) = super::postings::plain_fancy(&c)?;
             Ok((c, p, f))
         })
+    }
+
+    /// Decodes the current postings block's count columns (once per block),
+    /// for [`Self::block_columns`].
+    pub fn count_block(&mut self) -> Result<()> {
+        self.decode(|dec, view, _| dec.count(view))
+    }
+
+    /// The current postings block for a caller that walks it itself (a
+    /// one-word query's evaluation, `search::retrieve`): its docIDs, its
+    /// count columns per class (valid once [`Self::count_block`] ran for
+    /// this block) and the current document's index in them. Of a full
+    /// doclist only: a short one's block holds documents it skips.
+    pub fn block_columns(&self) -> (&[u32], &[[u32; BLOCK_DOCS]; CLASSES], usize) {
+        (&self.dec.docs[..self.dec.n], &self.dec.counts, self.i)
+    }
+
+    /// Moves to the `i`-th document of the current block (`i` at or after
+    /// the current one), or with `i` its length to the next block's first:
+    /// what [`Self::next`] does a document at a time, for a caller that
+    /// walked the block ([`Self::block_columns`]).
+    pub fn move_to(&mut self, i: usize) -> Result<Option<u32>> {
+        if self.done {
+            return Ok(None);
+        }
+        if self.short || !self.started || i < self.i || i > self.dec.n {
+            return Err(Error::internal(format!(
+                "cursor moved to document {i} of a block of {} from {}",
+                self.dec.n, self.i
+            )));
+        }
+        if i == self.i {
+            return Ok(Some(self.dec.docs[i]));
+        }
+        self.i = i - 1;
+        self.next()
+    }
+
+    /// The error of a corrupt current postings block, naming the barrel,
+    /// the block and the entry.
+    pub fn corrupt(&self, detail: impl std::fmt::Display) -> Error {
+        self.barrel
+            .corrupt(self.block, format!("entry {}: {detail}", self.entry))
     }
 
     /// Appends the current document's hits to `out` (plain hits in position

@@ -222,6 +222,11 @@ pub struct Query {
     /// Dynamic pruning of BM25 and BM25F ([`super::retrieve`]): the same
     /// results, fewer documents read. Off: every candidate is scored.
     pub prune: bool,
+    /// The dedicated evaluation of the common case (one plain word, pruned;
+    /// [`super::retrieve`]): the generic evaluation's results, work and
+    /// totals, at a fraction of its cost per candidate. Off: the generic
+    /// evaluation, which tests compare it with.
+    pub fast_path: bool,
 }
 
 impl Query {
@@ -299,6 +304,7 @@ impl Query {
             bm25: Bm25Weights::default(),
             deadline: None,
             prune: true,
+            fast_path: true,
         }
     }
 

@@ -101,6 +101,8 @@ use crate::index::inverted::{bound_value, BoundParams, BOUND_BM25, BOUND_BM25F};
 use crate::index::postings::{self, HitClasses};
 use crate::index::{Barrel, DoclistCursor};
 
+mod words;
+
 /// What the retrieval found.
 #[derive(Clone, Debug, Default)]
 pub struct Retrieved {
@@ -1083,6 +1085,38 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let bounds = Bounds::new(s, query, &slots, &scored, &barrels)?;
     let phrases = has_phrase(&query.expr);
 
+    if let (Some(b), true) = (&bounds, words::applies(query, &slots, bounds.is_some())) {
+        // The common case, on its own loop (the same results, work and
+        // totals as the generic one below).
+        let mut heads: Vec<Option<u32>> = vec![None; slots.len()];
+        if let Some(c) = &mut cursors[0] {
+            heads[0] = c.next()?;
+        }
+        let (out, heap, seen) = words::one_word(
+            s,
+            query,
+            keep.max(1),
+            b,
+            &need_slots,
+            &slots[0],
+            &mut cursors,
+            &mut heads,
+        )?;
+        return Ok(finish(
+            s,
+            query,
+            need,
+            &slots,
+            &[0],
+            &heads,
+            &cursors,
+            true,
+            out,
+            heap,
+            seen,
+        ));
+    }
+
     // Candidates: the union of the scored words' doclists, or the sites'
     // docs when no scored word has one.
     let candidate_cursors: Vec<usize> = scored
@@ -1147,9 +1181,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut undecided = 0u64;
     let mut scored_docs = 0usize;
     let must_complete_always = query.matching == Matching::All;
-    // The largest PageRank factor of the `RankBounds::CHUNK` docIDs of the
-    // last candidate's chunk: (chunk, factor).
-    let mut chunk_factor: Option<(usize, f64)> = None;
+    let mut chunk_factor = ChunkFactor::default();
     // (word, plain hits, fancy hits) of a candidate's present words, for
     // its cheap bound.
     let mut word_counts: Vec<(usize, u32, u32)> = Vec::new();
@@ -1195,64 +1227,29 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         // the postings blocks the words' cursors would stop in? If not,
         // the essential cursors skip to where one might.
         if let (Some(b), false) = (&bounds, by_site) {
-            let known =
-                may_enter_until.is_some_and(|(until, e)| e == epoch && u64::from(doc) < until);
-            if let Some(worst) = (heap.len() >= keep && !known)
+            let worst = (heap.len() >= keep)
                 .then(|| heap.peek().map(|r| r.0))
-                .flatten()
-            {
-                let mut t = doc;
-                let mut end = false;
-                let mut skipped = false;
-                loop {
-                    let (skip, next) = block_skip(
-                        b,
-                        &need_slots,
-                        &scored,
-                        &mut cursors,
-                        &heads,
-                        &essential,
-                        &worst,
-                        must_complete_always,
-                        &mut can,
-                        t,
-                    )?;
-                    if !skip {
-                        may_enter_until = Some((next, epoch));
-                        break;
-                    }
-                    skipped = true;
-                    out.work.block_skips += 1;
-                    match u32::try_from(next) {
-                        Ok(n) => t = n,
-                        Err(_) => {
-                            end = true;
-                            break;
-                        }
-                    }
-                }
-                if skipped {
-                    out.estimated = true;
-                    for &i in &candidate_cursors {
-                        if !essential[i] || heads[i].is_none_or(|h| h >= t) {
-                            continue;
-                        }
-                        heads[i] = match (&mut cursors[i], end) {
-                            (Some(c), false) => c.seek(t)?,
-                            _ => None,
-                        };
-                    }
-                    continue;
-                }
+                .flatten();
+            if skip_blocks(
+                b,
+                &need_slots,
+                &scored,
+                &candidate_cursors,
+                &mut cursors,
+                &mut heads,
+                &essential,
+                worst.as_ref(),
+                must_complete_always,
+                &mut can,
+                doc,
+                (epoch, &mut may_enter_until),
+                &mut out.work,
+            )? {
+                out.estimated = true;
+                continue;
             }
         }
-        // The clock is read before the second document and every 1,024th
-        // after it, so a deadline already past still answers with a match.
-        if evaluated % 1024 == 1
-            && query
-                .deadline
-                .is_some_and(|d| std::time::Instant::now() >= d)
-        {
+        if past_deadline(query, evaluated) {
             out.timed_out = true;
             break;
         }
@@ -1338,17 +1335,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     if n > 1 {
                         sum += b.weights.proximity_weight * max_idf;
                     }
-                    let chunk = doc as usize / RankBounds::CHUNK;
-                    let around = match chunk_factor {
-                        Some((c, f)) if c == chunk => f,
-                        _ => {
-                            let first = (chunk * RankBounds::CHUNK) as u32;
-                            let last = first.saturating_add(RankBounds::CHUNK as u32 - 1);
-                            let f = b.factor_in(first, last);
-                            chunk_factor = Some((chunk, f));
-                            f
-                        }
-                    };
+                    let around = chunk_factor.of(b, doc);
                     if !may_pass(worst, may_complete, sum * around) {
                         hopeless = true;
                     } else {
@@ -1526,20 +1513,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         score,
                         complete,
                     };
-                    if heap.len() < keep {
-                        heap.push(Ranked(m));
+                    if offer(&mut heap, keep, m, &mut out.work) {
                         bar_moved = heap.len() >= keep;
                         epoch += 1;
-                        out.work.entered += 1;
-                    } else if heap
-                        .peek()
-                        .is_some_and(|worst| Ranked(m).cmp(worst) == Ordering::Less)
-                    {
-                        heap.pop();
-                        heap.push(Ranked(m));
-                        bar_moved = true;
-                        epoch += 1;
-                        out.work.entered += 1;
                     }
                 }
             }
@@ -1548,6 +1524,44 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         out.work.hits += d.hits_read;
         advance(&candidate_cursors, &mut cursors, &mut heads, doc)?;
     }
+    let seen = Seen {
+        matches: out.total,
+        complete: out.complete,
+        evaluated,
+        undecided,
+        postings: postings_seen,
+    };
+    Ok(finish(
+        s,
+        query,
+        need,
+        &slots,
+        &candidate_cursors,
+        &heads,
+        &cursors,
+        hard.is_empty(),
+        out,
+        heap,
+        seen,
+    ))
+}
+
+/// The end of an evaluation: the totals (estimated when documents were
+/// skipped), the work, and the matches kept, best first.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    s: &Searcher,
+    query: &Query,
+    need: &Node,
+    slots: &[Slot],
+    candidate_cursors: &[usize],
+    heads: &[Option<u32>],
+    cursors: &[Option<DoclistCursor<'_>>],
+    no_hard: bool,
+    mut out: Retrieved,
+    heap: BinaryHeap<Ranked>,
+    seen: Seen,
+) -> Retrieved {
     if !out.timed_out && !out.cut_off && candidate_cursors.iter().any(|&i| heads[i].is_some()) {
         // Non-essential words' documents after the last candidate.
         out.estimated = true;
@@ -1555,21 +1569,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     out.total_bounds = (out.total, out.total);
     out.complete_bounds = (out.complete, out.complete);
     if out.estimated {
-        let est = estimate_totals(
-            s,
-            query,
-            need,
-            &slots,
-            &candidate_cursors,
-            hard.is_empty(),
-            Seen {
-                matches: out.total,
-                complete: out.complete,
-                evaluated,
-                undecided,
-                postings: postings_seen,
-            },
-        );
+        let est = estimate_totals(s, query, need, slots, candidate_cursors, no_hard, seen);
         (out.total, out.total_bounds) = est[0];
         (out.complete, out.complete_bounds) = est[1];
     }
@@ -1577,7 +1577,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     out.work.matches = out.total;
     out.matches = heap.into_iter().map(|r| r.0).collect();
     out.matches.sort_by(best_first);
-    Ok(out)
+    out
 }
 
 /// What an evaluation saw of its candidates.
@@ -1708,6 +1708,130 @@ fn advance(
         }
     }
     Ok(())
+}
+
+/// Whether `query`'s deadline has passed, with `evaluated` candidates
+/// evaluated: the clock is read before the second candidate and every
+/// 1,024th after it, so a deadline already past still answers with a
+/// match.
+fn past_deadline(query: &Query, evaluated: u64) -> bool {
+    evaluated % 1024 == 1
+        && query
+            .deadline
+            .is_some_and(|d| std::time::Instant::now() >= d)
+}
+
+/// Offers a scored match to the heap of the best `keep`: whether it
+/// entered (pushing out the worst when the heap was full), counted in
+/// `work`.
+fn offer(heap: &mut BinaryHeap<Ranked>, keep: usize, m: Match, work: &mut Work) -> bool {
+    let m = Ranked(m);
+    if heap.len() < keep {
+        heap.push(m);
+    } else if heap
+        .peek()
+        .is_some_and(|worst| m.cmp(worst) == Ordering::Less)
+    {
+        heap.pop();
+        heap.push(m);
+    } else {
+        return false;
+    }
+    work.entered += 1;
+    true
+}
+
+/// The largest PageRank factor of the [`RankBounds::CHUNK`] docIDs around
+/// a candidate, worked out once per chunk: candidates come in docID
+/// order, several to a chunk.
+#[derive(Default)]
+struct ChunkFactor(Option<(usize, f64)>);
+
+impl ChunkFactor {
+    fn of(&mut self, b: &Bounds<'_>, doc: u32) -> f64 {
+        let chunk = doc as usize / RankBounds::CHUNK;
+        match self.0 {
+            Some((c, f)) if c == chunk => f,
+            _ => {
+                let first = (chunk * RankBounds::CHUNK) as u32;
+                let last = first.saturating_add(RankBounds::CHUNK as u32 - 1);
+                let f = b.factor_in(first, last);
+                self.0 = Some((chunk, f));
+                f
+            }
+        }
+    }
+}
+
+/// Block-max before evaluating `doc`, with `worst` the worst match of a
+/// full heap: when no document from `doc` on can enter by the bounds of
+/// the postings blocks the words' cursors would stop in ([`block_skip`]),
+/// the essential `candidates`' cursors skip to where one might (their
+/// heads move) and `true` says so. `may_enter_until` holds the docID up to
+/// which the bounds were last found to let a document in, and the heap's
+/// `epoch` then: until either moves they are not looked at again.
+#[allow(clippy::too_many_arguments)]
+fn skip_blocks(
+    b: &Bounds<'_>,
+    need: &Need,
+    scored: &[usize],
+    candidates: &[usize],
+    cursors: &mut [Option<DoclistCursor<'_>>],
+    heads: &mut [Option<u32>],
+    essential: &[bool],
+    worst: Option<&Match>,
+    must_complete_always: bool,
+    can: &mut [bool],
+    doc: u32,
+    (epoch, may_enter_until): (u64, &mut Option<(u64, u64)>),
+    work: &mut Work,
+) -> Result<bool> {
+    let known = may_enter_until.is_some_and(|(until, e)| e == epoch && u64::from(doc) < until);
+    let Some(worst) = worst.filter(|_| !known) else {
+        return Ok(false);
+    };
+    let mut t = doc;
+    let mut end = false;
+    let mut skipped = false;
+    loop {
+        let (skip, next) = block_skip(
+            b,
+            need,
+            scored,
+            cursors,
+            heads,
+            essential,
+            worst,
+            must_complete_always,
+            can,
+            t,
+        )?;
+        if !skip {
+            *may_enter_until = Some((next, epoch));
+            break;
+        }
+        skipped = true;
+        work.block_skips += 1;
+        match u32::try_from(next) {
+            Ok(n) => t = n,
+            Err(_) => {
+                end = true;
+                break;
+            }
+        }
+    }
+    if skipped {
+        for &i in candidates {
+            if !essential[i] || heads[i].is_none_or(|h| h >= t) {
+                continue;
+            }
+            heads[i] = match (&mut cursors[i], end) {
+                (Some(c), false) => c.seek(t)?,
+                _ => None,
+            };
+        }
+    }
+    Ok(skipped)
 }
 
 /// Block-max: `(true, next)` when no document of docIDs `t..next` can
