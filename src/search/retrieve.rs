@@ -1792,7 +1792,7 @@ fn skip_blocks(
     (epoch, may_enter_until): (u64, &mut Option<(u64, u64)>),
     work: &mut Work,
 ) -> Result<bool> {
-    let known = may_enter_until.is_some_and(|(until, e)| e == epoch && u64::from(doc) < until);
+    let known = bounds_known(*may_enter_until, epoch, doc);
     let Some(worst) = worst.filter(|_| !known) else {
         return Ok(false);
     };
@@ -1811,6 +1811,14 @@ fn skip_blocks(
         (epoch, may_enter_until),
         work,
     )
+}
+
+/// Whether the block-max bounds are known to let a document in at `doc`:
+/// `may_enter_until` (the docID up to which they last did, and the heap's
+/// `epoch` then) covers it and the heap has not changed since.
+#[inline(always)]
+fn bounds_known(may_enter_until: Option<(u64, u64)>, epoch: u64, doc: u32) -> bool {
+    may_enter_until.is_some_and(|(until, e)| e == epoch && u64::from(doc) < until)
 }
 
 /// [`skip_blocks`] when the bounds are to be looked at: the heap is full

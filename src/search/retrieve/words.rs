@@ -27,8 +27,8 @@
 use std::collections::BinaryHeap;
 
 use super::{
-    may_pass, offer, past_deadline, skip_blocks, type_counts, Bounds, ChunkFactor, Need, Ranked,
-    Retrieved, Seen, Slot,
+    bounds_known, may_pass, offer, past_deadline, skip_blocks, type_counts, Bounds, ChunkFactor,
+    Need, Ranked, Retrieved, Seen, Slot,
 };
 use crate::error::Result;
 use crate::index::postings::{self, HitClasses};
@@ -88,9 +88,6 @@ pub(super) fn one_word(
     let mut can = [false];
     let (mut evaluated, mut scored_docs) = (0u64, 0usize);
     let mut chunk_factor = ChunkFactor::default();
-    let known = |until: Option<(u64, u64)>, epoch: u64, doc: u32| {
-        until.is_some_and(|(until, e)| e == epoch && u64::from(doc) < until)
-    };
     'walk: loop {
         if bar_moved {
             bar_moved = false;
@@ -138,7 +135,7 @@ pub(super) fn one_word(
         let mut stop = false;
         while j < docs.len() {
             let doc = docs[j];
-            if j > i0 && heap.len() >= keep && !known(may_enter_until, epoch, doc) {
+            if j > i0 && heap.len() >= keep && !bounds_known(may_enter_until, epoch, doc) {
                 break;
             }
             if past_deadline(query, evaluated) {
