@@ -607,10 +607,10 @@ fn phrases_past_position_4095_do_not_match() {
 
 /// The dedicated evaluation of plain-word queries (`Query::fast_path`)
 /// against the generic one, its reference: for random one- to three-word
-/// queries (AND and OR) on a generated site, under both bounded rankings,
-/// both matching modes, default and random weights, every k and small
-/// safety valves, the same matches (docIDs and score bits), totals and
-/// their bounds, and work counters.
+/// queries (AND, OR and both mixed) on a generated site, under both
+/// bounded rankings, both matching modes, default and random weights,
+/// every k, small safety valves and pruning on and off, the same matches
+/// (docIDs and score bits), totals and their bounds, and work counters.
 #[test]
 fn plain_word_path_equals_the_generic_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -620,13 +620,16 @@ fn plain_word_path_equals_the_generic_one() {
     let s = Searcher::open(&view).unwrap();
     let vocab = query_words();
     let mut rng = Rng(21);
-    let mut fast_ones = 0;
-    for round in 0..400 {
+    let (mut fast_ones, mut multi) = (0, 0);
+    for round in 0..800 {
         let mut w = || vocab[rng.below(vocab.len() as u64) as usize].clone();
-        let text = match round % 4 {
-            0 | 1 => w(),
-            2 => format!("{} {}", w(), w()),
-            _ => format!("{} OR {}", w(), w()),
+        let text = match round % 8 {
+            0..=2 => w(),
+            3 => format!("{} {}", w(), w()),
+            4 => format!("{} OR {}", w(), w()),
+            5 => format!("{} {} {}", w(), w(), w()),
+            6 => format!("{} OR {} OR {}", w(), w(), w()),
+            _ => format!("{} OR {} {}", w(), w(), w()),
         };
         let mut q = Query::parse(&text).ranking_only();
         q.matching = [Matching::All, Matching::Any][rng.below(2) as usize];
@@ -646,6 +649,8 @@ fn plain_word_path_equals_the_generic_one() {
             1 => q.cutoff = 1 + rng.below(40) as usize,
             _ => {}
         }
+        // Pruning off: both take the generic loop (the exhaustive one).
+        q.prune = rng.below(8) != 0;
         let k = [1, 3, 10, 50, 1000][rng.below(5) as usize];
         let run = |fast: bool| {
             let mut q = q.clone();
@@ -682,7 +687,9 @@ fn plain_word_path_equals_the_generic_one() {
             q.cutoff,
             q.bm25
         );
-        fast_ones += usize::from(!text.contains(' '));
+        fast_ones += usize::from(!text.contains(' ') && q.prune);
+        multi += usize::from(text.contains(' ') && q.prune);
     }
     assert!(fast_ones > 150, "{fast_ones}");
+    assert!(multi > 300, "{multi}");
 }

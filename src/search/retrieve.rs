@@ -1117,6 +1117,42 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         ));
     }
 
+    if let (Some(b), true) = (
+        &bounds,
+        words::applies_plain(
+            query,
+            need,
+            &slots,
+            &scored,
+            cursors.iter().all(Option::is_some),
+            bounds.is_some(),
+        ),
+    ) {
+        // Two or three plain words, on their own loop (the same results,
+        // work and totals as the generic one below).
+        let mut heads: Vec<Option<u32>> = vec![None; slots.len()];
+        for &i in &scored {
+            if let Some(c) = &mut cursors[i] {
+                heads[i] = c.next()?;
+            }
+        }
+        let (out, heap, seen) = words::plain(
+            s,
+            query,
+            keep,
+            b,
+            &need_slots,
+            &slots,
+            &scored,
+            &mut scorer,
+            &mut cursors,
+            &mut heads,
+        )?;
+        return Ok(finish(
+            s, query, need, &slots, &scored, &heads, &cursors, true, out, heap, seen,
+        ));
+    }
+
     // Candidates: the union of the scored words' doclists, or the sites'
     // docs when no scored word has one.
     let candidate_cursors: Vec<usize> = scored
@@ -1140,11 +1176,17 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let is_candidate = essential.clone();
     // Whether the essential words may change: after the heap's worst does.
     let mut bar_moved = bounds.is_some();
-    // Block-max: the docIDs up to which the blocks' bounds were last found
-    // to let a document in, and the heap's version then (`epoch`, counting
-    // its changes): until either moves, they need not be looked at again.
-    let mut epoch = 0u64;
-    let mut may_enter_until: Option<(u64, u64)> = None;
+    let must_complete_always = query.matching == Matching::All;
+    let mut block_max = bounds.as_ref().map(|b| {
+        BlockMax::new(
+            b,
+            &need_slots,
+            &scored,
+            &candidate_cursors,
+            must_complete_always,
+            slots.len(),
+        )
+    });
     // Ranges of several sites may overlap (a domain and its subdomain):
     // merged, so each doc comes once, in increasing order.
     let mut top_sites: Vec<Range<u32>> = if candidate_cursors.is_empty() && scored.is_empty() {
@@ -1167,7 +1209,6 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         }
     }
     let by_site = !merged.is_empty();
-    let mut can = vec![false; slots.len()];
     let mut present = vec![false; slots.len()];
     let mut hit_bufs: Vec<Vec<Hit>> = vec![Vec::new(); slots.len()];
     let mut read = vec![false; slots.len()];
@@ -1180,7 +1221,6 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut postings_seen = 0u64;
     let mut undecided = 0u64;
     let mut scored_docs = 0usize;
-    let must_complete_always = query.matching == Matching::All;
     let mut chunk_factor = ChunkFactor::default();
     // (word, plain hits, fancy hits) of a candidate's present words, for
     // its cheap bound.
@@ -1226,23 +1266,16 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         // Block-max: can any document from `doc` on enter, by the bounds of
         // the postings blocks the words' cursors would stop in? If not,
         // the essential cursors skip to where one might.
-        if let (Some(b), false) = (&bounds, by_site) {
+        if let (Some(bm), false) = (&mut block_max, by_site) {
             let worst = (heap.len() >= keep)
                 .then(|| heap.peek().map(|r| r.0))
                 .flatten();
-            if skip_blocks(
-                b,
-                &need_slots,
-                &scored,
-                &candidate_cursors,
+            if bm.skip(
                 &mut cursors,
                 &mut heads,
                 &essential,
                 worst.as_ref(),
-                must_complete_always,
-                &mut can,
                 doc,
-                (epoch, &mut may_enter_until),
                 &mut out.work,
             )? {
                 out.estimated = true;
@@ -1515,7 +1548,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     };
                     if offer(&mut heap, keep, m, &mut out.work) {
                         bar_moved = heap.len() >= keep;
-                        epoch += 1;
+                        if let Some(bm) = &mut block_max {
+                            bm.heap_changed();
+                        }
                     }
                 }
             }
@@ -1763,126 +1798,144 @@ impl ChunkFactor {
     }
 }
 
-/// Block-max before evaluating `doc`, with `worst` the worst match of a
-/// full heap: when no document from `doc` on can enter by the bounds of
-/// the postings blocks the words' cursors would stop in ([`block_skip`]),
-/// the essential `candidates`' cursors skip to where one might (their
-/// heads move) and `true` says so. `may_enter_until` holds the docID up to
-/// which the bounds were last found to let a document in, and the heap's
-/// `epoch` then: until either moves they are not looked at again.
-///
-/// Always inlined, the rest ([`skip_blocks_at`]) not: the generic loop
-/// calls it for every candidate, and most return at the first test, which
-/// costs less than passing the arguments (a call per candidate was +3.9%
-/// instructions on rust-doc's multi-word queries).
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn skip_blocks(
-    b: &Bounds<'_>,
-    need: &Need,
-    scored: &[usize],
-    candidates: &[usize],
-    cursors: &mut [Option<DoclistCursor<'_>>],
-    heads: &mut [Option<u32>],
-    essential: &[bool],
-    worst: Option<&Match>,
+/// Block-max between candidates: what it works with (the query's bounds,
+/// what a complete match needs, the scored words and those whose cursors
+/// make candidates) and what it knows — the docID up to which the
+/// postings blocks' bounds were last found to let a document in, and the
+/// heap's version then (`epoch`, counting its changes): until either
+/// moves they are not looked at again. Each evaluation loop has one.
+struct BlockMax<'q, 's> {
+    b: &'q Bounds<'s>,
+    need: &'q Need,
+    scored: &'q [usize],
+    candidates: &'q [usize],
     must_complete_always: bool,
-    can: &mut [bool],
-    doc: u32,
-    (epoch, may_enter_until): (u64, &mut Option<(u64, u64)>),
-    work: &mut Work,
-) -> Result<bool> {
-    let known = bounds_known(*may_enter_until, epoch, doc);
-    let Some(worst) = worst.filter(|_| !known) else {
-        return Ok(false);
-    };
-    skip_blocks_at(
-        b,
-        need,
-        scored,
-        candidates,
-        cursors,
-        heads,
-        essential,
-        worst,
-        must_complete_always,
-        can,
-        doc,
-        (epoch, may_enter_until),
-        work,
-    )
+    /// Per slot: its word may be in the blocks looked at ([`block_skip`]'s
+    /// scratch).
+    can: Vec<bool>,
+    epoch: u64,
+    may_enter_until: Option<(u64, u64)>,
 }
 
-/// Whether the block-max bounds are known to let a document in at `doc`:
-/// `may_enter_until` (the docID up to which they last did, and the heap's
-/// `epoch` then) covers it and the heap has not changed since.
-#[inline(always)]
-fn bounds_known(may_enter_until: Option<(u64, u64)>, epoch: u64, doc: u32) -> bool {
-    may_enter_until.is_some_and(|(until, e)| e == epoch && u64::from(doc) < until)
-}
-
-/// [`skip_blocks`] when the bounds are to be looked at: the heap is full
-/// (its worst match `worst`) and `doc` is past where they last let a
-/// document in.
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn skip_blocks_at(
-    b: &Bounds<'_>,
-    need: &Need,
-    scored: &[usize],
-    candidates: &[usize],
-    cursors: &mut [Option<DoclistCursor<'_>>],
-    heads: &mut [Option<u32>],
-    essential: &[bool],
-    worst: &Match,
-    must_complete_always: bool,
-    can: &mut [bool],
-    doc: u32,
-    (epoch, may_enter_until): (u64, &mut Option<(u64, u64)>),
-    work: &mut Work,
-) -> Result<bool> {
-    let mut t = doc;
-    let mut end = false;
-    let mut skipped = false;
-    loop {
-        let (skip, next) = block_skip(
+impl<'q, 's> BlockMax<'q, 's> {
+    fn new(
+        b: &'q Bounds<'s>,
+        need: &'q Need,
+        scored: &'q [usize],
+        candidates: &'q [usize],
+        must_complete_always: bool,
+        slots: usize,
+    ) -> Self {
+        BlockMax {
             b,
             need,
             scored,
-            cursors,
-            heads,
-            essential,
-            worst,
+            candidates,
             must_complete_always,
-            can,
-            t,
-        )?;
-        if !skip {
-            *may_enter_until = Some((next, epoch));
-            break;
+            can: vec![false; slots],
+            epoch: 0,
+            may_enter_until: None,
         }
-        skipped = true;
-        work.block_skips += 1;
-        match u32::try_from(next) {
-            Ok(n) => t = n,
-            Err(_) => {
-                end = true;
+    }
+
+    /// The heap changed: what the bounds were known to let in is asked
+    /// again.
+    fn heap_changed(&mut self) {
+        self.epoch += 1;
+    }
+
+    /// Whether the bounds are known to let a document in at `doc`: the
+    /// docIDs where they last did cover it and the heap has not changed
+    /// since.
+    #[inline(always)]
+    fn known(&self, doc: u32) -> bool {
+        let epoch = self.epoch;
+        self.may_enter_until
+            .is_some_and(|(until, e)| e == epoch && u64::from(doc) < until)
+    }
+
+    /// Before evaluating `doc`, with `worst` the worst match of a full
+    /// heap: when no document from `doc` on can enter by the bounds of the
+    /// postings blocks the words' cursors would stop in ([`block_skip`]),
+    /// the essential candidates' cursors skip to where one might (their
+    /// heads move) and `true` says so.
+    ///
+    /// Always inlined, the rest ([`Self::skip_at`]) not: the generic loop
+    /// calls it for every candidate, and most return at the first test,
+    /// which costs less than passing the arguments (a call per candidate
+    /// was +3.9% instructions on rust-doc's multi-word queries).
+    #[inline(always)]
+    fn skip(
+        &mut self,
+        cursors: &mut [Option<DoclistCursor<'_>>],
+        heads: &mut [Option<u32>],
+        essential: &[bool],
+        worst: Option<&Match>,
+        doc: u32,
+        work: &mut Work,
+    ) -> Result<bool> {
+        let Some(worst) = worst.filter(|_| !self.known(doc)) else {
+            return Ok(false);
+        };
+        self.skip_at(cursors, heads, essential, worst, doc, work)
+    }
+
+    /// [`Self::skip`] when the bounds are to be looked at: the heap is
+    /// full (its worst match `worst`) and `doc` is past where they last
+    /// let a document in.
+    #[inline(never)]
+    fn skip_at(
+        &mut self,
+        cursors: &mut [Option<DoclistCursor<'_>>],
+        heads: &mut [Option<u32>],
+        essential: &[bool],
+        worst: &Match,
+        doc: u32,
+        work: &mut Work,
+    ) -> Result<bool> {
+        let mut t = doc;
+        let mut end = false;
+        let mut skipped = false;
+        loop {
+            let (skip, next) = block_skip(
+                self.b,
+                self.need,
+                self.scored,
+                cursors,
+                heads,
+                essential,
+                worst,
+                self.must_complete_always,
+                &mut self.can,
+                t,
+            )?;
+            if !skip {
+                self.may_enter_until = Some((next, self.epoch));
                 break;
             }
-        }
-    }
-    if skipped {
-        for &i in candidates {
-            if !essential[i] || heads[i].is_none_or(|h| h >= t) {
-                continue;
+            skipped = true;
+            work.block_skips += 1;
+            match u32::try_from(next) {
+                Ok(n) => t = n,
+                Err(_) => {
+                    end = true;
+                    break;
+                }
             }
-            heads[i] = match (&mut cursors[i], end) {
-                (Some(c), false) => c.seek(t)?,
-                _ => None,
-            };
         }
+        if skipped {
+            for &i in self.candidates {
+                if !essential[i] || heads[i].is_none_or(|h| h >= t) {
+                    continue;
+                }
+                heads[i] = match (&mut cursors[i], end) {
+                    (Some(c), false) => c.seek(t)?,
+                    _ => None,
+                };
+            }
+        }
+        Ok(skipped)
     }
-    Ok(skipped)
 }
 
 /// Block-max: `(true, next)` when no document of docIDs `t..next` can

@@ -18,7 +18,7 @@
 //! score worked out from them. Everything that decides what is evaluated
 //! is the generic loop's, in the same order — the essential word (the
 //! word's largest score against the bar), block-max skips
-//! ([`super::skip_blocks`]), the deadline's clock every 1,024th candidate,
+//! ([`super::BlockMax`]), the deadline's clock every 1,024th candidate,
 //! the safety valve — and the scores are the same functions'
 //! ([`bm25::text_part`], [`Bounds::factor_of`]), so the top k, their score
 //! bits, the totals and the work counters are the generic loop's; a
@@ -27,15 +27,17 @@
 use std::collections::BinaryHeap;
 
 use super::{
-    bounds_known, may_pass, offer, past_deadline, skip_blocks, type_counts, Bounds, ChunkFactor,
-    Need, Ranked, Retrieved, Seen, Slot,
+    advance, choose_essential, may_pass, offer, past_deadline, possible, type_counts, BlockMax,
+    Bounds, ChunkFactor, DocScorer, Need, Ranked, Retrieved, Seen, Slot,
 };
 use crate::error::Result;
+use crate::index::hit::Hit;
 use crate::index::postings::{self, HitClasses};
 use crate::index::DoclistCursor;
 use crate::search::bm25::{self, CollectionStats, WordInDoc};
 use crate::search::eval::{Match, Sources};
-use crate::search::query::{Matching, Query, Ranking};
+use crate::search::query::{Matching, Node, Query, Ranking};
+use crate::search::rank::HIT_TYPES;
 use crate::search::Searcher;
 
 /// Whether [`one_word`] evaluates `query`: one word, scored, with a
@@ -43,7 +45,6 @@ use crate::search::Searcher;
 /// or `site:`, which need the generic loop's tree), and the dedicated
 /// paths not turned off ([`Query::fast_path`]).
 pub(super) fn applies(query: &Query, slots: &[Slot], bounded: bool) -> bool {
-    use crate::search::query::Node;
     query.fast_path
         && bounded
         && matches!(query.ranking, Ranking::Bm25 | Ranking::Bm25f)
@@ -83,9 +84,7 @@ pub(super) fn one_word(
     // The generic loop's state, for one word.
     let mut essential = true;
     let mut bar_moved = true;
-    let mut epoch = 0u64;
-    let mut may_enter_until: Option<(u64, u64)> = None;
-    let mut can = [false];
+    let mut block_max = BlockMax::new(b, need, &[0], &[0], must_complete_always, 1);
     let (mut evaluated, mut scored_docs) = (0u64, 0usize);
     let mut chunk_factor = ChunkFactor::default();
     'walk: loop {
@@ -108,21 +107,7 @@ pub(super) fn one_word(
         let worst = (heap.len() >= keep)
             .then(|| heap.peek().map(|r| r.0))
             .flatten();
-        if skip_blocks(
-            b,
-            need,
-            &[0],
-            &[0],
-            cursors,
-            heads,
-            &[true],
-            worst.as_ref(),
-            must_complete_always,
-            &mut can,
-            doc,
-            (epoch, &mut may_enter_until),
-            &mut out.work,
-        )? {
+        if block_max.skip(cursors, heads, &[true], worst.as_ref(), doc, &mut out.work)? {
             out.estimated = true;
             continue;
         }
@@ -135,7 +120,7 @@ pub(super) fn one_word(
         let mut stop = false;
         while j < docs.len() {
             let doc = docs[j];
-            if j > i0 && heap.len() >= keep && !bounds_known(may_enter_until, epoch, doc) {
+            if j > i0 && heap.len() >= keep && !block_max.known(doc) {
                 break;
             }
             if past_deadline(query, evaluated) {
@@ -224,7 +209,7 @@ pub(super) fn one_word(
             j += 1;
             if offer(&mut heap, keep, m, &mut out.work) {
                 bar_moved = heap.len() >= keep;
-                epoch += 1;
+                block_max.heap_changed();
             }
             if bar_moved {
                 break;
@@ -242,6 +227,368 @@ pub(super) fn one_word(
         evaluated,
         undecided: 0,
         postings: evaluated,
+    };
+    Ok((out, heap, seen))
+}
+
+/// The most words [`plain`] evaluates: the bench's and most people's
+/// queries have two or three; past that the generic loop serves.
+pub(super) const MAX_PLAIN: usize = 3;
+
+/// Whether [`plain`] evaluates `query`: two to [`MAX_PLAIN`] distinct words,
+/// each scored and with a doclist (`cursors_open`), joined by AND and OR
+/// only (no phrase, exclusion or `site:`, whose tests need the generic
+/// loop's tree and hit lists), under a ranking pruning can bound, the
+/// dedicated paths not turned off.
+pub(super) fn applies_plain(
+    query: &Query,
+    need: &Node,
+    slots: &[Slot],
+    scored: &[usize],
+    cursors_open: bool,
+    bounded: bool,
+) -> bool {
+    fn plain_tree(n: &Node) -> bool {
+        match n {
+            Node::Word(_) => true,
+            Node::All(ns) | Node::Any(ns) => ns.iter().all(plain_tree),
+            Node::Phrase(_) | Node::Site(_) | Node::Not(_) => false,
+        }
+    }
+    query.fast_path
+        && bounded
+        && cursors_open
+        && matches!(query.ranking, Ranking::Bm25 | Ranking::Bm25f)
+        && (2..=MAX_PLAIN).contains(&slots.len())
+        && scored.len() == slots.len()
+        && slots.iter().all(|s| s.scored && s.term.is_some())
+        && plain_tree(&query.expr)
+        && plain_tree(need)
+}
+
+/// Evaluates a query of plain words ([`applies_plain`]) whose cursors
+/// stand at `heads` (every word's first document): what [`one_word`]
+/// gives, for several words.
+///
+/// The generic loop's decisions, in its order — the essential words
+/// ([`choose_essential`]), the candidate as the least essential head,
+/// block-max ([`BlockMax`]), the other words' cursors moved to it, the
+/// bounds from the counts, the proximity bound, the hit lists read only
+/// for the candidates that pass it — without its general machinery: a
+/// document's completeness is a table of the words present (every
+/// subset of at most [`MAX_PLAIN`] words, worked out once from the
+/// query's tree), the counts come from the postings blocks' count columns
+/// (decoded once per block), the scorer's word list is built once and
+/// only its counts change, and no buffer is reset per candidate. So the
+/// top k, their score bits, the totals and the work counters are the
+/// generic loop's (`tests/query.rs` compares the two).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn plain(
+    s: &Searcher,
+    query: &Query,
+    keep: usize,
+    b: &Bounds<'_>,
+    need: &Need,
+    slots: &[Slot],
+    scored: &[usize],
+    scorer: &mut DocScorer<'_>,
+    cursors: &mut [Option<DoclistCursor<'_>>],
+    heads: &mut [Option<u32>],
+) -> Result<(Retrieved, BinaryHeap<Ranked>, Seen)> {
+    let n = scored.len();
+    let mut out = Retrieved::default();
+    let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
+    let mut pagerank = s.pagerank()?;
+    let must_complete_always = query.matching == Matching::All;
+    // Plain words break no hard constraint: under `--match any` every
+    // candidate is kept.
+    let keep_any = query.matching == Matching::Any;
+    let cutoff = query.cutoff.max(1);
+    // Per set of words present (bit `i`: slot `i`), whether the document
+    // satisfies the query: for a tree of words only, what `possible` says
+    // of the set is what evaluating the tree on it gives.
+    let mut complete_of = [false; 1 << MAX_PLAIN];
+    for (mask, c) in complete_of.iter_mut().enumerate().take(1 << n) {
+        *c = possible(need, &|i: usize| i < n && mask >> i & 1 == 1);
+    }
+    // The scorer's word list, in the order of `scored`: only the counts
+    // change from document to document.
+    let mut wd: Vec<WordInDoc<'_>> = scored
+        .iter()
+        .map(|&i| WordInDoc {
+            word: slots[i].word.as_str(),
+            df: slots[i].term.as_ref().map_or(0, |t| t.df),
+            idf: scorer.stats.idf(slots[i].term.as_ref().map_or(0, |t| t.df)),
+            counts: [0; HIT_TYPES],
+        })
+        .collect();
+    let mut hit_bufs: [Vec<Hit>; MAX_PLAIN] = Default::default();
+    let mut classes: [HitClasses; MAX_PLAIN] = [[0; postings::CLASSES]; MAX_PLAIN];
+    // Per word: its cursor's decoded postings when its block's count
+    // columns were last decoded.
+    let mut counted_at = [u64::MAX; MAX_PLAIN];
+    let mut essential = vec![true; n];
+    let mut bar_moved = true;
+    let mut block_max = BlockMax::new(b, need, scored, scored, must_complete_always, n);
+    let (mut evaluated, mut scored_docs) = (0u64, 0usize);
+    let (mut postings_seen, mut placed_docs, mut hits_read) = (0u64, 0u64, 0u64);
+    let mut chunk_factor = ChunkFactor::default();
+    loop {
+        if bar_moved {
+            bar_moved = false;
+            let worst = (heap.len() >= keep)
+                .then(|| heap.peek().map(|r| &r.0))
+                .flatten();
+            choose_essential(
+                b,
+                need,
+                scored,
+                slots,
+                worst,
+                must_complete_always,
+                &mut essential,
+            );
+        }
+        let mut doc = None;
+        for i in 0..n {
+            if essential[i] {
+                if let Some(h) = heads[i] {
+                    doc = Some(doc.map_or(h, |d: u32| d.min(h)));
+                }
+            }
+        }
+        let Some(doc) = doc else { break };
+        let worst = (heap.len() >= keep)
+            .then(|| heap.peek().map(|r| r.0))
+            .flatten();
+        if block_max.skip(
+            cursors,
+            heads,
+            &essential,
+            worst.as_ref(),
+            doc,
+            &mut out.work,
+        )? {
+            out.estimated = true;
+            continue;
+        }
+        if past_deadline(query, evaluated) {
+            out.timed_out = true;
+            break;
+        }
+        evaluated += 1;
+        // The words present: a non-essential word's cursor is moved to the
+        // candidate (its documents before it were skipped unseen).
+        let mut mask = 0usize;
+        for i in 0..n {
+            if heads[i].is_some_and(|h| h < doc) {
+                out.estimated = true;
+                heads[i] = match &mut cursors[i] {
+                    Some(c) => c.seek(doc)?,
+                    None => None,
+                };
+            }
+            if heads[i] == Some(doc) {
+                mask |= 1 << i;
+            }
+        }
+        postings_seen += u64::from(mask.count_ones());
+        let may_complete = complete_of[mask];
+        if must_complete_always && !may_complete {
+            // Every match must be complete, and it lacks a word.
+            advance(scored, cursors, heads, doc)?;
+            continue;
+        }
+        let has = |i: usize| mask >> i & 1 == 1;
+        let worst = (heap.len() >= keep)
+            .then(|| heap.peek().map(|r| r.0))
+            .flatten();
+        let (mut pr, mut lens, mut factor) = (None, None, None);
+        // The document's bound once worked out (the exact text score with
+        // the proximity bonus at its bound) and that text score.
+        let mut bounded: Option<(f64, bm25::TextPart)> = None;
+        let mut hopeless = false;
+        if let Some(worst) = &worst {
+            if may_pass(worst, may_complete, f64::INFINITY) {
+                lens = s.field_lengths(doc)?;
+                // The cheap bound from the plain and fancy totals, as the
+                // generic loop works it out, in the order of `scored`.
+                let mut counted = [(0u32, 0u32); MAX_PLAIN];
+                let (mut any_plain, mut any_fancy) = (false, false);
+                for (k, &i) in scored.iter().enumerate() {
+                    if !has(i) {
+                        continue;
+                    }
+                    let Some(c) = cursors[i].as_mut() else {
+                        continue;
+                    };
+                    // The count columns, decoded once per postings block
+                    // (a cursor's decoded postings grow with each block it
+                    // loads, and only then): asking the cursor per
+                    // candidate copied its block's view each time.
+                    if counted_at[k] != c.postings_decoded() {
+                        c.count_block()?;
+                        counted_at[k] = c.postings_decoded();
+                    }
+                    let (_, cols, at) = c.block_columns();
+                    for (x, col) in classes[k].iter_mut().zip(cols) {
+                        *x = col[at];
+                    }
+                    let (np, nf) = postings::plain_fancy(&classes[k]).map_err(|d| c.corrupt(d))?;
+                    counted[k] = (np, nf);
+                    any_plain |= np > 0;
+                    any_fancy |= nf > 0;
+                }
+                let norms = b.doc_norms(lens.as_ref(), any_plain, any_fancy);
+                let (mut sum, mut max_idf, mut present) = (0.0, 0.0f64, 0);
+                for (k, &i) in scored.iter().enumerate() {
+                    if has(i) {
+                        sum += b.of_word(i, counted[k].0, counted[k].1, &norms);
+                        max_idf = max_idf.max(b.idf[i]);
+                        present += 1;
+                    }
+                }
+                if present > 1 {
+                    sum += b.weights.proximity_weight * max_idf;
+                }
+                let around = chunk_factor.of(b, doc);
+                if may_pass(worst, may_complete, sum * around) {
+                    pr = match &mut pagerank {
+                        Some(f) => Some(f(doc)?),
+                        None => None,
+                    };
+                    if may_pass(worst, may_complete, sum * b.factor_at_most(pr)) {
+                        let f = b.factor_of(pr);
+                        factor = Some(f);
+                        hopeless = !may_pass(worst, may_complete, sum * f);
+                    } else {
+                        hopeless = true;
+                    }
+                } else {
+                    hopeless = true;
+                }
+            }
+            if let (false, Some(f)) = (hopeless, factor) {
+                // The exact text score from the count columns, with the
+                // proximity bonus at its bound.
+                for (k, &i) in scored.iter().enumerate() {
+                    wd[k].counts = if has(i) {
+                        type_counts(&classes[k])
+                    } else {
+                        [0; HIT_TYPES]
+                    };
+                }
+                let text = scorer.text(&wd, lens.as_ref());
+                let bound = scorer.bound(&wd, &text, f);
+                bounded = Some((bound, text));
+                hopeless = !may_pass(worst, may_complete, bound);
+            } else {
+                hopeless = true;
+            }
+        }
+        let complete = may_complete;
+        let keep_it = complete || keep_any;
+        if keep_it {
+            out.total += 1;
+            out.complete += u64::from(complete);
+        }
+        if keep_it && !hopeless {
+            if scored_docs >= cutoff {
+                out.cut_off = true;
+                out.estimated = true;
+                break;
+            }
+            scored_docs += 1;
+            'scored: {
+                if bounded.is_none() {
+                    for (k, &i) in scored.iter().enumerate() {
+                        wd[k].counts = match &mut cursors[i] {
+                            Some(c) if has(i) => type_counts(&c.classes()?),
+                            _ => [0; HIT_TYPES],
+                        };
+                    }
+                }
+                if lens.is_none() {
+                    lens = s.field_lengths(doc)?;
+                }
+                if pr.is_none() {
+                    pr = match &mut pagerank {
+                        Some(f) => Some(f(doc)?),
+                        None => None,
+                    };
+                }
+                let pr_factor = (
+                    pr,
+                    match factor {
+                        Some(f) => f,
+                        None => bm25::pagerank_factor(&query.bm25, scorer.stats.docs, pr),
+                    },
+                );
+                let placed = scorer.places(&wd);
+                let text = match &bounded {
+                    Some((_, t)) => Some(*t),
+                    None if placed => Some(scorer.text(&wd, lens.as_ref())),
+                    None => None,
+                };
+                if let (true, Some(text)) = (placed, &text) {
+                    if let Some(worst) = (heap.len() >= keep).then(|| heap.peek()).flatten() {
+                        let bound = match bounded {
+                            Some((b, _)) => b,
+                            None => scorer.bound(&wd, text, pr_factor.1),
+                        };
+                        if !may_pass(&worst.0, complete, bound) {
+                            break 'scored;
+                        }
+                    }
+                }
+                let (ir, score) = if let (true, Some(text)) = (placed, &text) {
+                    // The proximity match: the words' hit lists, read.
+                    for (k, &i) in scored.iter().enumerate() {
+                        let h = &mut hit_bufs[k];
+                        h.clear();
+                        if has(i) {
+                            if let Some(c) = &mut cursors[i] {
+                                c.hits(h)?;
+                            }
+                        }
+                        hits_read += h.len() as u64;
+                    }
+                    placed_docs += 1;
+                    scorer.score_placed(
+                        &wd,
+                        hit_bufs[..n].iter().map(Vec::as_slice),
+                        text,
+                        pr_factor,
+                    )
+                } else if let Some((score, _)) = bounded {
+                    (score, score)
+                } else {
+                    scorer.score_counts(&wd, lens.as_ref(), pr_factor)
+                };
+                let m = Match {
+                    doc,
+                    ir,
+                    pagerank: pr,
+                    score,
+                    complete,
+                };
+                if offer(&mut heap, keep, m, &mut out.work) {
+                    bar_moved = heap.len() >= keep;
+                    block_max.heap_changed();
+                }
+            }
+        }
+        advance(scored, cursors, heads, doc)?;
+    }
+    out.work.candidates = evaluated;
+    out.work.placed += placed_docs;
+    out.work.hits += hits_read;
+    let seen = Seen {
+        matches: out.total,
+        complete: out.complete,
+        evaluated,
+        undecided: 0,
+        postings: postings_seen,
     };
     Ok((out, heap, seen))
 }
