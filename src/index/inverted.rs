@@ -69,8 +69,8 @@ use serde_json::json;
 use super::fieldlens::{field_of_hit, FieldLengths, FIELDS};
 use super::hit::Hit;
 use super::postings::{
-    block_bytes, decode_block, BlockBytes, BlockEncoder, BlockView, DecodedBlock, HitClasses,
-    Posting, ANCHOR, BLOCK_DOCS, CLASSES, TITLE,
+    block_bytes, decode_block, hit_classes, BlockBytes, BlockEncoder, BlockView, DecodedBlock,
+    HitClasses, Posting, ANCHOR, BLOCK_DOCS, BOLD, CLASSES, LARGE, OTHER, PLAIN, SMALL, TITLE, URL,
 };
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind, MappedContainer};
 use crate::error::{Error, Result};
@@ -348,6 +348,19 @@ impl BarrelWriter {
     /// bound bytes (BM25F's, BM25's: [`bound_byte`] of its saturated
     /// frequency; [`NO_BOUND`] when unknown).
     pub fn push(&mut self, doc: u32, plain: &[Hit], fancy: &[Hit], bound: [u8; 2]) -> Result<()> {
+        self.push_classified(doc, plain, fancy, &hit_classes(plain, fancy), bound)
+    }
+
+    /// [`BarrelWriter::push`] of a document whose hits per class are `c`
+    /// ([`hit_classes`] of `plain` and `fancy`).
+    pub fn push_classified(
+        &mut self,
+        doc: u32,
+        plain: &[Hit],
+        fancy: &[Hit],
+        c: &HitClasses,
+        bound: [u8; 2],
+    ) -> Result<()> {
         if self.word.is_none() || self.last_doc.is_some_and(|d| d >= doc) {
             return Err(Error::internal(format!(
                 "barrel writer: doc {doc} out of order after {:?} (word {:?})",
@@ -355,7 +368,7 @@ impl BarrelWriter {
             )));
         }
         self.last_doc = Some(doc);
-        self.enc.push(doc, plain, fancy);
+        self.enc.push_classified(doc, plain, fancy, c);
         self.bound = [self.bound[0].max(bound[0]), self.bound[1].max(bound[1])];
         self.doclist.docs += 1;
         self.doclist.hits += (plain.len() + fancy.len()) as u64;
@@ -1372,6 +1385,36 @@ impl Impacts {
         for &h in plain.iter().chain(fancy) {
             tf[field_of_hit(h)] += 1;
         }
+        self.bytes_of_fields(reader, doc, &tf)
+    }
+
+    /// [`Impacts::bytes`] of a posting whose hits per class are `c`
+    /// ([`hit_classes`]): its hits per field are sums of its classes'
+    /// ([`field_of_hit`]: body is the small, plain and bold type and the
+    /// other fancy hits), so its hits are not looked at again.
+    pub(crate) fn bytes_of_classes(
+        &self,
+        reader: &mut LengthReader<'_>,
+        doc: u32,
+        c: &HitClasses,
+    ) -> Result<[u8; 2]> {
+        let tf = [
+            c[TITLE],
+            c[ANCHOR],
+            c[URL],
+            c[LARGE],
+            c[SMALL] + c[PLAIN] + c[BOLD] + c[OTHER],
+        ];
+        self.bytes_of_fields(reader, doc, &tf)
+    }
+
+    /// The bound bytes of a posting with `tf` hits per field.
+    fn bytes_of_fields(
+        &self,
+        reader: &mut LengthReader<'_>,
+        doc: u32,
+        tf: &[u32; FIELDS],
+    ) -> Result<[u8; 2]> {
         let lens = match self.params.avg_len {
             None => None,
             Some(_) => match reader.get(doc)? {
@@ -1381,8 +1424,8 @@ impl Impacts {
         };
         let k1 = self.params.k1;
         Ok([
-            bound_byte(self.params.saturated(true, &tf, lens.as_ref()), k1),
-            bound_byte(self.params.saturated(false, &tf, lens.as_ref()), k1),
+            bound_byte(self.params.saturated(true, tf, lens.as_ref()), k1),
+            bound_byte(self.params.saturated(false, tf, lens.as_ref()), k1),
         ])
     }
 }
@@ -1623,5 +1666,38 @@ mod tests {
             .expect("a corrupt block is refused")
             .to_string();
         assert!(cur.contains("block 0"), "{cur}");
+    }
+
+    proptest! {
+        /// A posting's bound bytes from its hits per class (what the
+        /// sorter computes, counting the classes once) equal those from its
+        /// hits per field (each hit's field looked up), whatever the hits'
+        /// fonts and fancy types, with and without average lengths.
+        #[test]
+        fn bounds_from_classes_equal_bounds_from_hits(
+            plain in proptest::collection::vec((any::<bool>(), 0u8..=6, 0u32..5000), 0..40),
+            fancy in proptest::collection::vec((any::<bool>(), 0u8..16, any::<u64>(), 0u32..300), 0..20),
+            lens in proptest::collection::vec(proptest::array::uniform5(0u32..400), 1..8),
+            with_avg: bool,
+            doc in 0u32..10,
+        ) {
+            let plain: Vec<Hit> = plain.into_iter().map(|(c, f, p)| Hit::plain(c, f, p)).collect();
+            let fancy: Vec<Hit> = fancy
+                .into_iter()
+                .map(|(c, t, s, p)| match FancyType::from_code(t) {
+                    FancyType::Anchor => Hit::anchor(c, s, p),
+                    kind => Hit::fancy(c, kind, p),
+                })
+                .collect();
+            let avg = with_avg.then_some([3.5, 40.0, 7.0, 12.0, 300.0]);
+            let impacts = Impacts {
+                params: BoundParams::default_weights(avg),
+                lens: Lengths::Memory(lens),
+            };
+            let mut r = LengthReader::new(&impacts.lens);
+            let by_hits = impacts.bytes(&mut r, doc, &plain, &fancy).unwrap();
+            let c = hit_classes(&plain, &fancy);
+            prop_assert_eq!(impacts.bytes_of_classes(&mut r, doc, &c).unwrap(), by_hits);
+        }
     }
 }

@@ -155,11 +155,24 @@ pub fn plain_fancy(c: &HitClasses) -> Result<(u32, u32), String> {
     }
 }
 
+/// A document's hits of one word per class: what [`BlockEncoder::push`]
+/// stores as its counts, and what a block bound and the short doclist are
+/// computed from (counted once a posting).
+pub fn hit_classes(plain: &[Hit], fancy: &[Hit]) -> HitClasses {
+    let mut c = [0u32; CLASSES];
+    for &h in plain.iter().chain(fancy) {
+        c[class_of(h)] += 1;
+    }
+    c
+}
+
 /// Collects up to [`BLOCK_DOCS`] documents of one doclist and encodes them.
-#[derive(Default)]
 pub struct BlockEncoder {
     docs: Vec<u32>,
-    counts: [Vec<u32>; CLASSES],
+    /// Per class, each document's count (the first `docs.len()` are set):
+    /// arrays rather than vectors, a posting's counts being eight stores
+    /// instead of eight pushes.
+    counts: Box<[[u32; BLOCK_DOCS]; CLASSES]>,
     plain: Vec<Hit>,
     /// Packed URL and title hits and distinct anchor values, per document.
     fancy: Vec<u32>,
@@ -172,6 +185,24 @@ pub struct BlockEncoder {
     positions: Vec<u32>,
     caps: Vec<u32>,
     large: Vec<u32>,
+}
+
+impl Default for BlockEncoder {
+    fn default() -> Self {
+        BlockEncoder {
+            docs: Vec::with_capacity(BLOCK_DOCS),
+            counts: Box::new([[0; BLOCK_DOCS]; CLASSES]),
+            plain: Vec::new(),
+            fancy: Vec::new(),
+            distinct: Vec::new(),
+            repeats: Vec::new(),
+            other: Vec::new(),
+            scratch: Vec::new(),
+            positions: Vec::new(),
+            caps: Vec::new(),
+            large: Vec::new(),
+        }
+    }
 }
 
 impl BlockEncoder {
@@ -211,21 +242,34 @@ impl BlockEncoder {
     /// hits as their distinct packed values in increasing order, each with
     /// its number of repeats.
     pub fn push(&mut self, doc: u32, plain: &[Hit], fancy: &[Hit]) {
+        self.push_classified(doc, plain, fancy, &hit_classes(plain, fancy));
+    }
+
+    /// [`BlockEncoder::push`] of a document whose hits per class are `c`
+    /// ([`hit_classes`] of `plain` and `fancy`): the fancy hits of a class
+    /// it has none of are not looked at.
+    pub fn push_classified(&mut self, doc: u32, plain: &[Hit], fancy: &[Hit], c: &HitClasses) {
         debug_assert!(self.docs.len() < BLOCK_DOCS);
         debug_assert!(self.docs.last().is_none_or(|&d| d < doc));
         debug_assert!(plain.iter().all(|h| !h.is_fancy()));
         debug_assert!(fancy.iter().all(|h| h.is_fancy()));
+        debug_assert_eq!(*c, hit_classes(plain, fancy));
+        let slot = self.docs.len();
         self.docs.push(doc);
-        let mut c = [0u32; CLASSES];
-        for &h in plain {
-            c[class_of(h)] += 1;
+        for (col, &v) in self.counts.iter_mut().zip(c) {
+            col[slot] = v;
         }
         self.plain.extend_from_slice(plain);
         for class in [URL, TITLE] {
-            for h in fancy.iter().filter(|&&h| class_of(h) == class) {
-                c[class] += 1;
-                self.fancy.push(fancy_value(h));
+            if c[class] > 0 {
+                for h in fancy.iter().filter(|&&h| class_of(h) == class) {
+                    self.fancy.push(fancy_value(h));
+                }
             }
+        }
+        if c[ANCHOR] + c[OTHER] == 0 {
+            self.distinct.push(0);
+            return;
         }
         // Anchor hits: the same link text from many pages repeats the same
         // (source hash, position, cap) — 2.97 M anchor hits hold 0.43 M
@@ -240,7 +284,6 @@ impl BlockEncoder {
                 .map(fancy_value),
         );
         s.sort_unstable();
-        c[ANCHOR] = s.len() as u32;
         let mut distinct = 0;
         let mut i = 0;
         while i < s.len() {
@@ -252,11 +295,7 @@ impl BlockEncoder {
         }
         self.distinct.push(distinct);
         for &h in fancy.iter().filter(|&&h| class_of(h) == OTHER) {
-            c[OTHER] += 1;
             self.other.push(h);
-        }
-        for (col, v) in self.counts.iter_mut().zip(c) {
-            col.push(v);
         }
     }
 
@@ -271,7 +310,8 @@ impl BlockEncoder {
         s.clear();
         s.extend(self.docs.windows(2).map(|w| w[1] - w[0] - 1));
         let w_gap = max_width(s);
-        let widths: Vec<u8> = self.counts.iter().map(|c| max_width(c)).collect();
+        let counts: [&[u32]; CLASSES] = std::array::from_fn(|c| &self.counts[c][..n]);
+        let widths: [u8; CLASSES] = std::array::from_fn(|c| max_width(counts[c]));
         let mask = widths
             .iter()
             .enumerate()
@@ -286,14 +326,17 @@ impl BlockEncoder {
         large.clear();
         let mut at = 0;
         for i in 0..n {
-            let np = self.counts[SMALL..=LARGE].iter().map(|c| c[i]).sum::<u32>() as usize;
+            let np = counts[SMALL..=LARGE].iter().map(|c| c[i]).sum::<u32>() as usize;
             let doc = &self.plain[at..at + np];
+            // A document's plain hits are mostly of one class: then they
+            // are all of it, in order, and no hit's class is looked at.
+            let one_class = counts[SMALL..=LARGE].iter().filter(|c| c[i] > 0).count() == 1;
             for class in SMALL..=LARGE {
-                if self.counts[class][i] == 0 {
+                if counts[class][i] == 0 {
                     continue;
                 }
                 let mut prev = None;
-                for h in doc.iter().filter(|&&h| class_of(h) == class) {
+                for h in doc.iter().filter(|&&h| one_class || class_of(h) == class) {
                     let p = u32::from(h.plain_position());
                     pos.push(prev.map_or(p, |q| p - q));
                     prev = Some(p);
@@ -326,7 +369,7 @@ impl BlockEncoder {
         }
         if n == BLOCK_DOCS {
             pack_lanes_gaps(&self.docs, w_gap, out);
-            for (c, &w) in self.counts.iter().zip(&widths) {
+            for (c, &w) in counts.iter().zip(&widths) {
                 if w > 0 {
                     pack_lanes(c, w, out);
                 }
@@ -336,7 +379,7 @@ impl BlockEncoder {
             }
         } else {
             pack(s, w_gap, out);
-            for (c, &w) in self.counts.iter().zip(&widths) {
+            for (c, &w) in counts.iter().zip(&widths) {
                 pack(c, w, out);
             }
             pack(&self.distinct, w_distinct, out);
@@ -359,9 +402,6 @@ impl BlockEncoder {
             out.extend_from_slice(&h.0.to_le_bytes());
         }
         self.docs.clear();
-        for c in &mut self.counts {
-            c.clear();
-        }
         self.plain.clear();
         self.fancy.clear();
         self.distinct.clear();

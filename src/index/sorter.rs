@@ -31,6 +31,7 @@ use super::forward::{ForwardBarrel, Part};
 use super::hit::Hit;
 use super::inverted::{BarrelTotals, BarrelWriter, Impacts, LengthReader, Location, NO_BOUND};
 use super::lexicon::{TermInfo, ENTRY_BYTES};
+use super::postings::{hit_classes, ANCHOR, TITLE};
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use crate::error::{Error, Result};
 use crate::sort::{Combine, ExternalSorter, Record, SortConfig};
@@ -429,14 +430,18 @@ impl<'a> BarrelOut<'a> {
             .current
             .as_mut()
             .ok_or_else(|| Error::internal("no current word"))?;
+        // The hits per class, counted once for the bound, the short
+        // doclist and the postings block.
+        let c = hit_classes(&self.plain, &self.fancy);
         let bound = match (self.impacts, &mut self.reader) {
-            (Some(i), Some(r)) => i.bytes(r, doc, &self.plain, &self.fancy)?,
+            (Some(i), Some(r)) => i.bytes_of_classes(r, doc, &c)?,
             _ => [NO_BOUND; 2],
         };
-        self.fw.push(doc, &self.plain, &self.fancy, bound)?;
+        self.fw
+            .push_classified(doc, &self.plain, &self.fancy, &c, bound)?;
         t.docs += 1;
         t.hits += (self.plain.len() + self.fancy.len()) as u64;
-        if self.fancy.iter().any(|h| h.is_title_or_anchor()) {
+        if c[TITLE] + c[ANCHOR] > 0 {
             t.short_docs += 1;
         }
         self.plain.clear();
