@@ -1301,6 +1301,7 @@ fn write_forward_barrel(dir: &Path) -> webmill::Result<PathBuf> {
         1 << 20,
         1 << 20,
         &reporter,
+        None,
     )?;
     let fst = tmp.join("terms.fst");
     let sorts = ["by-hits", "by-bytes"].map(|n| SortConfig::new(tmp.join(n), 512 << 10));

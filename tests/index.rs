@@ -280,7 +280,7 @@ proptest! {
         let mut vocab = ExternalSorter::new(SortConfig::new(tmp.join("vocab"), 4 << 20), lexicon::vocabulary_combine()).unwrap();
         // Pass 1 carries no unit, some or all of them into the forward pass.
         let carry = [0, 16 << 10, u64::MAX][(seed % 3) as usize];
-        let (_, carried) = indexer::count_vocabulary(&src, Stem::None, &mut vocab, 1 << 20, carry, &reporter).unwrap();
+        let (_, carried) = indexer::count_vocabulary(&src, Stem::None, &mut vocab, 1 << 20, carry, &reporter, None).unwrap();
         let sorts = ["by-hits", "by-bytes"].map(|n| SortConfig::new(tmp.join(n), 2 << 20));
         let plan: WordPlan = lexicon::plan_words(vocab.finish().unwrap(), barrels, sorts, 1 << 20, &tmp.join("t.fst")).unwrap();
         let ids = WordIds::new(lexicon::open_fst_file(&tmp.join("t.fst")).unwrap(), 1 << 10);

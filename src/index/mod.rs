@@ -4,13 +4,13 @@
 //!
 //! ```text
 //! text.wm + pagedoc.wm ─┐  pass 1: hits per word, in bounded chunks ─► sort (words, sum) ─►
-//! docs.wm + anchors.wm ─┘          plan: wordIDs by descending hits, barrel cuts, term dictionary
+//! docs.wm + anchors.wm ─┘          (+ each never-crawled page's anchor title ─► index/titles.wm)
+//!                                  plan: wordIDs by descending hits, barrel cuts, term dictionary
 //!                          pass 2: each document's hits ─► forward barrels fwd-BBB.wm (tmp)
 //!                                  (the units pass 1 carried tokenized in memory; the rest read again)
 //! forward barrel b ─► sort (wordID, docID) ─► index/full-BBB.wm
 //!                                              + lexicon entries of b (tmp)        [per barrel]
 //! term dictionary + entries ─► index/lexicon.wm
-//! docs.wm + anchors.wm ─► each never-crawled page's anchor title ─► index/titles.wm
 //! ```
 //!
 //! * [`hit`] — the two-byte hits; [`bitpack`] — the integer codec;
@@ -198,21 +198,32 @@ const SHARES: &[Phase] = &[
 ];
 
 /// Builds the index from the stage's inputs into its outputs (the anchor
-/// titles first — one sequential pass over the doc table and the anchors,
-/// in constant memory, skipped on a resume that finds them written — then
-/// the lexicon, the field lengths and the barrels, named by [`JobFile`]),
+/// titles, written by pass 1 from the anchors its units read — or, on a
+/// resume after pass 1 that does not find them written, by their own
+/// sequential pass over the doc table and the anchors — the lexicon, the
+/// field lengths and the barrels, named by [`JobFile`]),
 /// with its checkpoints and sorts in the context's temporary directory
 /// under its budget. Resumes from what an interrupted attempt left there.
 pub fn build(cx: &StageContext, opts: &IndexOptions) -> Result<IndexSummary> {
-    if !cx.output_done(JobFile::AnchorTitles)? {
-        let docs = crate::docs::DocTable::open(cx.input(JobFile::Docs)?)?;
-        let anchors = crate::container::pagefile::PageFile::open(
-            cx.input(JobFile::Anchors)?,
-            &crate::ingest::records::ANCHORS,
-        )?;
-        titles::write(&docs, &anchors, &cx.output(JobFile::AnchorTitles)?)?;
-    }
-    build_part(cx, opts, None, Until::End)
+    let titles = if cx.output_done(JobFile::AnchorTitles)? {
+        None
+    } else {
+        Some(cx.output(JobFile::AnchorTitles)?)
+    };
+    build_part(cx, opts, None, Until::End, titles.as_deref())
+}
+
+/// Writes the anchor titles to `path` in their own pass over the doc table
+/// and the anchors (when pass 1, which writes them beside its count, ran
+/// in an earlier attempt).
+fn write_titles(cx: &StageContext, path: &Path) -> Result<()> {
+    let docs = crate::docs::DocTable::open(cx.input(JobFile::Docs)?)?;
+    let anchors = crate::container::pagefile::PageFile::open(
+        cx.input(JobFile::Anchors)?,
+        &crate::ingest::records::ANCHORS,
+    )?;
+    titles::write(&docs, &anchors, path)?;
+    Ok(())
 }
 
 /// How far [`build_part`] goes.
@@ -226,13 +237,19 @@ pub(crate) enum Until {
 }
 
 /// [`build`] of the documents `docs_range` only (`None`: all), as far as
-/// `until`: a shard of a document-partitioned index ([`shards`]).
+/// `until`: a shard of a document-partitioned index ([`shards`]). With
+/// `titles`, also writes the anchor titles there (of all documents: only
+/// with `docs_range` `None`).
 pub(crate) fn build_part(
     cx: &StageContext,
     opts: &IndexOptions,
     docs_range: Option<std::ops::Range<u64>>,
     until: Until,
+    titles_path: Option<&Path>,
 ) -> Result<IndexSummary> {
+    if titles_path.is_some() && docs_range.is_some() {
+        return Err(Error::internal("anchor titles of a shard's documents"));
+    }
     let (barrels, stem) = (opts.barrels, opts.stem);
     if barrels == 0 || barrels > MAX_BARRELS {
         return Err(Error::usage(format!(
@@ -256,6 +273,7 @@ pub(crate) fn build_part(
     // The units pass 1 keeps tokenized for the forward pass (none when
     // pass 1 ran in an earlier attempt).
     let mut carried = indexer::Carried::default();
+    let mut titles_written = false;
     let saved = cx
         .checkpoint::<lexicon::WordPlan>("plan")?
         .filter(|p| p.barrels() == barrels as usize && fst_path.exists());
@@ -273,6 +291,13 @@ pub(crate) fn build_part(
                 drop(sorter);
                 crate::sort::remove_sort_dir(&tmp.join("vocabulary"))?;
                 sorter = vocabulary()?;
+                let mut titles_writer = match titles_path {
+                    Some(path) => Some(titles::TitlesWriter::create(
+                        path,
+                        crate::docs::DocTable::open(&sources.docs)?.len(),
+                    )?),
+                    None => None,
+                };
                 carried = indexer::count_vocabulary(
                     &sources,
                     stem,
@@ -280,8 +305,13 @@ pub(crate) fn build_part(
                     cx.budget().bytes("vocabulary chunks")?,
                     cx.budget().bytes("carried units")?,
                     reporter,
+                    titles_writer.as_mut(),
                 )?
                 .1;
+                if let Some(w) = titles_writer {
+                    w.finish()?;
+                    titles_written = true;
+                }
                 summary.carried_units = carried.units();
             }
             crate::sort::memory::release_freed_heap();
@@ -304,6 +334,9 @@ pub(crate) fn build_part(
             plan
         }
     };
+    if let (Some(path), false) = (titles_path, titles_written) {
+        write_titles(cx, path)?;
+    }
     summary.words = plan.words;
     summary.hits = plan.hits;
     summary.max_barrel_share =

@@ -333,7 +333,7 @@ pub fn forward(
                 files.insert(JobFile::Text, joined.clone());
             }
             let cx = context(files, &attempt, opts, s)?;
-            build_part(&cx, opts, Some(range.clone()), Until::Forward)?;
+            build_part(&cx, opts, Some(range.clone()), Until::Forward, None)?;
             // The sort step reads no text.
             if joined.exists() {
                 std::fs::remove_file(&joined).at(&joined)?;
@@ -468,7 +468,7 @@ pub fn sort(
                 std::fs::copy(&global, &lengths).at(&lengths)?;
             }
             let cx = context(inputs(job)?, &attempt, opts, s)?;
-            let sum = build_part(&cx, opts, None, Until::End)?;
+            let sum = build_part(&cx, opts, None, Until::End, None)?;
             let tmp = attempt.join("tmp");
             std::fs::remove_dir_all(&tmp).at(&tmp)?;
             Ok(sum)

@@ -8,7 +8,8 @@
 //! file's order, ties going to the text seen first ([`AnchorVote`]). Working
 //! it out at query time decompresses a block of `anchors.wm` and steps
 //! through every record before the page's; the `index` stage works it out
-//! once, in one sequential pass over `docs.wm` and `anchors.wm`, and this
+//! once, from the anchors its first pass reads (or, resumed after that
+//! pass, in one sequential pass over `docs.wm` and `anchors.wm`), and this
 //! file keeps it for a lookup in place: one block found in the in-memory
 //! block index, a binary search in the mapped block, no decompression.
 //!
