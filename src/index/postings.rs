@@ -331,8 +331,8 @@ impl BlockEncoder {
             // A document's plain hits are mostly of one class: then they
             // are all of it, in order, and no hit's class is looked at.
             let one_class = counts[SMALL..=LARGE].iter().filter(|c| c[i] > 0).count() == 1;
-            for class in SMALL..=LARGE {
-                if counts[class][i] == 0 {
+            for (class, col) in counts.iter().enumerate().take(LARGE + 1) {
+                if col[i] == 0 {
                     continue;
                 }
                 let mut prev = None;
