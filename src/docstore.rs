@@ -86,6 +86,28 @@ impl<'a> Extracting<'a> {
 /// A PageRank lookup for docIDs in increasing order.
 pub type PageRankLookup<'a> = Box<dyn FnMut(u32) -> Result<f64> + 'a>;
 
+/// PageRank by docID, asked in increasing order ([`DocStore::pageranks`]).
+pub enum PageRanks<'a> {
+    /// The vector, in memory.
+    Memory(&'a [f64]),
+    /// The file, read sequentially.
+    File(crate::rank::VectorReader<'a>),
+}
+
+impl PageRanks<'_> {
+    /// The PageRank of `d`.
+    #[inline]
+    pub fn get(&mut self, d: u32) -> Result<f64> {
+        match self {
+            PageRanks::Memory(v) => v
+                .get(d as usize)
+                .copied()
+                .ok_or_else(|| Error::internal(format!("docID {d} past the PageRank vector"))),
+            PageRanks::File(r) => r.get(u64::from(d)),
+        }
+    }
+}
+
 /// The PageRank vector, copied into memory on first use when it is small
 /// enough.
 struct Ranks {
@@ -354,19 +376,22 @@ impl DocStore {
     /// A PageRank lookup for docIDs asked in increasing order (`None`: no
     /// ranks); a vector too large for memory is read sequentially.
     pub fn pagerank_lookup(&self) -> Result<Option<PageRankLookup<'_>>> {
+        Ok(self
+            .pageranks()?
+            .map(|mut p| Box::new(move |d: u32| p.get(d)) as PageRankLookup<'_>))
+    }
+
+    /// [`Self::pagerank_lookup`] as a value rather than a boxed closure,
+    /// for a query's candidate loop: a vector in memory is then read by an
+    /// index the caller inlines (through the box it was a call per
+    /// candidate).
+    pub fn pageranks(&self) -> Result<Option<PageRanks<'_>>> {
         let Some(r) = &self.ranks else {
             return Ok(None);
         };
         Ok(Some(match r.memory()? {
-            Some(v) => Box::new(move |d: u32| {
-                v.get(d as usize)
-                    .copied()
-                    .ok_or_else(|| Error::internal(format!("docID {d} past the PageRank vector")))
-            }),
-            None => {
-                let mut reader = r.file.reader();
-                Box::new(move |d: u32| reader.get(u64::from(d)))
-            }
+            Some(v) => PageRanks::Memory(v),
+            None => PageRanks::File(r.file.reader()),
         }))
     }
 

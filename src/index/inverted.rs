@@ -1126,6 +1126,23 @@ impl<'a> DoclistCursor<'a> {
     ) -> Result<Option<usize>> {
         let key = |j: usize| (le32(p, 4 + DIR_ENTRY * j), le32(p, 8 + DIR_ENTRY * j));
         let (mut lo, mut hi) = (from.min(m), m);
+        // Galloping first: a cursor's target is most often in the entry
+        // right after its own, or a few after, so entries `lo`, `lo + 1`,
+        // `lo + 3`, `lo + 7`, … are probed before the binary search
+        // narrows the last gap — the same first entry ≥ `wanted` in
+        // O(log distance) probes, not O(log m) (block-max's shallow moves
+        // searched a directory of hundreds of entries for the next one).
+        let mut step = 1;
+        while lo + step - 1 < hi {
+            let probe = lo + step - 1;
+            if key(probe) < wanted {
+                lo = probe + 1;
+                step *= 2;
+            } else {
+                hi = probe;
+                break;
+            }
+        }
         while lo < hi {
             let mid = (lo + hi) / 2;
             if key(mid) < wanted {

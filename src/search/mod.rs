@@ -456,6 +456,12 @@ impl Searcher {
         }
     }
 
+    /// PageRank by docID for a query's walk in increasing docID order
+    /// (`None`: no ranks); see [`DocStore::pageranks`].
+    pub fn pageranks(&self) -> Result<Option<crate::docstore::PageRanks<'_>>> {
+        self.store.pageranks()
+    }
+
     /// The largest PageRank of the collection (`None`: no ranks); read
     /// once, on first use.
     pub fn pagerank_max(&self) -> Result<Option<f64>> {
@@ -704,7 +710,13 @@ impl Searcher {
 pub struct RankBounds {
     chunks: usize,
     tree: Vec<f64>,
+    /// The last table of [`Self::chunk_factors`] and its key: queries
+    /// with the same PageRank weight share it.
+    factors: Mutex<Option<KeyedFactors>>,
 }
+
+/// A table of [`RankBounds::chunk_factors`] and the key it was made for.
+type KeyedFactors = ([u64; 2], Arc<[f64]>);
 
 impl RankBounds {
     /// DocIDs per chunk.
@@ -717,7 +729,33 @@ impl RankBounds {
         for i in (1..n).rev() {
             tree[i] = tree[2 * i].max(tree[2 * i + 1]);
         }
-        RankBounds { chunks: n, tree }
+        RankBounds {
+            chunks: n,
+            tree,
+            factors: Mutex::new(None),
+        }
+    }
+
+    /// `factor(largest PageRank of chunk c)` for every chunk `c`, made on
+    /// first use and kept while the queries' `key` (what `factor` depends
+    /// on) stays the same. Pruning asks a chunk's factor for most
+    /// candidates and for each chunk a block-max skip walks: a table read
+    /// where it was a range-maximum search and a logarithm's bound.
+    pub fn chunk_factors(&self, key: [u64; 2], factor: impl Fn(f64) -> f64) -> Arc<[f64]> {
+        let mut kept = self.factors.lock().ok();
+        if let Some(Some((k, t))) = kept.as_deref() {
+            if *k == key {
+                return Arc::clone(t);
+            }
+        }
+        let t: Arc<[f64]> = self.tree[self.chunks..]
+            .iter()
+            .map(|&m| factor(m))
+            .collect();
+        if let Some(kept) = kept.as_deref_mut() {
+            *kept = Some((key, Arc::clone(&t)));
+        }
+        t
     }
 
     /// The largest PageRank of the collection.

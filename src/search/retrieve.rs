@@ -747,6 +747,10 @@ struct Bounds<'s> {
     /// Per field, the normalisation at ratio 1 (a document without
     /// lengths).
     norm_one: [f64; N_FIELDS],
+    /// Per [`RankBounds::CHUNK`] of docIDs, [`Self::factor_at_most`] of
+    /// its largest PageRank (`None`: no ranks), shared by the queries of a
+    /// searcher with the same weight ([`RankBounds::chunk_factors`]).
+    chunk_factors: Option<Arc<[f64]>>,
 }
 
 /// Rounding slack: a bound is compared as `bound · (1 + SLACK) + SLACK`,
@@ -813,6 +817,12 @@ impl<'s> Bounds<'s> {
             .map(|b| b.as_ref().and_then(|b| b.bound_params()).is_some_and(same))
             .collect();
         let [norm_at, norm_per, norm_one] = length_norms(w, fielded, stats.avg_len);
+        let chunk_factors = ranks.map(|r| {
+            let (weight, docs) = (w.pagerank_weight, stats.docs);
+            r.chunk_factors([weight.to_bits(), docs], |pr| {
+                factor_at_most(weight, docs, pr)
+            })
+        });
         Ok(Some(Bounds {
             blockmax,
             byte: if fielded { BOUND_BM25F } else { BOUND_BM25 },
@@ -826,6 +836,7 @@ impl<'s> Bounds<'s> {
             norm_at,
             norm_per,
             norm_one,
+            chunk_factors,
         }))
     }
 
@@ -928,6 +939,20 @@ impl<'s> Bounds<'s> {
         }
     }
 
+    /// [`Self::factor_in`] of the [`RankBounds::CHUNK`] docIDs around
+    /// `doc` (or of any range of docIDs within that chunk): a table read.
+    #[inline]
+    fn chunk_factor(&self, doc: u32) -> f64 {
+        match &self.chunk_factors {
+            // `RankBounds::max_in` counts docIDs past the last chunk in it.
+            Some(t) if !t.is_empty() => t[(doc as usize / RankBounds::CHUNK).min(t.len() - 1)],
+            _ => {
+                let first = doc - doc % RankBounds::CHUNK as u32;
+                self.factor_in(first, first.saturating_add(RankBounds::CHUNK as u32 - 1))
+            }
+        }
+    }
+
     /// The PageRank factor of a document.
     fn factor_of(&self, pr: Option<f64>) -> f64 {
         bm25::pagerank_factor(&self.weights, self.docs, pr)
@@ -938,13 +963,20 @@ impl<'s> Bounds<'s> {
     /// the logarithm per candidate (its chunk's, then its own) was ~6% of
     /// a one-word query's time.
     fn factor_at_most(&self, pr: Option<f64>) -> f64 {
-        let Some(pr) = pr else { return 1.0 };
-        // Where no bound is had (NaN, or past the largest finite value),
-        // the exact logarithm.
-        rank::pagerank_factor_with(self.weights.pagerank_weight, pr, self.docs, |x| {
-            ln_1p_at_most(x).unwrap_or_else(|| x.ln_1p())
+        pr.map_or(1.0, |pr| {
+            factor_at_most(self.weights.pagerank_weight, self.docs, pr)
         })
     }
+}
+
+/// [`Bounds::factor_at_most`] of PageRank `pr` with PageRank weight
+/// `weight` in a collection of `docs` documents.
+fn factor_at_most(weight: f64, docs: u64, pr: f64) -> f64 {
+    // Where no bound is had (NaN, or past the largest finite value), the
+    // exact logarithm.
+    rank::pagerank_factor_with(weight, pr, docs, |x| {
+        ln_1p_at_most(x).unwrap_or_else(|| x.ln_1p())
+    })
 }
 
 /// [`Bounds`]' length normalisations: per field `[at, per, one]`, a
@@ -987,12 +1019,12 @@ fn length_norms(
 /// logarithm; the gap is at most `(1/16)² / 2`). The margin covers the
 /// rounding of `1 + x` and of the sum (below 1e-13 for any `e`).
 fn ln_1p_at_most(x: f64) -> Option<f64> {
-    // `ln a` and `1 / a` for `a = 1 + j/16`.
-    static TABLE: std::sync::OnceLock<[(f64, f64); 16]> = std::sync::OnceLock::new();
+    // `a = 1 + j/16`, `ln a` and `1 / a`.
+    static TABLE: std::sync::OnceLock<[(f64, f64, f64); 16]> = std::sync::OnceLock::new();
     let table = TABLE.get_or_init(|| {
         std::array::from_fn(|j| {
             let a = 1.0 + j as f64 / 16.0;
-            (a.ln(), 1.0 / a)
+            (a, a.ln(), 1.0 / a)
         })
     });
     let y = 1.0 + x;
@@ -1003,8 +1035,7 @@ fn ln_1p_at_most(x: f64) -> Option<f64> {
     let e = ((bits >> 52) & 0x7ff) as i64 - 1023;
     let j = ((bits >> 48) & 0xf) as usize;
     let m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
-    let (ln_a, inv_a) = table[j];
-    let a = 1.0 + j as f64 / 16.0;
+    let (a, ln_a, inv_a) = table[j];
     Some(e as f64 * std::f64::consts::LN_2 + ln_a + (m - a) * inv_a + 1e-12)
 }
 
@@ -1075,7 +1106,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let scored = scored_in_query_order(&slots, query);
     let mut out = Retrieved::default();
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
-    let mut pagerank = s.pagerank()?;
+    let mut pagerank = s.pageranks()?;
     let mut scorer = DocScorer::new(s, query);
     let slot_idf: Vec<f64> = slots
         .iter()
@@ -1221,7 +1252,6 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut postings_seen = 0u64;
     let mut undecided = 0u64;
     let mut scored_docs = 0usize;
-    let mut chunk_factor = ChunkFactor::default();
     // (word, plain hits, fancy hits) of a candidate's present words, for
     // its cheap bound.
     let mut word_counts: Vec<(usize, u32, u32)> = Vec::new();
@@ -1368,12 +1398,12 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     if n > 1 {
                         sum += b.weights.proximity_weight * max_idf;
                     }
-                    let around = chunk_factor.of(b, doc);
+                    let around = b.chunk_factor(doc);
                     if !may_pass(worst, may_complete, sum * around) {
                         hopeless = true;
                     } else {
                         pr = match &mut pagerank {
-                            Some(f) => Some(f(doc)?),
+                            Some(f) => Some(f.get(doc)?),
                             None => None,
                         };
                         // Its own factor, first bounded without a logarithm.
@@ -1478,7 +1508,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                     }
                     if pr.is_none() {
                         pr = match &mut pagerank {
-                            Some(f) => Some(f(doc)?),
+                            Some(f) => Some(f.get(doc)?),
                             None => None,
                         };
                     }
@@ -1776,28 +1806,6 @@ fn offer(heap: &mut BinaryHeap<Ranked>, keep: usize, m: Match, work: &mut Work) 
     true
 }
 
-/// The largest PageRank factor of the [`RankBounds::CHUNK`] docIDs around
-/// a candidate, worked out once per chunk: candidates come in docID
-/// order, several to a chunk.
-#[derive(Default)]
-struct ChunkFactor(Option<(usize, f64)>);
-
-impl ChunkFactor {
-    fn of(&mut self, b: &Bounds<'_>, doc: u32) -> f64 {
-        let chunk = doc as usize / RankBounds::CHUNK;
-        match self.0 {
-            Some((c, f)) if c == chunk => f,
-            _ => {
-                let first = (chunk * RankBounds::CHUNK) as u32;
-                let last = first.saturating_add(RankBounds::CHUNK as u32 - 1);
-                let f = b.factor_in(first, last);
-                self.0 = Some((chunk, f));
-                f
-            }
-        }
-    }
-}
-
 /// Block-max between candidates: what it works with (the query's bounds,
 /// what a complete match needs, the scored words and those whose cursors
 /// make candidates) and what it knows — the docID up to which the
@@ -2020,8 +2028,9 @@ fn block_skip(
     let mut c = u64::from(t);
     while c < horizon {
         let end = ((c / chunk + 1) * chunk).min(next);
-        let (first, last) = (c as u32, (end - 1) as u32);
-        if may_pass(worst, may_complete, sum * b.factor_in(first, last)) {
+        // `c..end` lies in one chunk.
+        let first = c as u32;
+        if may_pass(worst, may_complete, sum * b.chunk_factor(first)) {
             return Ok(if first == t { (false, end) } else { (true, c) });
         }
         c = end;
@@ -2187,6 +2196,7 @@ mod tests {
             norm_at,
             norm_per,
             norm_one,
+            chunk_factors: None,
         }
     }
 

@@ -28,14 +28,14 @@ use std::collections::BinaryHeap;
 
 use super::{
     advance, choose_essential, may_pass, offer, past_deadline, possible, type_counts, BlockMax,
-    Bounds, ChunkFactor, DocScorer, Need, Ranked, Retrieved, Seen, Slot,
+    Bounds, DocScorer, Need, Ranked, Retrieved, Seen, Slot,
 };
 use crate::error::Result;
 use crate::index::hit::Hit;
 use crate::index::postings::{self, HitClasses};
 use crate::index::DoclistCursor;
 use crate::search::bm25::{self, CollectionStats, WordInDoc};
-use crate::search::eval::{Match, Sources};
+use crate::search::eval::Match;
 use crate::search::query::{Matching, Node, Query, Ranking};
 use crate::search::rank::HIT_TYPES;
 use crate::search::Searcher;
@@ -78,7 +78,7 @@ pub(super) fn one_word(
     let df = slot.term.as_ref().map_or(0, |t| t.df);
     let idf = stats.idf(df);
     let fielded = query.ranking == Ranking::Bm25f;
-    let mut pagerank = s.pagerank()?;
+    let mut pagerank = s.pageranks()?;
     let must_complete_always = query.matching == Matching::All;
     let cutoff = query.cutoff.max(1);
     // The generic loop's state, for one word.
@@ -86,7 +86,6 @@ pub(super) fn one_word(
     let mut bar_moved = true;
     let mut block_max = BlockMax::new(b, need, &[0], &[0], must_complete_always, 1);
     let (mut evaluated, mut scored_docs) = (0u64, 0usize);
-    let mut chunk_factor = ChunkFactor::default();
     'walk: loop {
         if bar_moved {
             bar_moved = false;
@@ -149,13 +148,13 @@ pub(super) fn one_word(
                 let (np, nf) = postings::plain_fancy(&classes).map_err(|d| c.corrupt(d))?;
                 let norms = b.doc_norms(lens.as_ref(), np > 0, nf > 0);
                 let sum = b.of_word(0, np, nf, &norms);
-                let around = chunk_factor.of(b, doc);
+                let around = b.chunk_factor(doc);
                 if !may_pass(worst, true, sum * around) {
                     j += 1;
                     continue;
                 }
                 let pr = match &mut pagerank {
-                    Some(f) => Some(f(doc)?),
+                    Some(f) => Some(f.get(doc)?),
                     None => None,
                 };
                 if !may_pass(worst, true, sum * b.factor_at_most(pr)) {
@@ -170,7 +169,7 @@ pub(super) fn one_word(
                 (pr, f)
             } else {
                 let pr = match &mut pagerank {
-                    Some(f) => Some(f(doc)?),
+                    Some(f) => Some(f.get(doc)?),
                     None => None,
                 };
                 (pr, b.factor_of(pr))
@@ -298,7 +297,7 @@ pub(super) fn plain(
     let n = scored.len();
     let mut out = Retrieved::default();
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
-    let mut pagerank = s.pagerank()?;
+    let mut pagerank = s.pageranks()?;
     let must_complete_always = query.matching == Matching::All;
     // Plain words break no hard constraint: under `--match any` every
     // candidate is kept.
@@ -332,7 +331,6 @@ pub(super) fn plain(
     let mut block_max = BlockMax::new(b, need, scored, scored, must_complete_always, n);
     let (mut evaluated, mut scored_docs) = (0u64, 0usize);
     let (mut postings_seen, mut placed_docs, mut hits_read) = (0u64, 0u64, 0u64);
-    let mut chunk_factor = ChunkFactor::default();
     loop {
         if bar_moved {
             bar_moved = false;
@@ -451,10 +449,10 @@ pub(super) fn plain(
                 if present > 1 {
                     sum += b.weights.proximity_weight * max_idf;
                 }
-                let around = chunk_factor.of(b, doc);
+                let around = b.chunk_factor(doc);
                 if may_pass(worst, may_complete, sum * around) {
                     pr = match &mut pagerank {
-                        Some(f) => Some(f(doc)?),
+                        Some(f) => Some(f.get(doc)?),
                         None => None,
                     };
                     if may_pass(worst, may_complete, sum * b.factor_at_most(pr)) {
@@ -513,7 +511,7 @@ pub(super) fn plain(
                 }
                 if pr.is_none() {
                     pr = match &mut pagerank {
-                        Some(f) => Some(f(doc)?),
+                        Some(f) => Some(f.get(doc)?),
                         None => None,
                     };
                 }
