@@ -145,9 +145,9 @@ pub(super) fn one_word(
                 // The generic loop's bounds, cheapest first: the counts'
                 // best fields with the PageRank of the docIDs around,
                 // then the document's own PageRank.
-                let (np, nf) = postings::plain_fancy(&classes).map_err(|d| c.corrupt(d))?;
-                let norms = b.doc_norms(lens.as_ref(), np > 0, nf > 0);
-                let sum = b.of_word(0, np, nf, &norms);
+                // The counts' sums checked (`type_counts` adds them).
+                postings::plain_fancy(&classes).map_err(|d| c.corrupt(d))?;
+                let sum = b.of_classes(0, &classes, lens.as_ref());
                 let around = b.chunk_factor(doc);
                 if !may_pass(worst, true, sum * around) {
                     j += 1;
