@@ -396,9 +396,9 @@ pub fn tree_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
 }
 
 /// Starts `command()` again and again, killing each run with SIGKILL after
-/// `min_ms` plus a random delay below `spread_ms`, until a run ends by
-/// itself; asserts that it succeeded and returns how many runs were killed
-/// (fewer than 40, or the test fails).
+/// `min_ms` plus a random delay below `spread_ms` (doubled every eight
+/// kills), until a run ends by itself; asserts that it succeeded and
+/// returns how many runs were killed (fewer than 40, or the test fails).
 pub fn kill_until_done(
     mut command: impl FnMut() -> std::process::Command,
     rng: &mut Rng,
@@ -408,9 +408,12 @@ pub fn kill_until_done(
     let mut kills = 0;
     loop {
         let mut child = command().spawn().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(
-            min_ms + rng.below(spread_ms.max(1)),
-        ));
+        // The spread doubles every eight kills: a machine busier than
+        // when `spread_ms` was timed (CI beside other test binaries) can
+        // make each run's unit of progress outlast every moment drawn, and
+        // then kills would land forever; longer moments let one finish.
+        let spread = spread_ms.max(1) << (kills / 8).min(8);
+        std::thread::sleep(std::time::Duration::from_millis(min_ms + rng.below(spread)));
         match child.try_wait().unwrap() {
             Some(status) => {
                 assert!(status.success(), "the run failed after {kills} kills");
