@@ -741,7 +741,7 @@ struct Bounds<'s> {
     /// norm_per[f] · len_f` (BM25F; under BM25 field 0 holds
     /// `k1 · (1 − b + b · len / avglen)` of the body's length): the
     /// averages' divisions done once per query, not for every candidate
-    /// in [`Self::doc_norms`].
+    /// in [`Self::of_classes`].
     norm_at: [f64; N_FIELDS],
     norm_per: [f64; N_FIELDS],
     /// Per field, the normalisation at ratio 1 (a document without
@@ -856,66 +856,33 @@ impl<'s> Bounds<'s> {
         (sum + prox) * self.factor
     }
 
-    /// What a document's field lengths `lens` make of a hit in
-    /// [`Self::of_word`], worked out once per document: under BM25F the
-    /// best field weight over its normalisation of a plain hit (large type
-    /// or body; only when `plain`) and of a fancy one (title, anchor or
-    /// URL; only when `fancy`), 0 for the part not asked for; under BM25
-    /// the body's normalisation `k1 · (1 − b + b · ratio)`.
-    fn doc_norms(&self, lens: Option<&[u32; N_FIELDS]>, plain: bool, fancy: bool) -> [f64; 2] {
-        // Without lengths every ratio is 1.
-        let norm = |f: usize| match lens {
-            Some(l) => self.norm_at[f] + self.norm_per[f] * f64::from(l[f]),
-            None => self.norm_one[f],
-        };
-        if self.fielded {
-            let w = &self.weights.field_weight;
-            // The larger of `w_f / norm_f` over `fields`, with one division:
-            // the fractions compared by cross-multiplying (their
-            // denominators are positive). A choice rounding may get wrong
-            // is off by an ulp, far inside `SLACK`.
-            let best = |fields: &[usize]| {
-                let (mut num, mut den) = (0.0f64, 1.0f64);
-                for &f in fields {
-                    let n = norm(f).max(1e-9);
-                    if w[f] * den > num * n {
-                        (num, den) = (w[f], n);
-                    }
-                }
-                num / den
-            };
-            [
-                if plain { best(&[3, 4]) } else { 0.0 },
-                if fancy { best(&[0, 1, 2]) } else { 0.0 },
-            ]
-        } else {
-            let norm = match lens {
-                Some(l) => self.norm_at[0] + self.norm_per[0] * (f64::from(l[3]) + f64::from(l[4])),
-                None => self.norm_one[0],
-            };
-            [norm, 0.0]
+    /// The most the words `words` (slot, hit classes) of a document with
+    /// field lengths `lens` can add to its score before the PageRank
+    /// factor: each word's [`Self::of_classes`] (its exact text score
+    /// within rounding) and, with more than one word, the proximity bonus
+    /// at its limit (`proximity_weight` times the largest idf: the bonus
+    /// is the mean idf of the words scoring times a fraction below 1).
+    ///
+    /// Each class is counted in the field the exact score counts it in: a
+    /// bound from the plain (small to large type) and fancy (URL, title,
+    /// anchor, other) totals counted class OTHER as fancy under BM25F and
+    /// left it out under BM25, while the exact score counts it as body —
+    /// below the true score for a document with such hits.
+    fn of_words<'c>(
+        &self,
+        words: impl Iterator<Item = (usize, &'c HitClasses)>,
+        lens: Option<&[u32; N_FIELDS]>,
+    ) -> f64 {
+        let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
+        for (i, c) in words {
+            sum += self.of_classes(i, c, lens);
+            max_idf = max_idf.max(self.idf[i]);
+            n += 1;
         }
-    }
-
-    /// The most word `i` can add to a document where it has `plain` and
-    /// `fancy` hits, the document's field lengths made into `norms` by
-    /// [`Self::doc_norms`]. Plain hits are large type or body, fancy ones
-    /// title, anchor or URL: under BM25F each counted in its best field.
-    fn of_word(&self, i: usize, plain: u32, fancy: u32, norms: &[f64; 2]) -> f64 {
-        let w = &self.weights;
-        if self.fielded {
-            let mut p = 0.0;
-            if plain > 0 {
-                p += f64::from(plain) * norms[0];
-            }
-            if fancy > 0 {
-                p += f64::from(fancy) * norms[1];
-            }
-            self.idf[i] * p * (w.k1 + 1.0) / (p + w.k1).max(1e-9)
-        } else {
-            let c = f64::from(plain);
-            self.idf[i] * c * (w.k1 + 1.0) / (c + norms[0]).max(1e-9)
+        if n > 1 {
+            sum += self.weights.proximity_weight * max_idf;
         }
+        sum
     }
 
     /// The most word `i` can add to a document where its hits per count
@@ -925,10 +892,9 @@ impl<'s> Bounds<'s> {
     /// constants. So it is the exact text score within rounding (far
     /// inside `SLACK`) — a one-word query's candidate that passes it mostly
     /// enters the heap — and it costs a division per field the word is in,
-    /// not [`Self::doc_norms`]' test of every field. (The plain and fancy
-    /// totals of [`Self::of_word`] count every plain hit in the better of
-    /// large type and body, which on rust-doc let ~36% of one-word
-    /// candidates on to the exact score, ~7% of them into the heap.)
+    /// not a test of every field. (Plain and fancy totals, each counted in
+    /// its best field, let ~36% of rust-doc's one-word candidates on to
+    /// the exact score, ~7% of them into the heap.)
     #[inline]
     fn of_classes(&self, i: usize, c: &HitClasses, lens: Option<&[u32; N_FIELDS]>) -> f64 {
         use postings::{ANCHOR, BOLD, LARGE, OTHER, PLAIN, SMALL, TITLE, URL};
@@ -1302,7 +1268,6 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
     let mut scored_docs = 0usize;
     // (word, plain hits, fancy hits) of a candidate's present words, for
     // its cheap bound.
-    let mut word_counts: Vec<(usize, u32, u32)> = Vec::new();
     // Per slot: the candidate's hits per class, read with the plain and
     // fancy totals for the cheap bound and kept for the exact text score
     // (valid for the present scored words once `factor` is set).
@@ -1411,41 +1376,27 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
             } else if let Some(worst) = worst {
                 if may_pass(worst, may_complete, f64::INFINITY) {
                     lens = s.field_lengths(doc)?;
-                    // First a cheap bound from the plain and fancy totals
-                    // (each counted in its best field, the proximity bonus
-                    // at its limit): most candidates stop here, first with
-                    // the largest PageRank factor of the docIDs around
-                    // (worked out once per `RankBounds::CHUNK` of them), so
-                    // their own PageRank is not looked up.
-                    let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
-                    word_counts.clear();
+                    // First a bound from the count columns (each word's
+                    // exact text score within rounding, the proximity
+                    // bonus at its limit): most candidates stop here,
+                    // first with the largest PageRank factor of the docIDs
+                    // around (worked out once per `RankBounds::CHUNK` of
+                    // them), so their own PageRank is not looked up.
                     for &i in &scored {
-                        if !present[i] {
-                            continue;
-                        }
-                        let (np, nf) = match &mut cursors[i] {
-                            Some(c) => {
-                                let (cl, np, nf) = c.counted_classes()?;
-                                classes[i] = cl;
-                                (np, nf)
+                        if present[i] {
+                            if let Some(c) = &mut cursors[i] {
+                                // The sums checked (`type_counts` adds them).
+                                classes[i] = c.counted_classes()?.0;
                             }
-                            None => (0, 0),
-                        };
-                        word_counts.push((i, np, nf));
+                        }
                     }
-                    let norms = b.doc_norms(
+                    let sum = b.of_words(
+                        scored
+                            .iter()
+                            .filter(|&&i| present[i] && cursors[i].is_some())
+                            .map(|&i| (i, &classes[i])),
                         lens.as_ref(),
-                        word_counts.iter().any(|w| w.1 > 0),
-                        word_counts.iter().any(|w| w.2 > 0),
                     );
-                    for &(i, np, nf) in &word_counts {
-                        sum += b.of_word(i, np, nf, &norms);
-                        max_idf = max_idf.max(b.idf[i]);
-                        n += 1;
-                    }
-                    if n > 1 {
-                        sum += b.weights.proximity_weight * max_idf;
-                    }
                     let around = b.chunk_factor(doc);
                     if !may_pass(worst, may_complete, sum * around) {
                         hopeless = true;
@@ -2187,44 +2138,6 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// `Bounds::doc_norms` as it was before the divisions were taken out
-    /// of it: the reference its per-query form must stay within rounding of.
-    fn doc_norms_reference(
-        w: &bm25::Bm25Weights,
-        fielded: bool,
-        avg_len: Option<[f64; N_FIELDS]>,
-        lens: Option<&[u32; N_FIELDS]>,
-        plain: bool,
-        fancy: bool,
-    ) -> [f64; 2] {
-        if fielded {
-            let ratio = |f: usize| match (avg_len, lens) {
-                (Some(avg), Some(l)) if avg[f] > 0.0 => f64::from(l[f]) / avg[f],
-                _ => 1.0,
-            };
-            let per = |f: usize| {
-                let norm = 1.0 - w.field_b[f] + w.field_b[f] * ratio(f);
-                w.field_weight[f] / norm.max(1e-9)
-            };
-            [
-                if plain { per(3).max(per(4)) } else { 0.0 },
-                if fancy {
-                    per(0).max(per(1)).max(per(2))
-                } else {
-                    0.0
-                },
-            ]
-        } else {
-            let ratio = match (avg_len, lens) {
-                (Some(avg), Some(l)) if avg[3] + avg[4] > 0.0 => {
-                    (f64::from(l[3]) + f64::from(l[4])) / (avg[3] + avg[4])
-                }
-                _ => 1.0,
-            };
-            [w.k1 * (1.0 - w.b + w.b * ratio), 0.0]
-        }
-    }
-
     fn bounds_for(
         w: &bm25::Bm25Weights,
         fielded: bool,
@@ -2249,32 +2162,6 @@ mod tests {
     }
 
     proptest! {
-        /// The per-query normalisations give what the per-document
-        /// divisions gave, within a relative 1e-12 (the bound's `SLACK`
-        /// is 1e-9), for any weights, averages (some zero or unknown) and
-        /// lengths (some missing).
-        #[test]
-        fn doc_norms_match_the_divisions(
-            fielded in any::<bool>(),
-            k1 in 0.0f64..3.0,
-            b in 0.0f64..=1.0,
-            field_weight in proptest::array::uniform5(0.0f64..20.0),
-            field_b in proptest::array::uniform5(0.0f64..=1.0),
-            avg in proptest::option::of(proptest::array::uniform5(
-                prop_oneof![Just(0.0f64), 0.01f64..5000.0])),
-            lens in proptest::option::of(proptest::array::uniform5(
-                prop_oneof![Just(0u32), 0u32..100_000, Just(u32::MAX)])),
-            plain in any::<bool>(),
-            fancy in any::<bool>(),
-        ) {
-            let w = bm25::Bm25Weights { k1, b, field_weight, field_b, ..Default::default() };
-            let got = bounds_for(&w, fielded, avg).doc_norms(lens.as_ref(), plain, fancy);
-            let want = doc_norms_reference(&w, fielded, avg, lens.as_ref(), plain, fancy);
-            for (g, x) in got.iter().zip(&want) {
-                prop_assert!((g - x).abs() <= 1e-12 * x.abs().max(1e-300), "{got:?} against {want:?}");
-            }
-        }
-
         /// `Bounds::of_classes` is the exact text score of one word
         /// (`bm25::text_part`) within a relative 1e-12, for any weights,
         /// averages (some zero or unknown), lengths (some missing) and
@@ -2304,6 +2191,46 @@ mod tests {
             prop_assert!((got - want).abs() <= 1e-12 * want.abs().max(1e-300), "{got} against {want}");
         }
 
+        /// `Bounds::of_words`, the bound the multi-word loops prune with,
+        /// is at least the exact score before the PageRank factor
+        /// (`bm25::text_part` with any proximity score) of one to three
+        /// words with hits of every class — OTHER among them, which the
+        /// exact score counts as body — for any weights, averages and
+        /// lengths.
+        #[test]
+        fn of_words_bounds_the_exact_score(
+            fielded in any::<bool>(),
+            k1 in 0.01f64..3.0,
+            b in 0.0f64..=1.0,
+            field_weight in proptest::array::uniform5(0.0f64..20.0),
+            field_b in proptest::array::uniform5(0.0f64..=1.0),
+            proximity_weight in 0.0f64..5.0,
+            proximity_k in 0.0f64..10.0,
+            avg in proptest::option::of(proptest::array::uniform5(
+                prop_oneof![Just(0.0f64), 0.01f64..5000.0])),
+            lens in proptest::option::of(proptest::array::uniform5(
+                prop_oneof![Just(0u32), 0u32..100_000])),
+            words in proptest::collection::vec((
+                proptest::array::uniform8(prop_oneof![Just(0u32), 0u32..1000]),
+                1u32..1000,
+            ), 1..=3),
+            prox_raw in prop_oneof![Just(0.0f64), 0.0f64..1e6, Just(1e300)],
+        ) {
+            let w = bm25::Bm25Weights {
+                k1, b, field_weight, field_b, proximity_weight, proximity_k, ..Default::default()
+            };
+            let mut bounds = bounds_for(&w, fielded, avg);
+            let stats = CollectionStats { docs: 1000, avg_len: avg };
+            bounds.idf = words.iter().map(|&(_, df)| stats.idf(df)).collect();
+            let got = bounds.of_words(words.iter().enumerate().map(|(i, (c, _))| (i, c)), lens.as_ref());
+            let wd: Vec<WordInDoc<'_>> = words
+                .iter()
+                .map(|(c, df)| WordInDoc { word: "w", df: *df, idf: stats.idf(*df), counts: type_counts(c) })
+                .collect();
+            let want = bm25::text_part(&w, fielded, &stats, &wd, lens.as_ref()).total(&w, prox_raw, 1.0);
+            prop_assert!(got * (1.0 + SLACK) + SLACK >= want, "{got} below {want}");
+        }
+
         /// `ln_1p_at_most` is never below `ln_1p` and at most 0.002 above
         /// it, over every magnitude a PageRank times a collection size takes.
         #[test]
@@ -2312,6 +2239,63 @@ mod tests {
             let got = ln_1p_at_most(x).expect("finite x ≥ 0 has a bound");
             prop_assert!(got >= x.ln_1p(), "{x}: {got} below {}", x.ln_1p());
             prop_assert!(got <= x.ln_1p() + 0.002, "{x}: {got} far above {}", x.ln_1p());
+        }
+    }
+
+    /// A document whose only hits are of class OTHER (counted as body by
+    /// the exact score): a bound from the plain and fancy totals gave it
+    /// 0 under BM25 and weighed it as a hit of its best fancy field under
+    /// BM25F.
+    #[test]
+    fn of_words_counts_other_hits_as_body() {
+        let mut classes = [0u32; postings::CLASSES];
+        classes[postings::OTHER] = 3;
+        for fielded in [false, true] {
+            let w = bm25::Bm25Weights {
+                field_weight: [0.5, 0.5, 0.5, 1.0, 4.0],
+                ..Default::default()
+            };
+            let avg = Some([4.0, 20.0, 6.0, 10.0, 300.0]);
+            let lens = [2, 0, 5, 0, 100];
+            let mut bounds = bounds_for(&w, fielded, avg);
+            let stats = CollectionStats {
+                docs: 1000,
+                avg_len: avg,
+            };
+            bounds.idf = vec![stats.idf(7), stats.idf(40)];
+            let mut plain = [0u32; postings::CLASSES];
+            plain[postings::PLAIN] = 1;
+            let both = [(0, &classes), (1, &plain)];
+            let got = bounds.of_words(both.iter().copied(), Some(&lens));
+            let wd = [
+                WordInDoc {
+                    word: "a",
+                    df: 7,
+                    idf: stats.idf(7),
+                    counts: type_counts(&classes),
+                },
+                WordInDoc {
+                    word: "b",
+                    df: 40,
+                    idf: stats.idf(40),
+                    counts: type_counts(&plain),
+                },
+            ];
+            let want = bm25::text_part(&w, fielded, &stats, &wd[..1], Some(&lens));
+            assert!(want.text > 0.0, "fielded {fielded}");
+            // Alone: the exact text score within rounding.
+            let alone = bounds.of_words(both[..1].iter().copied(), Some(&lens));
+            assert!(
+                (alone - want.text).abs() <= 1e-12 * want.text,
+                "{alone} {}",
+                want.text
+            );
+            // With a second word, at least any score with proximity.
+            let want = bm25::text_part(&w, fielded, &stats, &wd, Some(&lens)).total(&w, 1e300, 1.0);
+            assert!(
+                got * (1.0 + SLACK) + SLACK >= want,
+                "fielded {fielded}: {got} below {want}"
+            );
         }
     }
 

@@ -409,10 +409,9 @@ pub(super) fn plain(
         if let Some(worst) = &worst {
             if may_pass(worst, may_complete, f64::INFINITY) {
                 lens = s.field_lengths(doc)?;
-                // The cheap bound from the plain and fancy totals, as the
-                // generic loop works it out, in the order of `scored`.
-                let mut counted = [(0u32, 0u32); MAX_PLAIN];
-                let (mut any_plain, mut any_fancy) = (false, false);
+                // The bound from the count columns, as the generic loop
+                // works it out ([`Bounds::of_words`]), in the order of
+                // `scored`.
                 for (k, &i) in scored.iter().enumerate() {
                     if !has(i) {
                         continue;
@@ -432,23 +431,17 @@ pub(super) fn plain(
                     for (x, col) in classes[k].iter_mut().zip(cols) {
                         *x = col[at];
                     }
-                    let (np, nf) = postings::plain_fancy(&classes[k]).map_err(|d| c.corrupt(d))?;
-                    counted[k] = (np, nf);
-                    any_plain |= np > 0;
-                    any_fancy |= nf > 0;
+                    // The sums checked (`type_counts` adds them).
+                    postings::plain_fancy(&classes[k]).map_err(|d| c.corrupt(d))?;
                 }
-                let norms = b.doc_norms(lens.as_ref(), any_plain, any_fancy);
-                let (mut sum, mut max_idf, mut present) = (0.0, 0.0f64, 0);
-                for (k, &i) in scored.iter().enumerate() {
-                    if has(i) {
-                        sum += b.of_word(i, counted[k].0, counted[k].1, &norms);
-                        max_idf = max_idf.max(b.idf[i]);
-                        present += 1;
-                    }
-                }
-                if present > 1 {
-                    sum += b.weights.proximity_weight * max_idf;
-                }
+                let sum = b.of_words(
+                    scored
+                        .iter()
+                        .zip(&classes)
+                        .filter(|(&i, _)| has(i))
+                        .map(|(&i, c)| (i, c)),
+                    lens.as_ref(),
+                );
                 let around = b.chunk_factor(doc);
                 if may_pass(worst, may_complete, sum * around) {
                     pr = match &mut pagerank {
