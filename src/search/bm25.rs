@@ -294,6 +294,22 @@ impl TextPart {
     pub fn total(&self, w: &Bm25Weights, prox_raw: f64, factor: f64) -> f64 {
         (self.text + self.proximity(w, prox_raw)) * factor
     }
+
+    /// At least [`Self::total`] with any proximity score, without one: the
+    /// bonus at its limit, the proximity weight times the mean idf (the
+    /// saturation `prox / (prox + proximity_k)` stays at most 1), raised
+    /// by a relative 1e-12 so that the roundings of [`Self::proximity`]
+    /// (a few ulps) cannot put `total` above it. Non-negative weights and
+    /// factor assumed, as pruning's bounds are.
+    pub fn total_at_most(&self, w: &Bm25Weights, factor: f64) -> f64 {
+        let prox = if self.present > 1 {
+            let mean_idf = self.idf_sum / self.present as f64;
+            w.proximity_weight * mean_idf * (1.0 + 1e-12)
+        } else {
+            0.0
+        };
+        (self.text + prox) * factor
+    }
 }
 
 /// The words' part of a document's score (see [`TextPart`]).

@@ -593,6 +593,33 @@ impl DocScorer<'_> {
         text.total(&q.bm25, prox, factor)
     }
 
+    /// [`Self::bound`] when a document with it may still enter a heap
+    /// whose worst match is `worst` ([`may_pass`], `complete` as the
+    /// document may be), `None` when it cannot. The proximity bound
+    /// ([`ProximityBound::of`], per type and bin) is the costly part: the
+    /// text score with the bonus at its limit
+    /// ([`bm25::TextPart::total_at_most`]) is tried first, and a candidate
+    /// it shuts out would be shut out by the bound (never above it), so
+    /// the decisions are the bound's.
+    fn bound_passing(
+        &self,
+        words: &[WordInDoc<'_>],
+        text: &bm25::TextPart,
+        factor: f64,
+        worst: &Match,
+        complete: bool,
+    ) -> Option<f64> {
+        if !may_pass(
+            worst,
+            complete,
+            text.total_at_most(&self.query.bm25, factor),
+        ) {
+            return None;
+        }
+        let bound = self.bound(words, text, factor);
+        may_pass(worst, complete, bound).then_some(bound)
+    }
+
     /// The (IR score, final score) [`Self::score`] gives a document whose
     /// hits it places ([`Self::places`] true), under BM25 or BM25F, from
     /// its words' text score `text` ([`Self::text`] of their counts, as
@@ -1435,9 +1462,10 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         });
                     }
                     let text = scorer.text(&wd, lens.as_ref());
-                    let bound = scorer.bound(&wd, &text, f);
-                    bounded = Some((bound, text));
-                    hopeless = !may_pass(worst, may_complete, bound);
+                    match scorer.bound_passing(&wd, &text, f, worst, may_complete) {
+                        Some(bound) => bounded = Some((bound, text)),
+                        None => hopeless = true,
+                    }
                 } else {
                     // Not even at the largest score, or not by the cheap bound.
                     hopeless = true;

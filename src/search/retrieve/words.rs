@@ -470,9 +470,10 @@ pub(super) fn plain(
                     };
                 }
                 let text = scorer.text(&wd, lens.as_ref());
-                let bound = scorer.bound(&wd, &text, f);
-                bounded = Some((bound, text));
-                hopeless = !may_pass(worst, may_complete, bound);
+                match scorer.bound_passing(&wd, &text, f, worst, may_complete) {
+                    Some(bound) => bounded = Some((bound, text)),
+                    None => hopeless = true,
+                }
             } else {
                 hopeless = true;
             }
