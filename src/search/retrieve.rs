@@ -2081,38 +2081,74 @@ fn choose_essential(
     essential: &mut [bool],
 ) {
     let must_complete = must_complete_always || worst.is_some_and(|w| w.complete);
-    // Whether a document holding only the words `set` cannot enter.
-    let shut_out = |set: &[usize]| -> bool {
-        let can = |i: usize| set.contains(&i);
+    // Whether a document holding only the words `set` cannot enter (its
+    // bound summed in `set`'s order). A set is an iterator, not a vector:
+    // this runs at every move of the bar, and its vectors were ~1% of an
+    // OR query's instructions.
+    fn shut_out(
+        b: &Bounds,
+        need: &Need,
+        worst: Option<&Match>,
+        must_complete: bool,
+        set: impl Iterator<Item = usize> + Clone,
+    ) -> bool {
+        let can = |i: usize| set.clone().any(|j| j == i);
         let may_complete = possible(need, &can);
         if must_complete && !may_complete {
             return true;
         }
         match worst {
-            Some(w) => !may_pass(w, may_complete, b.of_set(set.iter().copied())),
+            Some(w) => !may_pass(w, may_complete, b.of_set(set)),
             None => false,
         }
-    };
+    }
     let df = |i: usize| slots[i].term.as_ref().map_or(0u64, |t| u64::from(t.df));
-    let mut by_bound: Vec<usize> = candidates.to_vec();
-    by_bound.sort_by(|&x, &y| b.word[x].total_cmp(&b.word[y]).then(x.cmp(&y)));
+    // The candidates by bound, on the stack: a query has at most
+    // `MAX_QUERY_WORDS` distinct words (a longer list goes to the heap).
+    let mut on_stack = [0usize; super::MAX_QUERY_WORDS];
+    let mut spilled = Vec::new();
+    let by_bound: &mut [usize] = match on_stack.get_mut(..candidates.len()) {
+        Some(s) => {
+            s.copy_from_slice(candidates);
+            s
+        }
+        None => {
+            spilled.extend_from_slice(candidates);
+            &mut spilled
+        }
+    };
+    // Distinct words: the order is total, the unstable sort the stable one.
+    by_bound.sort_unstable_by(|&x, &y| b.word[x].total_cmp(&b.word[y]).then(x.cmp(&y)));
+    let by_bound = &*by_bound;
     let mut cut = 0;
-    while cut < by_bound.len() && shut_out(&by_bound[..=cut]) {
+    while cut < by_bound.len()
+        && shut_out(
+            b,
+            need,
+            worst,
+            must_complete,
+            by_bound[..=cut].iter().copied(),
+        )
+    {
         cut += 1;
     }
-    let mut best: Vec<usize> = by_bound[cut..].to_vec();
-    let mut best_cost: u64 = best.iter().map(|&i| df(i)).sum();
+    // The essential words: `by_bound[cut..]`, or the one word `one`.
+    let mut one = None;
+    let mut best_cost: u64 = by_bound[cut..].iter().map(|&i| df(i)).sum();
     if must_complete {
         for &r in candidates {
-            let rest: Vec<usize> = candidates.iter().copied().filter(|&i| i != r).collect();
-            if df(r) < best_cost && shut_out(&rest) {
-                best = vec![r];
+            let rest = candidates.iter().copied().filter(move |&i| i != r);
+            if df(r) < best_cost && shut_out(b, need, worst, must_complete, rest) {
+                one = Some(r);
                 best_cost = df(r);
             }
         }
     }
     for &i in candidates {
-        essential[i] = best.contains(&i);
+        essential[i] = match one {
+            Some(r) => i == r,
+            None => by_bound[cut..].contains(&i),
+        };
     }
 }
 
