@@ -296,6 +296,28 @@ impl Results {
     }
 }
 
+/// Per docID field lengths as [`Searcher::lengths_view`] found them.
+pub enum LengthsView<'a> {
+    /// The index has none.
+    Absent,
+    /// In memory, by docID (a docID past the end has none).
+    Memory(&'a [[u32; bm25::N_FIELDS]]),
+    /// In the file.
+    File(&'a FieldLengths),
+}
+
+impl LengthsView<'_> {
+    /// Document `doc`'s field lengths (`None`: none known).
+    #[inline]
+    pub fn get(&self, doc: u32) -> Result<Option<[u32; bm25::N_FIELDS]>> {
+        match self {
+            LengthsView::Absent => Ok(None),
+            LengthsView::Memory(all) => Ok(all.get(doc as usize).copied()),
+            LengthsView::File(f) => f.get(u64::from(doc)).map(Some),
+        }
+    }
+}
+
 /// A searcher over one job's index.
 pub struct Searcher {
     lexicon: Lexicon,
@@ -449,10 +471,18 @@ impl Searcher {
 
     /// Document `doc`'s field lengths (`None` when the index has none).
     pub fn field_lengths(&self, doc: u32) -> Result<Option<[u32; bm25::N_FIELDS]>> {
+        self.lengths_view().get(doc)
+    }
+
+    /// Where [`Self::field_lengths`] reads from, found once: for a loop
+    /// that asks per candidate (a one-word query's), which otherwise
+    /// looked through the optional tuple and tested the vector for
+    /// emptiness every time.
+    pub fn lengths_view(&self) -> LengthsView<'_> {
         match &self.lengths {
-            None => Ok(None),
-            Some((_, all, _)) if !all.is_empty() => Ok(all.get(doc as usize).copied()),
-            Some((f, _, _)) => f.get(u64::from(doc)).map(Some),
+            None => LengthsView::Absent,
+            Some((_, all, _)) if !all.is_empty() => LengthsView::Memory(all),
+            Some((f, _, _)) => LengthsView::File(f),
         }
     }
 

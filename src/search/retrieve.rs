@@ -1884,9 +1884,18 @@ impl<'q, 's> BlockMax<'q, 's> {
     /// since.
     #[inline(always)]
     fn known(&self, doc: u32) -> bool {
-        let epoch = self.epoch;
-        self.may_enter_until
-            .is_some_and(|(until, e)| e == epoch && u64::from(doc) < until)
+        u64::from(doc) < self.known_until()
+    }
+
+    /// The docID before which [`Self::known`] holds (0: at none): a loop
+    /// walking a block's increasing docIDs finds the end of its known run
+    /// once instead of asking per candidate.
+    #[inline(always)]
+    fn known_until(&self) -> u64 {
+        match self.may_enter_until {
+            Some((until, e)) if e == self.epoch => until,
+            _ => 0,
+        }
     }
 
     /// Before evaluating `doc`, with `worst` the worst match of a full
@@ -2202,7 +2211,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn bounds_for(
+    pub(super) fn bounds_for(
         w: &bm25::Bm25Weights,
         fielded: bool,
         avg_len: Option<[f64; N_FIELDS]>,

@@ -32,13 +32,13 @@ use super::{
 };
 use crate::error::Result;
 use crate::index::hit::Hit;
-use crate::index::postings::{self, HitClasses};
+use crate::index::postings::{self, HitClasses, BLOCK_DOCS, CLASSES};
 use crate::index::DoclistCursor;
-use crate::search::bm25::{self, CollectionStats, WordInDoc};
+use crate::search::bm25::{self, CollectionStats, WordInDoc, N_FIELDS};
 use crate::search::eval::Match;
 use crate::search::query::{Matching, Node, Query, Ranking};
 use crate::search::rank::HIT_TYPES;
-use crate::search::Searcher;
+use crate::search::{LengthsView, Searcher};
 
 /// Whether [`one_word`] evaluates `query`: one word, scored, with a
 /// doclist, its ranking bounded, nothing else asked (no phrase, exclusion
@@ -84,7 +84,11 @@ pub(super) fn one_word(
     // The generic loop's state, for one word.
     let mut essential = true;
     let mut bar_moved = true;
-    let mut block_max = BlockMax::new(b, need, &[0], &[0], must_complete_always, 1);
+    // `All([Words([0])])` as `Words([0])`: the same answer from
+    // `possible`, which block-max asks per block it looks at.
+    let mut block_max = BlockMax::new(b, single(need), &[0], &[0], must_complete_always, 1);
+    let lengths = s.lengths_view();
+    let timed = query.deadline.is_some();
     let (mut evaluated, mut scored_docs) = (0u64, 0usize);
     'walk: loop {
         if bar_moved {
@@ -103,9 +107,8 @@ pub(super) fn one_word(
         }
         let Some(doc) = heads[0] else { break };
         // Block-max, as the generic loop does it.
-        let worst = (heap.len() >= keep)
-            .then(|| heap.peek().map(|r| r.0))
-            .flatten();
+        let full = heap.len() >= keep;
+        let worst = full.then(|| heap.peek().map(|r| r.0)).flatten();
         if block_max.skip(cursors, heads, &[true], worst.as_ref(), doc, &mut out.work)? {
             out.estimated = true;
             continue;
@@ -115,38 +118,56 @@ pub(super) fn one_word(
         let Some(c) = cursors[0].as_mut() else { break };
         c.count_block()?;
         let (docs, counts, i0) = c.block_columns();
+        // Within one walk the heap's fullness, its worst match (`worst`)
+        // and what block-max knows stay put: a match entering a full heap
+        // moves the bar, and one filling the heap too, and either ends the
+        // walk. So the walk's end where block-max's known docIDs stop (past
+        // the first candidate, which it just looked at) is found once — the
+        // docIDs increase — not asked per candidate.
+        let end = if full {
+            let until = block_max.known_until();
+            docs.get(i0 + 1..).map_or(docs.len(), |rest| {
+                i0 + 1 + rest.partition_point(|&d| u64::from(d) < until)
+            })
+        } else {
+            docs.len()
+        };
+        let cheap = worst.as_ref().and_then(|w| CheapBound::new(b, w, &lengths));
+        // The walk's docIDs, no more than a block's count columns hold (as
+        // many as there are): indexing needs no bounds checks.
+        let walk = &docs[..end.min(docs.len()).min(postings::BLOCK_DOCS)];
         let mut j = i0;
         let mut stop = false;
-        while j < docs.len() {
-            let doc = docs[j];
-            if j > i0 && heap.len() >= keep && !block_max.known(doc) {
-                break;
-            }
-            if past_deadline(query, evaluated) {
+        while j < walk.len() {
+            let doc = walk[j];
+            if timed && past_deadline(query, evaluated) {
                 out.timed_out = true;
                 stop = true;
                 break;
             }
+            // Every candidate holds the word: a complete match (the totals
+            // are `evaluated`, set at the end).
             evaluated += 1;
-            // Every candidate holds the word: a complete match.
-            out.total += 1;
-            out.complete += 1;
-            let mut classes: HitClasses = [0; postings::CLASSES];
-            for (x, col) in classes.iter_mut().zip(counts) {
-                *x = col[j];
+            // Most candidates fail the first bound: the cheap test of
+            // those it can decide, straight from the count columns.
+            if let Some(cheap) = &cheap {
+                if cheap.fails(counts, j, doc, b.chunk_factor(doc)) {
+                    j += 1;
+                    continue;
+                }
             }
-            let lens = s.field_lengths(doc)?;
-            let worst = if heap.len() >= keep {
-                heap.peek().map(|r| &r.0)
-            } else {
-                None
-            };
-            let (pr, factor) = if let Some(worst) = worst {
+            let classes: HitClasses = std::array::from_fn(|k| counts[k][j]);
+            let lens = lengths.get(doc)?;
+            let (pr, factor) = if let Some(worst) = &worst {
                 // The generic loop's bounds, cheapest first: the counts'
                 // best fields with the PageRank of the docIDs around,
                 // then the document's own PageRank.
-                // The counts' sums checked (`type_counts` adds them).
-                postings::plain_fancy(&classes).map_err(|d| c.corrupt(d))?;
+                // The counts' sums checked (`type_counts` adds them): eight
+                // counts below 2^29 cannot overflow a sum, so only a count
+                // that large pays for the sums.
+                if classes.iter().fold(0, |a, &x| a | x) >= 1 << 29 {
+                    postings::plain_fancy(&classes).map_err(|d| c.corrupt(d))?;
+                }
                 let sum = b.of_classes(0, &classes, lens.as_ref());
                 let around = b.chunk_factor(doc);
                 if !may_pass(worst, true, sum * around) {
@@ -187,7 +208,7 @@ pub(super) fn one_word(
                 0.0,
                 factor,
             );
-            if worst.is_some_and(|w| !may_pass(w, true, score)) {
+            if worst.as_ref().is_some_and(|w| !may_pass(w, true, score)) {
                 j += 1;
                 continue;
             }
@@ -220,6 +241,8 @@ pub(super) fn one_word(
         heads[0] = c.move_to(j)?;
     }
     out.work.candidates = evaluated;
+    out.total = evaluated;
+    out.complete = evaluated;
     let seen = Seen {
         matches: out.total,
         complete: out.complete,
@@ -228,6 +251,146 @@ pub(super) fn one_word(
         postings: evaluated,
     };
     Ok((out, heap, seen))
+}
+
+/// The first bound of [`one_word`] (`Bounds::of_classes` of a candidate's
+/// counts times the PageRank factor of the docIDs around) against a full
+/// heap's worst score, for the candidates it can decide without a division:
+/// those whose hits are all in the body under BM25F (most of a word's
+/// documents), any under BM25, with their field lengths known.
+///
+/// The bound is `A · x / (x + y)` times the factor `f`, with `A = idf ·
+/// (k1 + 1)` and, under BM25F, `x = w_body · n`, `y = k1 · norm_body(len)`
+/// (the exact score's `p · (k1 + 1) / (p + k1)`, `p = x / norm`, with `p`'s
+/// division multiplied out), under BM25 `x = n`, `y = norm(len)`. It fails
+/// the worst score `T` when `A·f·x/(x+y) · (1 + SLACK) + SLACK < T`, that is
+/// below `s = (T − SLACK) / (1 + SLACK)`; with the margin `M` it is claimed
+/// to when `x · (A·(1+M)·f − s) < s · y`, which gives `A·f·x/(x+y) <
+/// s / (1 + M)`. The roundings of this test and of the bound as
+/// `of_classes` works it out are each a few parts in 10^16, `M` is 10^-7:
+/// what this test rejects the bound rejects too, and what it does not
+/// decide goes to the bound unchanged, so the decisions are the bound's
+/// (`cheap_bound_never_rejects_what_the_bound_passes` tries it).
+struct CheapBound<'a> {
+    /// `A · (1 + M)`.
+    a: f64,
+    s: f64,
+    fielded: bool,
+    /// BM25F: the body's weight; BM25: 1.
+    w: f64,
+    /// BM25F: `k1`; BM25: 1.
+    k1: f64,
+    /// The normalisation `at + per · len` (BM25F: the body's; BM25: of
+    /// the large type and body lengths, `k1` in it).
+    at: f64,
+    per: f64,
+    /// The field lengths by docID, in memory (a docID past them is left
+    /// to the bound).
+    lens: &'a [[u32; N_FIELDS]],
+}
+
+impl<'a> CheapBound<'a> {
+    /// The margin `M`.
+    const MARGIN: f64 = 1e-7;
+
+    /// The test against `worst`, or `None` where it is not sound or not
+    /// cheap to use: an incomplete worst match (every candidate is
+    /// complete, so all pass), a worst score so small that `T − SLACK`
+    /// loses precision, field lengths not in memory.
+    fn new(b: &Bounds<'_>, worst: &Match, lengths: &LengthsView<'a>) -> Option<CheapBound<'a>> {
+        let t = worst.score;
+        let LengthsView::Memory(lens) = *lengths else {
+            return None;
+        };
+        if !worst.complete || !(1e-6..f64::MAX).contains(&t) {
+            return None;
+        }
+        let w = &b.weights;
+        let (weight, k1, at, per) = if b.fielded {
+            (
+                w.field_weight[BODY],
+                w.k1,
+                b.norm_at[BODY],
+                b.norm_per[BODY],
+            )
+        } else {
+            (1.0, 1.0, b.norm_at[0], b.norm_per[0])
+        };
+        Some(CheapBound {
+            a: b.idf[0] * (w.k1 + 1.0) * (1.0 + Self::MARGIN),
+            s: (t - super::SLACK) / (1.0 + super::SLACK),
+            fielded: b.fielded,
+            w: weight,
+            k1,
+            at,
+            per,
+            lens,
+        })
+    }
+
+    /// Whether document `doc`, the `j`-th of a block whose count columns
+    /// per class are `counts`, in docIDs whose PageRank factor is at most
+    /// `around`, surely fails the first bound (`false`: not decided here).
+    #[inline(always)]
+    fn fails(
+        &self,
+        counts: &[[u32; BLOCK_DOCS]; CLASSES],
+        j: usize,
+        doc: u32,
+        around: f64,
+    ) -> bool {
+        use postings::{ANCHOR, BOLD, LARGE, OTHER, PLAIN, SMALL, TITLE, URL};
+        let c = |k: usize| counts[k][j % BLOCK_DOCS];
+        let Some(l) = self.lens.get(doc as usize) else {
+            return false;
+        };
+        // The counts added as `u64`, which cannot overflow; sums that
+        // `postings::plain_fancy` would find overflowing `u32` are left to
+        // the bound, which checks them.
+        let small_to_bold = u64::from(c(SMALL)) + u64::from(c(PLAIN)) + u64::from(c(BOLD));
+        let (x, norm) = if self.fielded {
+            // Large type, URL, title and anchor are fields of their own.
+            if c(TITLE) | c(ANCHOR) | c(URL) | c(LARGE) != 0 || small_to_bold > u64::from(u32::MAX)
+            {
+                return false;
+            }
+            let body = (small_to_bold + u64::from(c(OTHER))) as f64;
+            // As `of_classes` floors it.
+            (
+                self.w * body,
+                (self.at + self.per * f64::from(l[BODY])).max(1e-9),
+            )
+        } else {
+            let plain = small_to_bold + u64::from(c(LARGE));
+            let fancy = u64::from(c(URL))
+                + u64::from(c(TITLE))
+                + u64::from(c(ANCHOR))
+                + u64::from(c(OTHER));
+            if plain > u64::from(u32::MAX) || fancy > u64::from(u32::MAX) {
+                return false;
+            }
+            let n = (plain + u64::from(c(OTHER))) as f64;
+            (
+                n,
+                self.at + self.per * (f64::from(l[LARGE_FIELD]) + f64::from(l[BODY])),
+            )
+        };
+        // NaN anywhere compares false: not decided.
+        x * (self.a * around - self.s) < self.s * (self.k1 * norm)
+    }
+}
+
+/// The body's field, and large type's ([`bm25::FIELD_OF_TYPE`]).
+const BODY: usize = N_FIELDS - 1;
+const LARGE_FIELD: usize = N_FIELDS - 2;
+
+/// `need` without its groups of one (`All([x])` and `Any([x])` are `x`
+/// to [`possible`] and its kin): the same answers for less walking.
+fn single(need: &Need) -> &Need {
+    match need {
+        Need::All(ns) | Need::Any(ns) if ns.len() == 1 => single(&ns[0]),
+        n => n,
+    }
 }
 
 /// The most words [`plain`] evaluates: the bench's and most people's
@@ -583,4 +746,153 @@ pub(super) fn plain(
         postings: postings_seen,
     };
     Ok((out, heap, seen))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::bounds_for;
+    use super::*;
+    use proptest::prelude::*;
+
+    /// [`CheapBound`] against `worst` of a document with counts `classes`
+    /// and field lengths `lens` (`None`: not used).
+    fn cheap_fails(
+        bounds: &Bounds<'_>,
+        worst: &Match,
+        classes: &HitClasses,
+        lens: &[u32; N_FIELDS],
+        around: f64,
+    ) -> Option<bool> {
+        let all = [[0; N_FIELDS], *lens];
+        let cheap = CheapBound::new(bounds, worst, &LengthsView::Memory(&all))?;
+        let mut counts = [[0u32; BLOCK_DOCS]; CLASSES];
+        for (col, &n) in counts.iter_mut().zip(classes) {
+            col[5] = n;
+        }
+        Some(cheap.fails(&counts, 5, 1, around))
+    }
+
+    proptest! {
+        /// What [`CheapBound`] rejects, the first bound (`of_classes`
+        /// times the factor, through `may_pass`) rejects too, for any
+        /// weights, averages, lengths, counts, factors and worst scores —
+        /// the worst scores drawn around the bound itself, within a few
+        /// parts in 10^7 either side, where rounding could tell them
+        /// apart; and it does decide most documents whose bound is far
+        /// below the worst score (a test that decided nothing would pass
+        /// the first property too).
+        #[test]
+        fn cheap_bound_never_rejects_what_the_bound_passes(
+            fielded in any::<bool>(),
+            k1 in prop_oneof![Just(0.0f64), 0.0f64..3.0],
+            b in 0.0f64..=1.0,
+            field_weight in proptest::array::uniform5(prop_oneof![Just(0.0f64), 0.0f64..20.0]),
+            field_b in proptest::array::uniform5(prop_oneof![Just(1.0f64), 0.0f64..=1.0]),
+            avg in proptest::option::of(proptest::array::uniform5(
+                prop_oneof![Just(0.0f64), 0.01f64..5000.0])),
+            lens in proptest::array::uniform5(prop_oneof![Just(0u32), 0u32..100_000, Just(u32::MAX)]),
+            body_only in any::<bool>(),
+            classes in proptest::array::uniform8(prop_oneof![
+                Just(0u32), 0u32..1000, Just(1 << 29), Just(u32::MAX)]),
+            df in 1u32..1000,
+            around in prop_oneof![Just(1.0f64), 1.0f64..3.0],
+            near in -1e-6f64..1e-6,
+            scale in prop_oneof![Just(1.0f64), 0.0f64..4.0],
+        ) {
+            let w = bm25::Bm25Weights { k1, b, field_weight, field_b, ..Default::default() };
+            let mut bounds = bounds_for(&w, fielded, avg);
+            let stats = CollectionStats { docs: 1000, avg_len: avg };
+            bounds.idf = vec![stats.idf(df)];
+            let mut classes = classes;
+            if body_only {
+                for k in [postings::TITLE, postings::ANCHOR, postings::URL, postings::LARGE] {
+                    classes[k] = 0;
+                }
+            }
+            let bound = bounds.of_classes(0, &classes, Some(&lens)) * around;
+            // Both sides of where `may_pass` turns, and anywhere below or
+            // above it.
+            let at = bound * (1.0 + super::super::SLACK) + super::super::SLACK;
+            for score in [at * (1.0 + near), at * scale, at, f64::from_bits(at.to_bits() + 1)] {
+                let worst = Match { doc: 7, ir: score, pagerank: None, score, complete: true };
+                if cheap_fails(&bounds, &worst, &classes, &lens, around) == Some(true) {
+                    prop_assert!(
+                        !may_pass(&worst, true, bound),
+                        "rejected a bound {bound} that passes {score}"
+                    );
+                }
+            }
+            // Far below: decided, when the test applies (BM25, or BM25F
+            // hits in the body only, counts that cannot overflow) and the
+            // bound is positive (`x > 0`).
+            let worst_score = at * 2.0 + 1.0;
+            let applies = (!fielded || body_only)
+                && classes.iter().all(|&x| x < 1 << 29)
+                && bound.is_finite()
+                && bound > 0.0;
+            let worst = Match { doc: 7, ir: worst_score, pagerank: None, score: worst_score, complete: true };
+            if applies {
+                prop_assert_eq!(
+                    cheap_fails(&bounds, &worst, &classes, &lens, around),
+                    Some(true),
+                    "bound {} against {}", bound, worst_score
+                );
+            }
+        }
+    }
+
+    /// An incomplete worst match lets every (complete) candidate pass, and
+    /// a worst score near 0, lengths not in memory or a docID past them
+    /// are left to the bound.
+    #[test]
+    fn cheap_bound_is_off_where_it_cannot_decide() {
+        let w = bm25::Bm25Weights::default();
+        let mut bounds = bounds_for(&w, true, Some([10.0; N_FIELDS]));
+        bounds.idf = vec![2.0];
+        let worst = |score, complete| Match {
+            doc: 1,
+            ir: score,
+            pagerank: None,
+            score,
+            complete,
+        };
+        let lens = [1, 1, 1, 1, 10];
+        let body = [0, 3, 0, 0, 0, 0, 0, 0];
+        assert_eq!(
+            cheap_fails(&bounds, &worst(100.0, false), &body, &lens, 1.0),
+            None
+        );
+        assert_eq!(
+            cheap_fails(&bounds, &worst(1e-9, true), &body, &lens, 1.0),
+            None
+        );
+        assert_eq!(
+            cheap_fails(&bounds, &worst(f64::NAN, true), &body, &lens, 1.0),
+            None
+        );
+        assert!(CheapBound::new(&bounds, &worst(100.0, true), &LengthsView::Absent).is_none());
+        assert_eq!(
+            cheap_fails(&bounds, &worst(100.0, true), &body, &lens, 1.0),
+            Some(true)
+        );
+        // A title hit, or sums that overflow: not decided here.
+        let title = [0, 3, 0, 0, 0, 1, 0, 0];
+        assert_eq!(
+            cheap_fails(&bounds, &worst(100.0, true), &title, &lens, 1.0),
+            Some(false)
+        );
+        let huge = [u32::MAX, 1, 0, 0, 0, 0, 0, 0];
+        assert_eq!(
+            cheap_fails(&bounds, &worst(100.0, true), &huge, &lens, 1.0),
+            Some(false)
+        );
+        // A docID past the lengths.
+        let all = [lens];
+        let cheap =
+            CheapBound::new(&bounds, &worst(100.0, true), &LengthsView::Memory(&all)).unwrap();
+        let mut counts = [[0u32; BLOCK_DOCS]; CLASSES];
+        counts[1][0] = 3;
+        assert!(cheap.fails(&counts, 0, 0, 1.0));
+        assert!(!cheap.fails(&counts, 0, 1, 1.0));
+    }
 }
