@@ -121,31 +121,31 @@ pub fn packed_len(n: usize, w: u8) -> usize {
 }
 
 /// Appends `values` packed at width `w` (every value must fit in `w` bits).
+/// Four bytes are written at a time, as soon as 32 bits are pending, and
+/// nothing is zero-filled first: the byte-at-a-time loop was 3% of the
+/// index build's instructions on rust-doc (a block's capitalizations are
+/// one bit a hit, eight values a byte store).
 pub fn pack(values: &[u32], w: u8, out: &mut Vec<u8>) {
     debug_assert!(w <= 32);
     debug_assert!(values.iter().all(|&v| w == 32 || v >> w == 0));
     if w == 0 {
         return;
     }
-    let start = out.len();
-    out.resize(start + packed_len(values.len(), w), 0);
-    let buf = &mut out[start..];
+    out.reserve(packed_len(values.len(), w));
+    // Fewer than 32 bits pending before each value, and a value has at
+    // most 32: the sum fits in `acc`.
     let mut acc: u64 = 0;
     let mut bits = 0u32;
-    let mut at = 0;
     for &v in values {
         acc |= u64::from(v) << bits;
         bits += u32::from(w);
-        while bits >= 8 {
-            buf[at] = acc as u8;
-            at += 1;
-            acc >>= 8;
-            bits -= 8;
+        if bits >= 32 {
+            out.extend_from_slice(&(acc as u32).to_le_bytes());
+            acc >>= 32;
+            bits -= 32;
         }
     }
-    if bits > 0 {
-        buf[at] = acc as u8;
-    }
+    out.extend_from_slice(&acc.to_le_bytes()[..bits.div_ceil(8) as usize]);
 }
 
 /// Reads value `i` of values packed at width `w` in `bytes`. The caller
@@ -301,6 +301,19 @@ mod tests {
         }
     }
 
+    /// The layout as the module documents it, bit by bit: the reference
+    /// [`pack`] is checked against.
+    fn scalar_reference(values: &[u32], w: u8) -> Vec<u8> {
+        let mut out = vec![0u8; packed_len(values.len(), w)];
+        for (i, &v) in values.iter().enumerate() {
+            for b in 0..w as usize {
+                let bit = i * w as usize + b;
+                out[bit / 8] |= ((v >> b & 1) as u8) << (bit % 8);
+            }
+        }
+        out
+    }
+
     proptest! {
         #[test]
         fn roundtrip(values in proptest::collection::vec(any::<u32>(), 0..300), shift in 0u32..32, first in 0usize..300) {
@@ -309,6 +322,13 @@ mod tests {
             let mut out = vec![0xaa];
             pack(&values, w, &mut out);
             prop_assert_eq!(out.len(), 1 + packed_len(values.len(), w));
+            prop_assert_eq!(&out[1..], &scalar_reference(&values, w)[..]);
+            // Every width the values fit, not only the least.
+            for wider in w..=32 {
+                let mut o = Vec::new();
+                pack(&values, wider, &mut o);
+                prop_assert_eq!(o, scalar_reference(&values, wider));
+            }
             let bytes = &out[1..];
             let mut back = vec![0u32; values.len()];
             unpack_into(bytes, w, 0, &mut back).unwrap();

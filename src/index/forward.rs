@@ -88,16 +88,41 @@ pub fn encode_record(
     first_word: u32,
     words: &[(u32, &[Hit])],
 ) {
+    encode_record_with(
+        out,
+        doc,
+        part,
+        first_word,
+        words.iter().map(|&(w, hits)| (w, hits.iter().copied())),
+    );
+}
+
+/// [`encode_record`] of words whose hits come from iterators: the indexer
+/// gathers each word's hits from the document through its sorted keys as
+/// they are written, instead of copying them into a buffer first.
+pub fn encode_record_with<H: ExactSizeIterator<Item = Hit>>(
+    out: &mut Vec<u8>,
+    doc: u64,
+    part: Part,
+    first_word: u32,
+    words: impl ExactSizeIterator<Item = (u32, H)>,
+) {
     varint::put(out, doc << 1 | part as u64);
     varint::put(out, words.len() as u64);
     let mut prev = first_word;
-    for &(w, hits) in words {
-        debug_assert!(w >= prev && !hits.is_empty());
+    for (w, hits) in words {
+        debug_assert!(w >= prev);
+        debug_assert_ne!(hits.len(), 0);
         varint::put(out, u64::from(w - prev));
         prev = w;
         varint::put(out, hits.len() as u64);
-        for h in hits {
-            out.extend_from_slice(&h.0.to_le_bytes());
+        // One resize and fixed two-byte stores, not an `extend_from_slice`
+        // (a capacity test and a copy) per hit: `encode_record`, pushing
+        // hit by hit, was 3% of the index build's instructions on rust-doc.
+        let start = out.len();
+        out.resize(start + 2 * hits.len(), 0);
+        for (b, h) in out[start..].chunks_exact_mut(2).zip(hits) {
+            b.copy_from_slice(&h.0.to_le_bytes());
         }
     }
 }

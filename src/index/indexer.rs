@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::fieldlens::{field_of_hit, FIELDS};
-use super::forward::{encode_record, ForwardWriter, Part};
+use super::forward::{encode_record_with, ForwardWriter, Part};
 use super::hit::{relative_font, Hit};
 use super::lexicon::{FstBytes, VocabRec, WordPlan};
 use super::stem::{Stem, Stemmer};
@@ -1352,7 +1352,6 @@ struct DocScratch {
     keys: Vec<u64>,
     spare: Vec<u64>,
     counts: Vec<u32>,
-    sorted: Vec<Hit>,
     entries: Vec<(u32, std::ops::Range<usize>)>,
 }
 
@@ -1391,35 +1390,40 @@ impl DocScratch {
         st: &mut ForwardStats,
     ) {
         sort_doc_keys(&mut self.keys, &mut self.spare, &mut self.counts);
-        self.sorted.clear();
+        // Each word's run of keys; its hits are gathered through the keys
+        // as the record is written, not copied into a buffer first.
         self.entries.clear();
-        for &k in &self.keys {
+        for (at, &k) in self.keys.iter().enumerate() {
             let w = (k >> 32) as u32;
-            let at = self.sorted.len();
-            self.sorted.push(hits[(k & 0xffff_ffff) as usize]);
             match self.entries.last_mut() {
                 Some((lw, r)) if *lw == w => r.end = at + 1,
                 _ => self.entries.push((w, at..at + 1)),
             }
         }
+        let keys = &self.keys;
         let mut e = 0;
-        let mut list: Vec<(u32, &[Hit])> = Vec::new();
         while e < self.entries.len() {
             let b = plan.barrel_of(self.entries[e].0);
             let end = plan.firsts[b + 1];
-            list.clear();
+            let start = e;
+            let mut n = 0;
             while e < self.entries.len() && self.entries[e].0 < end {
                 let (w, r) = &self.entries[e];
-                list.push((*w, &self.sorted[r.clone()]));
                 st.header_bytes += (varint_len(u64::from(*w)) + varint_len(r.len() as u64)) as u64;
                 st.paper_header_bytes += if r.len() < 255 { 4 } else { 6 };
+                n += r.len();
                 e += 1;
             }
-            st.entries += list.len() as u64;
+            st.entries += (e - start) as u64;
             st.records += 1;
             let bb = &mut out[b];
-            encode_record(&mut bb.bytes, doc, part, plan.firsts[b], &list);
-            let n: usize = list.iter().map(|(_, h)| h.len()).sum();
+            let words = self.entries[start..e].iter().map(|(w, r)| {
+                let gathered = keys[r.clone()]
+                    .iter()
+                    .map(|&k| hits[(k & 0xffff_ffff) as usize]);
+                (*w, gathered)
+            });
+            encode_record_with(&mut bb.bytes, doc, part, plan.firsts[b], words);
             bb.records.push((bb.bytes.len(), n as u64));
         }
     }
