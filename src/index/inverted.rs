@@ -1245,15 +1245,14 @@ impl<'a> DoclistCursor<'a> {
         self.decode(|dec, view, i| dec.classes(view, i))
     }
 
-    /// The current document's hits per class and its (plain, fancy) hit
-    /// counts, from one read of the count columns: what
-    /// [`Self::classes`] and [`Self::hit_counts`] give, for a caller that
-    /// needs both.
-    pub fn counted_classes(&mut self) -> Result<(HitClasses, u32, u32)> {
+    /// [`Self::classes`] with their plain and fancy sums checked not to
+    /// overflow (`postings::plain_fancy`): for a caller that adds them up
+    /// as the exact score does.
+    pub fn checked_classes(&mut self) -> Result<HitClasses> {
         self.decode(|dec, view, i| {
             let c = dec.classes(view, i)?;
-            let (p, f) = super::postings::plain_fancy(&c)?;
-            Ok((c, p, f))
+            super::postings::plain_fancy(&c)?;
+            Ok(c)
         })
     }
 

@@ -1417,7 +1417,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         if present[i] {
                             if let Some(c) = &mut cursors[i] {
                                 // The sums checked (`type_counts` adds them).
-                                classes[i] = c.counted_classes()?.0;
+                                classes[i] = c.checked_classes()?;
                             }
                         }
                     }
