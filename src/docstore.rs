@@ -1,7 +1,8 @@
 //! The document store: everything a job knows of one document, opened once
 //! and shared by the searcher, the server and the exports.
 //!
-//! * the doc table (`docs.wm`), read through a cache of decoded blocks;
+//! * the doc table (`docs.wm`), read through a cache of decompressed
+//!   blocks, one record decoded a lookup;
 //! * PageRank (`ranks.wm`), loaded whole on first use up to
 //!   [`MAX_RANKS_IN_MEMORY`], else read from disk; a vector of another
 //!   length than the doc table (a stale one) is not used;
@@ -30,7 +31,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::container::pagefile::PageFile;
 use crate::dedup::files::{decode_cluster_member, for_each_cluster_member, CLUSTERS};
 use crate::dedup::Alg;
-use crate::docs::{Doc, DocTable};
+use crate::docs::{Doc, DocBlock, DocTable};
 use crate::error::{Error, Result};
 use crate::index::titles::{AnchorTitles, AnchorVote};
 use crate::ingest::html::{Extractor, Page};
@@ -43,8 +44,8 @@ use crate::rank::RankVector;
 pub const MAX_RANKS_IN_MEMORY: u64 = 256 << 20;
 /// Largest near-duplicate map loaded (members).
 pub const MAX_CLUSTER_MEMBERS: u64 = 16 << 20;
-/// Decoded doc-table blocks kept between lookups.
-const DOC_BLOCK_CACHE: usize = 256;
+/// Decompressed doc-table blocks kept between lookups (~16 KiB each).
+const DOC_BLOCK_CACHE: usize = 1024;
 
 /// Largest decompressed repository block whose buffers (and the
 /// extractor's) a thread keeps for its next [`DocStore::with_extracted`].
@@ -238,7 +239,7 @@ pub struct InLinks {
 /// A job's documents, opened once.
 pub struct DocStore {
     docs: DocTable,
-    doc_blocks: Mutex<HashMap<usize, Arc<Vec<Doc>>>>,
+    doc_blocks: Mutex<HashMap<usize, Arc<DocBlock>>>,
     ranks: Option<Ranks>,
     repository: Option<PageFile>,
     anchors: Option<PageFile>,
@@ -316,7 +317,8 @@ impl DocStore {
         self.docs.crawled()
     }
 
-    /// The doc table entry of `doc`, through a cache of decoded blocks.
+    /// The doc table entry of `doc`, through a cache of decompressed blocks
+    /// of which only `doc`'s record is decoded.
     pub fn doc(&self, doc: u64) -> Result<Doc> {
         let c = self.docs.container();
         let i = c
@@ -327,7 +329,7 @@ impl DocStore {
         let block = match cached {
             Some(b) => b,
             None => {
-                let b = Arc::new(self.docs.decode_block(i, &c.read_block(i)?)?);
+                let b = Arc::new(self.docs.index_block(i, c.read_block(i)?)?);
                 if let Ok(mut m) = self.doc_blocks.lock() {
                     if m.len() >= DOC_BLOCK_CACHE {
                         m.clear();
@@ -337,13 +339,7 @@ impl DocStore {
                 b
             }
         };
-        let first = c.blocks()[i]
-            .key
-            .as_slice()
-            .try_into()
-            .map(u64::from_be_bytes)
-            .unwrap_or(0);
-        block.get((doc - first) as usize).cloned().ok_or_else(|| {
+        self.docs.doc_in(&block, doc)?.ok_or_else(|| {
             Error::corrupt(
                 c.path(),
                 format!("block {i}"),
