@@ -29,7 +29,7 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::hit::{FancyType, Hit, HitFields};
+use super::hit::{FancyType, Hit};
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use crate::error::{Error, IoContext, Result};
 use crate::sort::Sorted;
@@ -44,22 +44,39 @@ const RECORD: usize = 4 * FIELDS;
 
 /// The field of a hit: title, anchor, URL, large type (relative font ≥
 /// 3), body (the other plain hits, and meta hits).
+///
+/// Read from a table of the hit's bits 14..8 (its font, and its type when
+/// the font is 7), which [`field_by_fields`] fills: one load in place of
+/// [`Hit::fields`]' branches, for a count that runs once or twice per hit
+/// of the index build (1.9% of its instructions on rust-doc).
 #[inline]
 pub fn field_of_hit(h: Hit) -> usize {
-    match h.fields() {
-        HitFields::Plain { font, .. } => {
-            if font >= 3 {
-                3
-            } else {
-                4
-            }
-        }
-        HitFields::Anchor { .. } => 1,
-        HitFields::Fancy { kind, .. } => match kind {
-            FancyType::Title => 0,
-            FancyType::Url => 2,
-            _ => 4,
-        },
+    usize::from(FIELD_OF_HIGH_BITS[usize::from((h.0 >> 8) & 0x7f)])
+}
+
+/// [`field_of_hit`] by the hit's bits 14..8.
+const FIELD_OF_HIGH_BITS: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        t[i] = field_by_fields(Hit((i as u16) << 8)) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The field of a hit by its decoded fields: what [`field_of_hit`]'s
+/// table holds.
+const fn field_by_fields(h: Hit) -> usize {
+    let font = (h.0 >> 12) & 7;
+    if font != super::hit::FANCY_FONT {
+        return if font >= 3 { 3 } else { 4 };
+    }
+    match FancyType::from_code(((h.0 >> 8) & 0xf) as u8) {
+        FancyType::Title => 0,
+        FancyType::Anchor => 1,
+        FancyType::Url => 2,
+        _ => 4,
     }
 }
 
@@ -308,7 +325,32 @@ impl FieldLengths {
 
 #[cfg(test)]
 mod tests {
+    use super::super::hit::HitFields;
     use super::*;
+
+    /// The table gives every hit the field its decoded fields say.
+    #[test]
+    fn field_of_every_hit_is_that_of_its_fields() {
+        for v in 0..=u16::MAX {
+            let h = Hit(v);
+            let by_fields = match h.fields() {
+                HitFields::Plain { font, .. } => {
+                    if font >= 3 {
+                        3
+                    } else {
+                        4
+                    }
+                }
+                HitFields::Anchor { .. } => 1,
+                HitFields::Fancy { kind, .. } => match kind {
+                    FancyType::Title => 0,
+                    FancyType::Url => 2,
+                    _ => 4,
+                },
+            };
+            assert_eq!(field_of_hit(h), by_fields, "{v:#06x}");
+        }
+    }
 
     #[test]
     fn round_trip_and_verify() {

@@ -82,7 +82,7 @@ impl FancyType {
     }
 
     /// From a 4-bit code.
-    pub fn from_code(c: u8) -> FancyType {
+    pub const fn from_code(c: u8) -> FancyType {
         match c & 0xf {
             0 => FancyType::Url,
             1 => FancyType::Title,

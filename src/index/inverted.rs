@@ -174,7 +174,14 @@ pub fn bound_byte(t: f64, k1: f64) -> u8 {
     if x.is_nan() || x > 254.0 {
         NO_BOUND
     } else {
-        x.ceil().max(0.0) as u8
+        // `x.ceil().max(0.0) as u8` without `ceil`, a libm call on the
+        // baseline x86-64 target (no SSE4.1 rounding): 0 ≤ x ≤ 254, so the
+        // truncation fits and is one below the ceiling unless `x` is
+        // whole. Two calls a posting made it 0.6% of the index build's
+        // instructions on rust-doc.
+        let x = x.max(0.0);
+        let t = x as u8;
+        t + u8::from(f64::from(t) < x)
     }
 }
 
@@ -1685,6 +1692,22 @@ mod tests {
     }
 
     proptest! {
+        /// `bound_byte`'s rounding up without `ceil` gives what `ceil`
+        /// gave: saturated frequencies anywhere in and around their range,
+        /// whole bytes exactly (where a rounding could differ), negative
+        /// and NaN ones.
+        #[test]
+        fn bound_bytes_round_up_as_ceil_does(
+            t in prop_oneof![-1.0f64..4.0, (0u32..=260).prop_map(|q| f64::from(q) * 2.2 / 254.0)],
+            k1 in prop_oneof![Just(1.2f64), 0.0f64..3.0],
+            nan: bool,
+        ) {
+            let t = if nan { f64::NAN } else { t };
+            let x = (t / (k1 + 1.0)) * 254.0 * (1.0 + 1e-9) + 1e-9;
+            let naive = if x.is_nan() || x > 254.0 { NO_BOUND } else { x.ceil().max(0.0) as u8 };
+            prop_assert_eq!(bound_byte(t, k1), naive);
+        }
+
         /// A posting's bound bytes from its hits per class (what the
         /// sorter computes, counting the classes once) equal those from its
         /// hits per field (each hit's field looked up), whatever the hits'

@@ -124,19 +124,44 @@ const MAX_FANCY_WIDTH: u8 = 9;
 const LARGE_FONT: u8 = 3;
 
 /// The class of a hit.
+///
+/// Read from a table of the hit's bits 14..8 (its font, and its type when
+/// the font is 7), which [`class_by_fields`] fills: one load in place of
+/// two levels of branches, for a function the sorter calls on every hit
+/// (see `field_of_hit`, which does the same for the fields).
 #[inline]
 pub fn class_of(h: Hit) -> usize {
-    match h.fancy_type() {
-        None => match h.font() {
+    usize::from(CLASS_OF_HIGH_BITS[usize::from((h.0 >> 8) & 0x7f)])
+}
+
+/// [`class_of`] by the hit's bits 14..8.
+const CLASS_OF_HIGH_BITS: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut i = 0;
+    while i < 128 {
+        t[i] = class_by_fields(Hit((i as u16) << 8)) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The class of a hit by its font and fancy type: what [`class_of`]'s
+/// table holds.
+const fn class_by_fields(h: Hit) -> usize {
+    let font = (h.0 >> 12) & 7;
+    if font != super::hit::FANCY_FONT {
+        return match font {
             0 => SMALL,
             1 => PLAIN,
             2 => BOLD,
             _ => LARGE,
-        },
-        Some(FancyType::Url) => URL,
-        Some(FancyType::Title) => TITLE,
-        Some(FancyType::Anchor) => ANCHOR,
-        Some(_) => OTHER,
+        };
+    }
+    match FancyType::from_code(((h.0 >> 8) & 0xf) as u8) {
+        FancyType::Url => URL,
+        FancyType::Title => TITLE,
+        FancyType::Anchor => ANCHOR,
+        _ => OTHER,
     }
 }
 
@@ -1442,6 +1467,27 @@ pub fn decode_block(bytes: &[u8]) -> Result<Vec<Posting>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The table gives every hit the class its font and type say.
+    #[test]
+    fn class_of_every_hit_is_that_of_its_font_and_type() {
+        for v in 0..=u16::MAX {
+            let h = Hit(v);
+            let naive = match h.fancy_type() {
+                None => match h.font() {
+                    0 => SMALL,
+                    1 => PLAIN,
+                    2 => BOLD,
+                    _ => LARGE,
+                },
+                Some(FancyType::Url) => URL,
+                Some(FancyType::Title) => TITLE,
+                Some(FancyType::Anchor) => ANCHOR,
+                Some(_) => OTHER,
+            };
+            assert_eq!(class_of(h), naive, "{v:#06x}");
+        }
+    }
     use proptest::prelude::*;
 
     fn posting() -> impl Strategy<Value = (u32, Vec<Hit>, Vec<Hit>)> {
