@@ -1312,6 +1312,13 @@ impl<'a> DoclistCursor<'a> {
         self.decode(|dec, view, i| dec.hits(view, i, out))
     }
 
+    /// Appends the current document's hits to `out` as the proximity match
+    /// reads them, and returns how many of them lead in (field, position)
+    /// order ([`DecodedBlock::placed_hits`]).
+    pub fn placed_hits(&mut self, out: &mut Vec<Hit>) -> Result<usize> {
+        self.decode(|dec, view, i| dec.placed_hits(view, i, out))
+    }
+
     /// Runs `read` on the current block's decoder for the current document,
     /// naming the barrel, block and entry in a corrupt block's error.
     fn decode<T>(

@@ -965,9 +965,24 @@ impl<'a> BlockView<'a> {
     /// counts, to `out`: plain hits in position order (equal positions by
     /// class), then URL and title hits, anchor hits in increasing order of
     /// their packed value (each repeated its count of times), and other
-    /// hits. Fails if a position passes 4,095, the anchor values do not
+    /// hits. Fails if a position passes 4,095, a large font is not one
+    /// (its value would make the hit fancy), the anchor values do not
     /// increase or their repeats disagree with the anchor count, or the
     /// other hits' types disagree with the counts.
+    ///
+    /// With `caps` false the plain hits' capitalization is not read (each
+    /// is left uncapitalized): the proximity match reads only a hit's
+    /// type, field and position, and unpacking the capitalization column
+    /// was a second bit-unpacking per run of plain hits.
+    ///
+    /// Returns how many of the hits appended lead them in (field,
+    /// position) order (the proximity match's, `rank::hit_key`): the
+    /// plain hits (position order), then, if the URL hits and the title
+    /// hits are each in position order, these and the anchor hits too
+    /// (their packed values increase, checked, and order them by source
+    /// and position). Only the other hits, after the anchors, are left to
+    /// the reader to check.
+    #[allow(clippy::too_many_arguments)]
     pub fn hits(
         &self,
         cols: &HitColumns,
@@ -980,12 +995,13 @@ impl<'a> BlockView<'a> {
         ),
         classes: &HitClasses,
         distinct: usize,
+        caps: bool,
         out: &mut Vec<Hit>,
-    ) -> Result<(), String> {
+    ) -> Result<usize, String> {
         let np = classes[SMALL..=LARGE].iter().sum::<u32>() as usize;
         // Room for the hits and, with several plain classes, their merge.
         out.reserve(2 * np + classes[URL..].iter().sum::<u32>() as usize);
-        let caps = &self.bytes[cols.caps_at..cols.large_at];
+        let cap_column = &self.bytes[cols.caps_at..cols.large_at];
         let large = &self.bytes[cols.large_at..cols.fancy_at];
         let start = out.len();
         let (mut buf, mut cap_buf) = ([0u32; RUN_HITS], [0u32; RUN_HITS]);
@@ -1018,8 +1034,10 @@ impl<'a> BlockView<'a> {
                 if run.shape.e > 0 {
                     self.patch(run, off, &mut buf[..take])?;
                 }
-                bitpack::unpack_into(caps, self.w_cap, i, &mut cap_buf[..take])
-                    .ok_or("capitalization cut short")?;
+                if caps {
+                    bitpack::unpack_into(cap_column, self.w_cap, i, &mut cap_buf[..take])
+                        .ok_or("capitalization cut short")?;
+                }
                 // The positions summed in place (`pos` starts at 0, so the
                 // class's first value, absolute, is taken as it is) and
                 // checked once: they never decrease, so the last is the
@@ -1042,6 +1060,12 @@ impl<'a> BlockView<'a> {
                         }
                         let font = LARGE_FONT + bitpack::get(large, self.w_large, li) as u8;
                         li += 1;
+                        // Font 7 is a fancy hit's mark: a plain hit of it
+                        // would break the order a hit list is read in
+                        // (plain hits first, by position).
+                        if u16::from(font) >= FANCY_FONT {
+                            return Err(format!("large font {font} of a plain hit"));
+                        }
                         out.push(Hit::plain(cap == 1, font, p));
                     }
                 } else {
@@ -1063,11 +1087,16 @@ impl<'a> BlockView<'a> {
         }
         let fancy = &self.bytes[cols.fancy_at..cols.repeats_at];
         let mut at = fancy_first;
+        // Whether the URL and title hits are each in position order (a
+        // writer puts them so; nothing checks it): then the list is in
+        // (field, position) order up to the other hits.
+        let mut fancy_ordered = true;
         for class in [URL, TITLE] {
             let cnt = classes[class] as usize;
             if at + cnt > cols.fancy {
                 return Err("fancy hits cut short".into());
             }
+            let class_start = out.len();
             let mut done = 0;
             while done < cnt {
                 let take = RUN_HITS.min(cnt - done);
@@ -1077,6 +1106,7 @@ impl<'a> BlockView<'a> {
                 at += take;
                 done += take;
             }
+            fancy_ordered &= out[class_start..].is_sorted_by_key(|h| h.0 & 0xff);
         }
         let anchors = classes[ANCHOR] as usize;
         if anchors > 0 || distinct > 0 {
@@ -1107,6 +1137,7 @@ impl<'a> BlockView<'a> {
                 ));
             }
         }
+        let ordered = if fancy_ordered { out.len() - start } else { np };
         for k in 0..classes[OTHER] as usize {
             if other_first + k >= cols.other {
                 return Err("other hits cut short".into());
@@ -1121,7 +1152,7 @@ impl<'a> BlockView<'a> {
             }
             out.push(h);
         }
-        Ok(())
+        Ok(ordered)
     }
 }
 
@@ -1274,6 +1305,32 @@ impl DecodedBlock {
         i: usize,
         out: &mut Vec<Hit>,
     ) -> Result<(), String> {
+        self.hits_read(view, i, true, out).map(|_| ())
+    }
+
+    /// Appends document `i`'s hits to `out` as the proximity match reads
+    /// them: plain hits uncapitalized ([`BlockView::hits`] without
+    /// `caps`). Returns how many of them lead in (field, position) order
+    /// ([`BlockView::hits`]): the list is in that order if its tail from
+    /// there is.
+    pub fn placed_hits(
+        &mut self,
+        view: &BlockView<'_>,
+        i: usize,
+        out: &mut Vec<Hit>,
+    ) -> Result<usize, String> {
+        self.hits_read(view, i, false, out)
+    }
+
+    /// [`Self::hits`], capitalization read or not; returns how many hits
+    /// lead in (field, position) order.
+    fn hits_read(
+        &mut self,
+        view: &BlockView<'_>,
+        i: usize,
+        caps: bool,
+        out: &mut Vec<Hit>,
+    ) -> Result<usize, String> {
         let classes = self.classes(view, i)?;
         self.sum(view)?;
         if self.cols.is_none() {
@@ -1293,6 +1350,7 @@ impl DecodedBlock {
             ),
             &classes,
             self.distinct[i] as usize,
+            caps,
             out,
         )
     }
@@ -1467,6 +1525,7 @@ pub fn decode_block(bytes: &[u8]) -> Result<Vec<Posting>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::hit::HitFields;
 
     /// The table gives every hit the class its font and type say.
     #[test]
@@ -1522,6 +1581,26 @@ mod tests {
                 }
                 (gap, plain, fancy)
             })
+    }
+
+    /// A hit's (field, position), the order the proximity match reads
+    /// hit lists in, worked out from its fields: plain hits in field 0,
+    /// URL 1, title 2, other fancy hits 3, anchors 16 + their source.
+    fn field_position(h: Hit) -> (u16, u16) {
+        match h.fields() {
+            HitFields::Plain { position, .. } => (0, position),
+            HitFields::Anchor {
+                source, position, ..
+            } => (16 + u16::from(source), u16::from(position)),
+            HitFields::Fancy { kind, position, .. } => (
+                match kind {
+                    FancyType::Url => 1,
+                    FancyType::Title => 2,
+                    _ => 3,
+                },
+                u16::from(position),
+            ),
+        }
     }
 
     /// The fancy hits as a block gives them back: by class, URL, title
@@ -1593,7 +1672,31 @@ mod tests {
                 );
                 let mut hits = Vec::new();
                 d.hits(&view, i, &mut hits).unwrap();
-                prop_assert_eq!(hits, all.clone());
+                prop_assert_eq!(&hits, &all);
+                // As the proximity match reads them: the same hits, the
+                // plain ones uncapitalized, and as many said to lead in
+                // (field, position) order as do: all but the other hits
+                // (the writer puts URL and title hits in position order).
+                let uncapitalized: Vec<Hit> = all
+                    .iter()
+                    .map(|&h| if h.is_fancy() { h } else { Hit(h.0 & 0x7fff) })
+                    .collect();
+                hits.clear();
+                let ordered = d.placed_hits(&view, i, &mut hits).unwrap();
+                prop_assert_eq!(&hits, &uncapitalized);
+                let in_order = |class: usize| {
+                    all.iter()
+                        .filter(|&&h| class_of(h) == class)
+                        .is_sorted_by_key(|&h| field_position(h))
+                };
+                let np = want[i].1.len();
+                let want_ordered = if in_order(URL) && in_order(TITLE) {
+                    all.len() - classes[OTHER] as usize
+                } else {
+                    np
+                };
+                prop_assert_eq!(ordered, want_ordered);
+                prop_assert!(hits[..ordered].is_sorted_by_key(|&h| field_position(h)));
             }
             // A block cut or extended by a byte is refused.
             prop_assert!(decode_block(&out[..out.len() - 1]).is_err());

@@ -624,11 +624,12 @@ impl DocScorer<'_> {
     /// hits it places ([`Self::places`] true), under BM25 or BM25F, from
     /// its words' text score `text` ([`Self::text`] of their counts, as
     /// [`Self::score`] counts them from `hits`) and their hits in the same
-    /// order.
+    /// order, each list with its count of leading hits known in (field,
+    /// position) order ([`Scorer::load_proximity_led`]; 0 if unknown).
     fn score_placed<'h>(
         &mut self,
         words: &[WordInDoc<'_>],
-        hits: impl Iterator<Item = &'h [Hit]> + Clone,
+        hits: impl Iterator<Item = (&'h [Hit], usize)> + Clone,
         text: &bm25::TextPart,
         pagerank: (Option<f64>, f64),
     ) -> (f64, f64) {
@@ -638,17 +639,19 @@ impl DocScorer<'_> {
         }
         // The query's distinct words are at most `MAX_QUERY_WORDS`.
         let mut lists: [&[Hit]; super::MAX_QUERY_WORDS] = [&[]; super::MAX_QUERY_WORDS];
+        let mut led = [0; super::MAX_QUERY_WORDS];
         let mut n = 0;
-        for h in hits.clone().filter(|h| !h.is_empty()) {
-            if let Some(l) = lists.get_mut(n) {
-                *l = h;
+        for (h, l) in hits.clone().filter(|(h, _)| !h.is_empty()) {
+            if let (Some(list), Some(led)) = (lists.get_mut(n), led.get_mut(n)) {
+                (*list, *led) = (h, l);
             }
             n += 1;
         }
         if n <= lists.len() {
-            self.scorer.load_proximity(&lists[..n]);
+            self.scorer.load_proximity_led(&lists[..n], |k| led[k]);
         } else {
-            self.scorer.load(hits.filter(|h| !h.is_empty()));
+            self.scorer
+                .load(hits.map(|(h, _)| h).filter(|h| !h.is_empty()));
         }
         let prox = self.scorer.proximity(&q.weights);
         let score = text.total(&q.bm25, prox, pagerank.1);
@@ -1589,7 +1592,7 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
                         }
                         scorer.score_placed(
                             &wd,
-                            scored.iter().map(|&i| d.hits[i].as_slice()),
+                            scored.iter().map(|&i| (d.hits[i].as_slice(), 0)),
                             text,
                             pr_factor,
                         )

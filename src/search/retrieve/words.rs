@@ -485,6 +485,7 @@ pub(super) fn plain(
         })
         .collect();
     let mut hit_bufs: [Vec<Hit>; MAX_PLAIN] = Default::default();
+    let mut led = [0usize; MAX_PLAIN];
     let mut classes: [HitClasses; MAX_PLAIN] = [[0; postings::CLASSES]; MAX_PLAIN];
     // Per word: its cursor's decoded postings when its block's count
     // columns were last decoded.
@@ -698,12 +699,17 @@ pub(super) fn plain(
                 }
                 let (ir, score) = if let (true, Some(text)) = (placed, &text) {
                     // The proximity match: the words' hit lists, read.
+                    // Each read as the match reads it (no
+                    // capitalization), with how many of its hits lead it
+                    // in (field, position) order: only the rest is checked
+                    // for order.
                     for (k, &i) in scored.iter().enumerate() {
                         let h = &mut hit_bufs[k];
                         h.clear();
+                        led[k] = 0;
                         if has(i) {
                             if let Some(c) = &mut cursors[i] {
-                                c.hits(h)?;
+                                led[k] = c.placed_hits(h)?;
                             }
                         }
                         hits_read += h.len() as u64;
@@ -711,7 +717,7 @@ pub(super) fn plain(
                     placed_docs += 1;
                     scorer.score_placed(
                         &wd,
-                        hit_bufs[..n].iter().map(Vec::as_slice),
+                        hit_bufs[..n].iter().map(Vec::as_slice).zip(led),
                         text,
                         pr_factor,
                     )
