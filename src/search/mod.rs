@@ -688,7 +688,7 @@ impl Searcher {
             r.matches
         };
         let groups = out.group(self, matches, query, want)?;
-        out.results = present::results(groups, offset, k, |g| {
+        out.results = present::results(groups, offset, k, query.heavy(), |g| {
             present::result(self, &terms, query, g)
         })?;
         Ok(out)

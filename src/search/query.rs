@@ -367,6 +367,13 @@ impl Query {
             && matches!(&self.expr, Node::All(ns) if ns.iter().all(|n| matches!(n, Node::Word(_))))
     }
 
+    /// Whether making a result is more than a doc-table lookup: its page
+    /// read back for a snippet, or its score explained. Such results are
+    /// made in parallel ([`super::present::results`]).
+    pub fn heavy(&self) -> bool {
+        self.snippets || self.explain
+    }
+
     /// The bare ranking: no host clusters, no near-duplicate groups, no
     /// snippets (what the correctness tests and the quality measurements
     /// compare), and so no window of matches to group beyond the results

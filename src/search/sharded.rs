@@ -229,7 +229,7 @@ impl Shards {
             m
         };
         let groups = out.group(first, matches, query, want)?;
-        out.results = present::results(groups, offset, k, |g| {
+        out.results = present::results(groups, offset, k, query.heavy(), |g| {
             let k = self.of_doc(g.lead.doc);
             present::result(&self.shards[k], &terms[k].1, query, g)
         })?;
