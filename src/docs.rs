@@ -365,13 +365,13 @@ impl DocTable {
     /// Document `docid` of `block` (made by [`Self::index_block`] of this
     /// table); `None` when the block does not hold it.
     pub fn doc_in(&self, block: &DocBlock, docid: u64) -> Result<Option<Doc>> {
-        let Some(&at) = docid
+        let Some((n, &at)) = docid
             .checked_sub(block.first)
-            .and_then(|k| block.starts.get(usize::try_from(k).ok()?))
+            .and_then(|k| usize::try_from(k).ok())
+            .and_then(|n| Some((n, block.starts.get(n)?)))
         else {
             return Ok(None);
         };
-        let n = (docid - block.first) as usize;
         let mut input = &block.raw[at as usize..];
         RecordRef::read(&mut input)
             .and_then(|r| r.to_doc())

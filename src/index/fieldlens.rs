@@ -29,7 +29,8 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::hit::{FancyType, Hit};
+use super::hit::Hit;
+use super::postings;
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
 use crate::error::{Error, IoContext, Result};
 use crate::sort::Sorted;
@@ -46,39 +47,37 @@ const RECORD: usize = 4 * FIELDS;
 /// 3), body (the other plain hits, and meta hits).
 ///
 /// Read from a table of the hit's bits 14..8 (its font, and its type when
-/// the font is 7), which [`field_by_fields`] fills: one load in place of
-/// [`Hit::fields`]' branches, for a count that runs once or twice per hit
-/// of the index build (1.9% of its instructions on rust-doc).
+/// the font is 7): one load in place of [`Hit::fields`]' branches, for a
+/// count that runs once or twice per hit of the index build (1.9% of its
+/// instructions on rust-doc). The table is the postings' class table
+/// ([`postings::class_of`]) mapped through [`FIELD_OF_CLASS`], so a hit's
+/// field and its class cannot disagree.
 #[inline]
 pub fn field_of_hit(h: Hit) -> usize {
     usize::from(FIELD_OF_HIGH_BITS[usize::from((h.0 >> 8) & 0x7f)])
 }
+
+/// The field of each postings class: the three smaller plain fonts and
+/// the other fancy hits (meta) are body text.
+const FIELD_OF_CLASS: [u8; postings::CLASSES] = {
+    let mut t = [4u8; postings::CLASSES];
+    t[postings::LARGE] = 3;
+    t[postings::URL] = 2;
+    t[postings::ANCHOR] = 1;
+    t[postings::TITLE] = 0;
+    t
+};
 
 /// [`field_of_hit`] by the hit's bits 14..8.
 const FIELD_OF_HIGH_BITS: [u8; 128] = {
     let mut t = [0u8; 128];
     let mut i = 0;
     while i < 128 {
-        t[i] = field_by_fields(Hit((i as u16) << 8)) as u8;
+        t[i] = FIELD_OF_CLASS[postings::CLASS_OF_HIGH_BITS[i] as usize];
         i += 1;
     }
     t
 };
-
-/// The field of a hit by its decoded fields: what [`field_of_hit`]'s
-/// table holds.
-const fn field_by_fields(h: Hit) -> usize {
-    let font = (h.0 >> 12) & 7;
-    if font != super::hit::FANCY_FONT {
-        return if font >= 3 { 3 } else { 4 };
-    }
-    match FancyType::from_code(((h.0 >> 8) & 0xf) as u8) {
-        FancyType::Title => 0,
-        FancyType::Anchor => 1,
-        FancyType::Url => 2,
-        _ => 4,
-    }
-}
 
 /// Writes the field lengths of `docs` documents to `path` from records
 /// `(docID · 8 + field, hits)` in key order (equal keys already added);
@@ -325,7 +324,7 @@ impl FieldLengths {
 
 #[cfg(test)]
 mod tests {
-    use super::super::hit::HitFields;
+    use super::super::hit::{FancyType, HitFields};
     use super::*;
 
     /// The table gives every hit the field its decoded fields say.

@@ -134,8 +134,9 @@ pub fn class_of(h: Hit) -> usize {
     usize::from(CLASS_OF_HIGH_BITS[usize::from((h.0 >> 8) & 0x7f)])
 }
 
-/// [`class_of`] by the hit's bits 14..8.
-const CLASS_OF_HIGH_BITS: [u8; 128] = {
+/// [`class_of`] by the hit's bits 14..8 (also what
+/// [`super::fieldlens::field_of_hit`]'s table is made from).
+pub(super) const CLASS_OF_HIGH_BITS: [u8; 128] = {
     let mut t = [0u8; 128];
     let mut i = 0;
     while i < 128 {

@@ -31,7 +31,6 @@
 
 use std::collections::HashMap;
 
-use rayon::prelude::*;
 use serde::Serialize;
 
 use super::eval::{Match, Term};
@@ -39,6 +38,7 @@ use super::query::{HostClustering, Query};
 use super::{SearchResult, Searcher};
 use crate::error::Result;
 use crate::ingest::html::flag;
+use crate::resources::map_in_order;
 
 /// Words in a snippet.
 pub const SNIPPET_WORDS: usize = 32;
@@ -166,15 +166,7 @@ pub fn results(
     result: impl Fn(Group) -> Result<SearchResult> + Sync + Send,
 ) -> Result<Vec<SearchResult>> {
     let shown = groups.into_iter().skip(offset).take(k);
-    if heavy {
-        shown
-            .collect::<Vec<_>>()
-            .into_par_iter()
-            .map(result)
-            .collect()
-    } else {
-        shown.map(result).collect()
-    }
+    map_in_order(shown, heavy, result).into_iter().collect()
 }
 
 /// The result shown for `g`.

@@ -29,12 +29,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver};
 
-use rayon::prelude::*;
 use serde_json::json;
 
 use super::record::{encode_block_key, Record};
 use crate::container::{BlockCodec, Container, ContainerWriter, EncodedBlock};
 use crate::error::{Error, Result};
+use crate::resources::map_in_order;
 
 /// File kind tag of sort runs.
 pub const KIND: &str = "sortrun";
@@ -199,16 +199,7 @@ impl<T: Record> RunWriter<T> {
             };
             let blocks = bounds.windows(2).map(|w| (w[0], w[1]));
             // Small blocks are cheaper to encode here than to hand to other threads.
-            let encoded: Vec<Result<(Vec<u8>, u64, EncodedBlock)>> =
-                if self.block_bytes >= PARALLEL_BLOCK {
-                    blocks
-                        .collect::<Vec<_>>()
-                        .into_par_iter()
-                        .map(encode)
-                        .collect()
-                } else {
-                    blocks.map(encode).collect()
-                };
+            let encoded = map_in_order(blocks, self.block_bytes >= PARALLEL_BLOCK, encode);
             for e in encoded {
                 let (key, count, block) = e?;
                 self.writer.append_block(block, &key, count)?;
