@@ -379,10 +379,20 @@ impl DocTable {
             .map_err(|what| self.bad_record(block.block, n, what))
     }
 
+    /// The block holding `docid`, if the table has it: found by the
+    /// blocks' first docIDs (what the container's block index holds, as
+    /// numbers rather than byte strings).
+    pub fn block_of(&self, docid: u64) -> Option<usize> {
+        if docid >= self.len() {
+            return None;
+        }
+        self.firsts.partition_point(|&f| f <= docid).checked_sub(1)
+    }
+
     /// The entry of `docid`: its block is decompressed, and only its record
     /// decoded.
     pub fn get(&self, docid: u64) -> Result<Option<Doc>> {
-        let Some(i) = self.c.find_block(&docid.to_be_bytes()) else {
+        let Some(i) = self.block_of(docid) else {
             return Ok(None);
         };
         let block = self.index_block(i, self.c.read_block(i)?)?;

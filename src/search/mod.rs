@@ -61,9 +61,8 @@ pub mod retrieve;
 pub mod sharded;
 pub mod titles;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
 
@@ -335,7 +334,9 @@ pub struct Searcher {
     /// Documents with any hit (a field length), or all when unknown.
     text_docs: u64,
     barrel_paths: Vec<PathBuf>,
-    barrels: Mutex<HashMap<usize, Arc<Barrel>>>,
+    /// Per barrel of `barrel_paths`, opened on first use (a slot, not a
+    /// locked map: each query's words look their barrels up).
+    barrels: Vec<OnceLock<Arc<Barrel>>>,
     store: Arc<DocStore>,
     /// The largest PageRank of every docID range (pruning's bounds),
     /// found on first use.
@@ -442,6 +443,7 @@ impl Searcher {
             .collect();
         stopwords.sort_unstable();
         stopwords.dedup();
+        let barrels = barrel_paths.iter().map(|_| OnceLock::new()).collect();
         Ok(Searcher {
             lexicon,
             stemmer,
@@ -449,7 +451,7 @@ impl Searcher {
             text_docs,
             lengths,
             barrel_paths,
-            barrels: Mutex::new(HashMap::new()),
+            barrels,
             store,
             rank_bounds: std::sync::OnceLock::new(),
             peers,
@@ -672,7 +674,7 @@ impl Searcher {
             }
             ev.matches
         } else {
-            let r = retrieve::retrieve(self, query, want.max(query.group_window))?;
+            let r = retrieve::retrieve_with(self, query, &terms, want.max(query.group_window))?;
             out.total = r.total;
             out.complete = r.complete;
             out.total_estimated = r.estimated;
@@ -826,20 +828,21 @@ const _: () = {
 
 impl eval::Sources for Searcher {
     fn barrel(&self, b: usize) -> Result<Arc<Barrel>> {
-        if let Some(x) = self.barrels.lock().ok().and_then(|m| m.get(&b).cloned()) {
-            return Ok(x);
+        if let Some(x) = self.barrels.get(b).and_then(|x| x.get()) {
+            return Ok(Arc::clone(x));
         }
-        let path = self.barrel_paths.get(b).ok_or_else(|| {
-            Error::internal(format!(
-                "barrel {b} asked of an index of {}",
-                self.barrel_paths.len()
-            ))
-        })?;
+        let (path, slot) = self
+            .barrel_paths
+            .get(b)
+            .zip(self.barrels.get(b))
+            .ok_or_else(|| {
+                Error::internal(format!(
+                    "barrel {b} asked of an index of {}",
+                    self.barrel_paths.len()
+                ))
+            })?;
         let barrel = Arc::new(Barrel::open(path)?);
-        if let Ok(mut m) = self.barrels.lock() {
-            m.insert(b, Arc::clone(&barrel));
-        }
-        Ok(barrel)
+        Ok(Arc::clone(slot.get_or_init(|| barrel)))
     }
 
     fn pagerank(&self) -> Result<Option<eval::PageRankLookup<'_>>> {

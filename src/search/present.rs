@@ -173,7 +173,7 @@ pub fn results(
 pub fn result(s: &Searcher, terms: &[Term], q: &Query, g: Group) -> Result<SearchResult> {
     let docid = u64::from(g.lead.doc);
     let doc = s.doc(docid)?;
-    let mut title = doc.title.clone();
+    let mut title = doc.title;
     let mut title_from_anchor = false;
     if !doc.crawled && title.is_empty() {
         if let Some(t) = s.store().anchor_title(docid)? {

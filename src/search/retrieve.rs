@@ -149,8 +149,9 @@ struct Slot {
     scored: bool,
 }
 
-/// The query's words, each once, in query order.
-fn slots(s: &Searcher, expr: &Node) -> Result<Vec<Slot>> {
+/// The query's words, each once, in query order: their terms from
+/// `known` (already looked up), or else from the lexicon.
+fn slots(s: &Searcher, expr: &Node, known: &[Term]) -> Result<Vec<Slot>> {
     let mut out: Vec<Slot> = Vec::new();
     let mut err = None;
     expr.visit_words(false, &mut |w, negated| {
@@ -158,10 +159,14 @@ fn slots(s: &Searcher, expr: &Node) -> Result<Vec<Slot>> {
             slot.scored |= !negated;
             return;
         }
-        match s.terms(&[w.to_string()]) {
-            Ok((_, mut t)) => out.push(Slot {
+        let term = match known.iter().find(|t| t.word == w) {
+            Some(t) => Ok(Some(t.clone())),
+            None => s.terms(&[w.to_string()]).map(|(_, mut t)| t.pop()),
+        };
+        match term {
+            Ok(term) => out.push(Slot {
                 word: w.to_string(),
-                term: t.pop(),
+                term,
                 scored: !negated,
             }),
             Err(e) => err = Some(e),
@@ -262,7 +267,10 @@ impl Ord for Ranked {
     // Reversed: the heap's top is the worst kept match.
     fn cmp(&self, o: &Self) -> Ordering {
         let (a, b) = (self.key(), o.key());
-        b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(b.2.cmp(&a.2))
+        // Lazily: most comparisons are decided by the score.
+        b.0.cmp(&a.0)
+            .then_with(|| b.1.total_cmp(&a.1))
+            .then_with(|| b.2.cmp(&a.2))
     }
 }
 
@@ -1101,7 +1109,19 @@ fn may_pass(worst: &Match, complete: bool, bound: f64) -> bool {
 
 /// Retrieves the best `keep` matches of `query` (see the module docs).
 pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
-    let slots = slots(s, &query.expr)?;
+    retrieve_with(s, query, &[], keep)
+}
+
+/// [`retrieve`] with some of the query's words already looked up
+/// (`known`, from [`Searcher::terms`]): `Searcher::search` has them, and
+/// looking them up again was ~1.5% of a one-word query's instructions.
+pub(super) fn retrieve_with(
+    s: &Searcher,
+    query: &Query,
+    known: &[Term],
+    keep: usize,
+) -> Result<Retrieved> {
+    let slots = slots(s, &query.expr, known)?;
     let mut sites: Vec<(String, Vec<Range<u32>>)> = Vec::new();
     let mut site_err = None;
     query.expr.visit_sites(&mut |h| {
@@ -1152,17 +1172,8 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         })
         .collect::<Result<_>>()?;
     let scored = scored_in_query_order(&slots, query);
-    let mut out = Retrieved::default();
-    let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
-    let mut pagerank = s.pageranks()?;
-    let mut scorer = DocScorer::new(s, query);
-    let slot_idf: Vec<f64> = slots
-        .iter()
-        .map(|sl| scorer.stats.idf(sl.term.as_ref().map_or(0, |t| t.df)))
-        .collect();
     let keep = keep.max(1);
     let bounds = Bounds::new(s, query, &slots, &scored, &barrels)?;
-    let phrases = has_phrase(&query.expr);
 
     if let (Some(b), true) = (&bounds, words::applies(query, &slots, bounds.is_some())) {
         // The common case, on its own loop (the same results, work and
@@ -1196,6 +1207,9 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         ));
     }
 
+    // What the other loops score with (the one-word loop needs none of it:
+    // the proximity bound alone is ~1% of its instructions).
+    let mut scorer = DocScorer::new(s, query);
     if let (Some(b), true) = (
         &bounds,
         words::applies_plain(
@@ -1232,6 +1246,14 @@ pub fn retrieve(s: &Searcher, query: &Query, keep: usize) -> Result<Retrieved> {
         ));
     }
 
+    let mut out = Retrieved::default();
+    let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
+    let mut pagerank = s.pageranks()?;
+    let slot_idf: Vec<f64> = slots
+        .iter()
+        .map(|sl| scorer.stats.idf(sl.term.as_ref().map_or(0, |t| t.df)))
+        .collect();
+    let phrases = has_phrase(&query.expr);
     // Candidates: the union of the scored words' doclists, or the sites'
     // docs when no scored word has one.
     let candidate_cursors: Vec<usize> = scored
@@ -1858,6 +1880,20 @@ struct BlockMax<'q, 's> {
     can: Vec<bool>,
     epoch: u64,
     may_enter_until: Option<(u64, u64)>,
+    /// With one scored word: what the last look at its postings block
+    /// found, kept across changes of the heap ([`Self::lets_in`]).
+    look: Option<Look>,
+}
+
+/// What [`block_skip`] found of the postings blocks at its docID `t`,
+/// whatever the worst match: their words' bound before PageRank, whether
+/// a document in them may be a complete match, and `next`, where the
+/// first of them ends — the same blocks hold every docID of `t..next`.
+#[derive(Clone, Copy)]
+struct Look {
+    sum: f64,
+    may_complete: bool,
+    next: u64,
 }
 
 impl<'q, 's> BlockMax<'q, 's> {
@@ -1878,6 +1914,7 @@ impl<'q, 's> BlockMax<'q, 's> {
             can: vec![false; slots],
             epoch: 0,
             may_enter_until: None,
+            look: None,
         }
     }
 
@@ -1929,7 +1966,48 @@ impl<'q, 's> BlockMax<'q, 's> {
         let Some(worst) = worst.filter(|_| !self.known(doc)) else {
             return Ok(false);
         };
+        if self.lets_in(worst, doc) {
+            return Ok(false);
+        }
         self.skip_at(cursors, heads, essential, worst, doc, work)
+    }
+
+    /// With one scored word, whose cursor's document `doc` is, and `worst`
+    /// the worst match of a full heap: whether block-max lets a document
+    /// in at `doc` by its last look at the word's postings block, which
+    /// still holds `doc` — and then, as [`block_skip`] at `doc` would, it
+    /// knows so until the end of `doc`'s [`RankBounds::CHUNK`] of docIDs.
+    /// `false`: not decided here ([`Self::skip_at`] looks again).
+    ///
+    /// [`block_skip`] at `doc` would find the same block, so the same
+    /// bound before PageRank; its first test (PageRank's largest factor
+    /// from `doc` to the block's end) passes when `doc`'s chunk's factor
+    /// does (its largest PageRank is at least the chunk's, and the factor
+    /// grows with PageRank but for the ≤0.002 steps of
+    /// [`ln_1p_at_most`], where block-max may now evaluate a block's
+    /// candidates that it skipped: their own bounds refuse them, so the
+    /// results are the same); its walk of chunks then stops at `doc`'s.
+    /// After a match entered, a one-word query's next candidate is most
+    /// often in the same block and chunk: the full look cost ~550
+    /// instructions, this one a table read (rust-doc's one-word queries
+    /// made ~60 such looks each, a fifth of their instructions).
+    #[inline(always)]
+    fn lets_in(&mut self, worst: &Match, doc: u32) -> bool {
+        let Some(l) = self.look.filter(|l| u64::from(doc) < l.next) else {
+            return false;
+        };
+        if !may_pass(worst, l.may_complete, l.sum * self.b.chunk_factor(doc)) {
+            return false;
+        }
+        let until = match self.b.ranks {
+            Some(_) => {
+                let chunk = RankBounds::CHUNK as u64;
+                ((u64::from(doc) / chunk + 1) * chunk).min(l.next)
+            }
+            None => l.next,
+        };
+        self.may_enter_until = Some((until, self.epoch));
+        true
     }
 
     /// [`Self::skip`] when the bounds are to be looked at: the heap is
@@ -1949,7 +2027,7 @@ impl<'q, 's> BlockMax<'q, 's> {
         let mut end = false;
         let mut skipped = false;
         loop {
-            let (skip, next) = block_skip(
+            let (skip, next, look) = block_skip(
                 self.b,
                 self.need,
                 self.scored,
@@ -1963,6 +2041,9 @@ impl<'q, 's> BlockMax<'q, 's> {
             )?;
             if !skip {
                 self.may_enter_until = Some((next, self.epoch));
+                if self.scored.len() == 1 {
+                    self.look = Some(look);
+                }
                 break;
             }
             skipped = true;
@@ -2000,7 +2081,8 @@ impl<'q, 's> BlockMax<'q, 's> {
 /// the docIDs until the first block boundary, or failing that of each
 /// [`RankBounds::CHUNK`] of them (`next` is then the end of the first
 /// chunk that may let one in); an essential cursor already at or past `t`
-/// says exactly whether its word is in `t`.
+/// says exactly whether its word is in `t`. With it, what was found of the
+/// blocks ([`Look`]).
 #[allow(clippy::too_many_arguments)]
 fn block_skip(
     b: &Bounds<'_>,
@@ -2013,7 +2095,7 @@ fn block_skip(
     must_complete_always: bool,
     can: &mut [bool],
     t: u32,
-) -> Result<(bool, u64)> {
+) -> Result<(bool, u64, Look)> {
     let (mut sum, mut max_idf, mut n) = (0.0, 0.0f64, 0);
     let mut next = u64::MAX;
     can.fill(false);
@@ -2046,18 +2128,23 @@ fn block_skip(
     }
     let has = |i: usize| can.get(i).copied().unwrap_or(false);
     let may_complete = possible(need, &has);
-    if must_complete_always && !may_complete {
-        return Ok((true, next));
-    }
     if n > 1 {
         sum += b.weights.proximity_weight * max_idf;
     }
+    let look = Look {
+        sum,
+        may_complete,
+        next,
+    };
+    if must_complete_always && !may_complete {
+        return Ok((true, next, look));
+    }
     let last = u32::try_from(next.saturating_sub(1)).unwrap_or(u32::MAX);
     if !may_pass(worst, may_complete, sum * b.factor_in(t, last)) {
-        return Ok((true, next));
+        return Ok((true, next, look));
     }
     if b.ranks.is_none() {
-        return Ok((false, next));
+        return Ok((false, next, look));
     }
     // The blocks let a document in somewhere in `t..next`, PageRank's
     // largest factor over all of it perhaps not everywhere: walked a
@@ -2075,11 +2162,15 @@ fn block_skip(
         // `c..end` lies in one chunk.
         let first = c as u32;
         if may_pass(worst, may_complete, sum * b.chunk_factor(first)) {
-            return Ok(if first == t { (false, end) } else { (true, c) });
+            return Ok(if first == t {
+                (false, end, look)
+            } else {
+                (true, c, look)
+            });
         }
         c = end;
     }
-    Ok((true, c))
+    Ok((true, c, look))
 }
 
 /// Chooses the essential words (MaxScore): the smallest total document
@@ -2187,7 +2278,7 @@ pub fn explain(
             Explanation::Paper(scorer.explain(&names, &query.weights, m.pagerank, s.doc_count()))
         }));
     }
-    let slots = slots(s, &query.expr)?;
+    let slots = slots(s, &query.expr, terms)?;
     let mut lists: Vec<(&str, u32, Vec<Hit>)> = Vec::new();
     for sl in scored_in_query_order(&slots, query)
         .into_iter()

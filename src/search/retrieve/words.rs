@@ -118,28 +118,32 @@ pub(super) fn one_word(
         let Some(c) = cursors[0].as_mut() else { break };
         c.count_block()?;
         let (docs, counts, i0) = c.block_columns();
-        // Within one walk the heap's fullness, its worst match (`worst`)
-        // and what block-max knows stay put: a match entering a full heap
-        // moves the bar, and one filling the heap too, and either ends the
-        // walk. So the walk's end where block-max's known docIDs stop (past
-        // the first candidate, which it just looked at) is found once — the
-        // docIDs increase — not asked per candidate.
-        let end = if full {
-            let until = block_max.known_until();
-            docs.get(i0 + 1..).map_or(docs.len(), |rest| {
-                i0 + 1 + rest.partition_point(|&d| u64::from(d) < until)
-            })
+        // Within one walk the heap's fullness and its worst match
+        // (`worst`) stay put: a match entering a full heap moves the bar,
+        // and one filling the heap too, and either ends the walk. Block-max
+        // knows it may let a document in before `until`; past it, its look
+        // at this block (`BlockMax::lets_in`, as `BlockMax::skip` asks it)
+        // decides without ending the walk, or the walk ends for the full
+        // look.
+        let mut until = if full {
+            block_max.known_until()
         } else {
-            docs.len()
+            u64::MAX
         };
         let cheap = worst.as_ref().and_then(|w| CheapBound::new(b, w, &lengths));
         // The walk's docIDs, no more than a block's count columns hold (as
         // many as there are): indexing needs no bounds checks.
-        let walk = &docs[..end.min(docs.len()).min(postings::BLOCK_DOCS)];
+        let walk = &docs[..docs.len().min(postings::BLOCK_DOCS)];
         let mut j = i0;
         let mut stop = false;
         while j < walk.len() {
             let doc = walk[j];
+            if u64::from(doc) >= until {
+                match &worst {
+                    Some(w) if block_max.lets_in(w, doc) => until = block_max.known_until(),
+                    _ => break,
+                }
+            }
             if timed && past_deadline(query, evaluated) {
                 out.timed_out = true;
                 stop = true;
