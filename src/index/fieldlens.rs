@@ -262,6 +262,11 @@ impl FieldLengths {
         self.sums.map(|s| s as f64 / n)
     }
 
+    /// Blocks of the file ([`BLOCK_DOCS`] documents each, the last fewer).
+    pub fn blocks(&self) -> usize {
+        self.c.blocks().len()
+    }
+
     /// The records of block `i`.
     pub fn block(&self, i: usize) -> Result<Vec<[u32; FIELDS]>> {
         let (mut scratch, mut raw) = (Vec::new(), Vec::new());

@@ -137,14 +137,13 @@ pub struct IndexSummary {
 }
 
 /// What the barrels' block bounds are computed from: the default BM25 and
-/// BM25F weights and the field lengths at `path`, loaded whole when they fit
-/// in `budget` bytes, else read from the file a block at a time (the same
-/// bounds, more slowly).
+/// BM25F weights and the field lengths at `path`, every document's norms
+/// computed once when they fit in `budget` bytes, else read from the file a
+/// block at a time (the same bounds, more slowly).
 fn impacts(path: &Path, budget: u64) -> Result<Option<inverted::Impacts>> {
     let f = fieldlens::FieldLengths::open(path)?;
     let params = inverted::BoundParams::default_weights(Some(f.averages()));
-    let lens = inverted::Lengths::within(f, budget)?;
-    Ok(Some(inverted::Impacts { params, lens }))
+    Ok(Some(inverted::Impacts::within(params, f, budget)?))
 }
 
 /// What holds memory at the same time in `index`: pass 1's vocabulary sort

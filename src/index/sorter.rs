@@ -29,7 +29,7 @@ use serde_json::json;
 
 use super::forward::{ForwardBarrel, Part};
 use super::hit::Hit;
-use super::inverted::{BarrelTotals, BarrelWriter, Impacts, LengthReader, Location, NO_BOUND};
+use super::inverted::{BarrelTotals, BarrelWriter, Impacts, Location, NormReader, NO_BOUND};
 use super::lexicon::{TermInfo, ENTRY_BYTES};
 use super::postings::{hit_classes, ANCHOR, TITLE};
 use crate::container::{BlockCodec, Container, ContainerWriter, FileKind};
@@ -344,7 +344,7 @@ struct BarrelOut<'a> {
     fw: BarrelWriter,
     entries: PartWriter,
     impacts: Option<&'a Impacts>,
-    reader: Option<LengthReader<'a>>,
+    reader: Option<NormReader<'a>>,
     barrel: u32,
     first: u32,
     end: u32,
@@ -369,7 +369,7 @@ impl<'a> BarrelOut<'a> {
             fw: BarrelWriter::create(full, barrel, first, end, impacts.map(|i| &i.params))?,
             entries: PartWriter::create(part, barrel, first, end)?,
             impacts,
-            reader: impacts.map(|i| LengthReader::new(&i.lens)),
+            reader: impacts.map(Impacts::reader),
             barrel,
             first,
             end,
