@@ -1382,11 +1382,12 @@ impl<'a> DoclistCursor<'a> {
         self.decode(|dec, view, i| dec.hits(view, i, out))
     }
 
-    /// Appends the current document's hits to `out` as the proximity match
-    /// reads them, and returns how many of them lead in (field, position)
-    /// order ([`DecodedBlock::placed_hits`]).
-    pub fn placed_hits(&mut self, out: &mut Vec<Hit>) -> Result<usize> {
-        self.decode(|dec, view, i| dec.placed_hits(view, i, out))
+    /// Appends the current document's hits of the classes `classes` (bit
+    /// `1 << class`) to `out` as the proximity match reads them, and
+    /// returns how many of them lead in (field, position) order
+    /// ([`DecodedBlock::placed_hits`]).
+    pub fn placed_hits(&mut self, classes: u8, out: &mut Vec<Hit>) -> Result<usize> {
+        self.decode(|dec, view, i| dec.placed_hits(view, i, classes, out))
     }
 
     /// Runs `read` on the current block's decoder for the current document,

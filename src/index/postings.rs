@@ -998,10 +998,12 @@ impl<'a> BlockView<'a> {
     /// increase or their repeats disagree with the anchor count, or the
     /// other hits' types disagree with the counts.
     ///
-    /// With `caps` false the plain hits' capitalization is not read (each
-    /// is left uncapitalized): the proximity match reads only a hit's
-    /// type, field and position, and unpacking the capitalization column
-    /// was a second bit-unpacking per run of plain hits.
+    /// `read` says which classes are appended (the others' hits are
+    /// skipped, and not checked) and whether the plain hits'
+    /// capitalization is read: with `caps` false each is left
+    /// uncapitalized (the proximity match reads only a hit's type, field
+    /// and position, and unpacking the capitalization column was a second
+    /// bit-unpacking per run of plain hits). `scratch` is working space.
     ///
     /// Returns how many of the hits appended lead them in (field,
     /// position) order (the proximity match's, `rank::hit_key`): the
@@ -1023,7 +1025,8 @@ impl<'a> BlockView<'a> {
         ),
         classes: &HitClasses,
         distinct: usize,
-        caps: bool,
+        read: HitRead,
+        scratch: &mut HitScratch,
         out: &mut Vec<Hit>,
     ) -> Result<usize, String> {
         let np = classes[SMALL..=LARGE].iter().sum::<u32>() as usize;
@@ -1032,7 +1035,10 @@ impl<'a> BlockView<'a> {
         let cap_column = &self.bytes[cols.caps_at..cols.large_at];
         let large = &self.bytes[cols.large_at..cols.fancy_at];
         let start = out.len();
-        let (mut buf, mut cap_buf) = ([0u32; RUN_HITS], [0u32; RUN_HITS]);
+        let HitScratch {
+            positions: buf,
+            caps: cap_buf,
+        } = scratch;
         let mut k = 0;
         let mut li = large_first;
         // Where each class's run of hits ends in `out` (classes with hits).
@@ -1041,6 +1047,10 @@ impl<'a> BlockView<'a> {
         for (class, &cnt) in classes.iter().enumerate().take(LARGE + 1) {
             let cnt = cnt as usize;
             if cnt == 0 {
+                continue;
+            }
+            if !read.has(class) {
+                k += cnt;
                 continue;
             }
             // The class's positions, run by run: the first absolute, then
@@ -1062,9 +1072,11 @@ impl<'a> BlockView<'a> {
                 if run.shape.e > 0 {
                     self.patch(run, off, &mut buf[..take])?;
                 }
-                if caps {
+                if read.caps {
                     bitpack::unpack_into(cap_column, self.w_cap, i, &mut cap_buf[..take])
                         .ok_or("capitalization cut short")?;
+                } else {
+                    cap_buf[..take].fill(0);
                 }
                 // The positions summed in place (`pos` starts at 0, so the
                 // class's first value, absolute, is taken as it is) and
@@ -1113,6 +1125,7 @@ impl<'a> BlockView<'a> {
         if runs > 1 {
             merge_runs(out, start, &ends[..runs]);
         }
+        let plain_read = out.len() - start;
         let fancy = &self.bytes[cols.fancy_at..cols.repeats_at];
         let mut at = fancy_first;
         // Whether the URL and title hits are each in position order (a
@@ -1123,6 +1136,10 @@ impl<'a> BlockView<'a> {
             let cnt = classes[class] as usize;
             if at + cnt > cols.fancy {
                 return Err("fancy hits cut short".into());
+            }
+            if !read.has(class) {
+                at += cnt;
+                continue;
             }
             let class_start = out.len();
             let mut done = 0;
@@ -1137,7 +1154,7 @@ impl<'a> BlockView<'a> {
             fancy_ordered &= out[class_start..].is_sorted_by_key(|h| h.0 & 0xff);
         }
         let anchors = classes[ANCHOR] as usize;
-        if anchors > 0 || distinct > 0 {
+        if read.has(ANCHOR) && (anchors > 0 || distinct > 0) {
             if at + distinct > cols.fancy || distinct_first + distinct > cols.distinct {
                 return Err("anchor values cut short".into());
             }
@@ -1165,8 +1182,13 @@ impl<'a> BlockView<'a> {
                 ));
             }
         }
-        let ordered = if fancy_ordered { out.len() - start } else { np };
-        for k in 0..classes[OTHER] as usize {
+        let ordered = if fancy_ordered {
+            out.len() - start
+        } else {
+            plain_read
+        };
+        let others = if read.has(OTHER) { classes[OTHER] } else { 0 };
+        for k in 0..others as usize {
             if other_first + k >= cols.other {
                 return Err("other hits cut short".into());
             }
@@ -1181,6 +1203,47 @@ impl<'a> BlockView<'a> {
             out.push(h);
         }
         Ok(ordered)
+    }
+}
+
+/// What [`BlockView::hits`] reads of a document's hits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HitRead {
+    /// The classes whose hits are read (bit `1 << class`).
+    pub classes: u8,
+    /// Whether the plain hits' capitalization is read.
+    pub caps: bool,
+}
+
+impl HitRead {
+    /// Every hit, capitalization included.
+    pub const ALL: HitRead = HitRead {
+        classes: u8::MAX,
+        caps: true,
+    };
+
+    /// Whether the hits of class `c` are read.
+    #[inline]
+    fn has(self, c: usize) -> bool {
+        self.classes >> c & 1 == 1
+    }
+}
+
+/// [`BlockView::hits`]' working space: a run of values at a time. Kept
+/// by the caller, as zeroing two fresh arrays per call was 2% of a 2–3
+/// word query's instructions (rust-doc's hit lists are a few hits each).
+#[derive(Clone, Debug)]
+pub struct HitScratch {
+    positions: [u32; RUN_HITS],
+    caps: [u32; RUN_HITS],
+}
+
+impl Default for HitScratch {
+    fn default() -> Self {
+        HitScratch {
+            positions: [0; RUN_HITS],
+            caps: [0; RUN_HITS],
+        }
     }
 }
 
@@ -1216,6 +1279,8 @@ pub struct DecodedBlock {
     filled: u8,
     /// Hit columns (located on first use).
     pub cols: Option<HitColumns>,
+    /// The hit decoder's working space.
+    scratch: HitScratch,
 }
 
 impl Default for DecodedBlock {
@@ -1234,6 +1299,7 @@ impl Default for DecodedBlock {
             summed: false,
             filled: 0,
             cols: None,
+            scratch: HitScratch::default(),
         }
     }
 }
@@ -1333,30 +1399,35 @@ impl DecodedBlock {
         i: usize,
         out: &mut Vec<Hit>,
     ) -> Result<(), String> {
-        self.hits_read(view, i, true, out).map(|_| ())
+        self.hits_read(view, i, HitRead::ALL, out).map(|_| ())
     }
 
-    /// Appends document `i`'s hits to `out` as the proximity match reads
-    /// them: plain hits uncapitalized ([`BlockView::hits`] without
-    /// `caps`). Returns how many of them lead in (field, position) order
-    /// ([`BlockView::hits`]): the list is in that order if its tail from
-    /// there is.
+    /// Appends document `i`'s hits of the classes `classes` (bit `1 <<
+    /// class`) to `out` as the proximity match reads them: plain hits
+    /// uncapitalized ([`BlockView::hits`] without `caps`). Returns how
+    /// many of them lead in (field, position) order ([`BlockView::hits`]):
+    /// the list is in that order if its tail from there is.
     pub fn placed_hits(
         &mut self,
         view: &BlockView<'_>,
         i: usize,
+        classes: u8,
         out: &mut Vec<Hit>,
     ) -> Result<usize, String> {
-        self.hits_read(view, i, false, out)
+        let read = HitRead {
+            classes,
+            caps: false,
+        };
+        self.hits_read(view, i, read, out)
     }
 
-    /// [`Self::hits`], capitalization read or not; returns how many hits
-    /// lead in (field, position) order.
+    /// [`Self::hits`] of the classes and capitalization `read` says;
+    /// returns how many hits lead in (field, position) order.
     fn hits_read(
         &mut self,
         view: &BlockView<'_>,
         i: usize,
-        caps: bool,
+        read: HitRead,
         out: &mut Vec<Hit>,
     ) -> Result<usize, String> {
         let classes = self.classes(view, i)?;
@@ -1378,7 +1449,8 @@ impl DecodedBlock {
             ),
             &classes,
             self.distinct[i] as usize,
-            caps,
+            read,
+            &mut self.scratch,
             out,
         )
     }
@@ -1710,8 +1782,20 @@ mod tests {
                     .map(|&h| if h.is_fancy() { h } else { Hit(h.0 & 0x7fff) })
                     .collect();
                 hits.clear();
-                let ordered = d.placed_hits(&view, i, &mut hits).unwrap();
+                let ordered = d.placed_hits(&view, i, u8::MAX, &mut hits).unwrap();
                 prop_assert_eq!(&hits, &uncapitalized);
+                // Some classes only: those classes' hits, in the same order
+                // (read after the capitalized ones, whose scratch they
+                // must not take).
+                let mut some = Vec::new();
+                let classes_read = (i as u8).wrapping_mul(0x35) | 1 << PLAIN;
+                d.placed_hits(&view, i, classes_read, &mut some).unwrap();
+                let want_some: Vec<Hit> = uncapitalized
+                    .iter()
+                    .copied()
+                    .filter(|&h| classes_read >> class_of(h) & 1 == 1)
+                    .collect();
+                prop_assert_eq!(&some, &want_some);
                 let in_order = |class: usize| {
                     all.iter()
                         .filter(|&&h| class_of(h) == class)

@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use crate::index::hit::{
     FancyType, Hit, HitFields, FANCY_FONT, MAX_ANCHOR_POSITION, MAX_PLAIN_POSITION,
 };
+use crate::index::postings::{self, HitClasses, CLASSES};
 
 /// Words whose hit lists a match keeps on the stack, as many as a query
 /// searches (`search::query::MAX_QUERY_WORDS`, not imported: the query
@@ -346,27 +347,32 @@ impl ProximityBound {
     /// and bounding its title hit at the phrase bin (24 · 16) let every one
     /// of them through to have its hits read ("to redirection": 9,579 of
     /// 10,031 candidates).
-    pub fn of(&self, counts: &[[u32; HIT_TYPES]]) -> f64 {
+    pub fn of<'c, I>(&self, counts: I) -> f64
+    where
+        I: IntoIterator<Item = &'c [u32; HIT_TYPES]>,
+        I::IntoIter: Clone,
+    {
+        let counts = counts.into_iter();
         let total = |c: &[u32; HIT_TYPES]| c.iter().map(|&x| u64::from(x)).sum::<u64>();
-        let mut pivot: Option<(usize, u64)> = None;
+        let mut pivot: Option<(usize, u64, &[u32; HIT_TYPES])> = None;
         let mut present = 0;
-        for (i, c) in counts.iter().enumerate() {
+        for (i, c) in counts.clone().enumerate() {
             let n = total(c);
             if n == 0 {
                 continue;
             }
             present += 1;
-            if pivot.is_none_or(|(_, m)| n < m) {
-                pivot = Some((i, n));
+            if pivot.is_none_or(|(_, m, _)| n < m) {
+                pivot = Some((i, n, c));
             }
         }
-        let Some((p, _)) = pivot.filter(|_| present > 1) else {
+        let Some((p, _, pivot)) = pivot.filter(|_| present > 1) else {
             return 0.0;
         };
         // Per type, whether every other present word has hits that can
         // share its field.
         let mut shared = [true; HIT_TYPES];
-        for (i, c) in counts.iter().enumerate() {
+        for (i, c) in counts.clone().enumerate() {
             let mut has = 0u8;
             for (t, &x) in c.iter().enumerate() {
                 has |= u8::from(x > 0) << t;
@@ -378,7 +384,6 @@ impl ProximityBound {
                 *s &= has & set != 0;
             }
         }
-        let pivot = &counts[p];
         let mut b = 0.0;
         for t in HitType::ALL {
             let n = pivot[t.index()];
@@ -595,12 +600,56 @@ pub struct Explain {
     pub score: f64,
 }
 
+/// A document's matched sets counted per (type of the pivot hit, bin).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct ProxCounts {
+    counts: [[u32; PROX_BINS]; HIT_TYPES],
+    /// Per type, the bins counted in (bit `1 << bin`): the scores add
+    /// those alone, and a document's match clears those alone (a walk of
+    /// all 70 was a tenth of a placed document's scoring on rust-doc).
+    bins: [u16; HIT_TYPES],
+}
+
+impl ProxCounts {
+    /// Clears the counts.
+    fn clear(&mut self) {
+        for (row, bins) in self.counts.iter_mut().zip(&mut self.bins) {
+            if *bins != 0 {
+                *row = [0; PROX_BINS];
+                *bins = 0;
+            }
+        }
+    }
+
+    /// Counts `n` (> 0) matched sets of type `t` in `bin`.
+    #[inline]
+    fn add(&mut self, t: HitType, bin: usize, n: u32) {
+        self.counts[t.index()][bin] += n;
+        self.bins[t.index()] |= 1 << bin;
+    }
+
+    /// Calls `f(type, bin, count)` for every (type, bin) counted in, types
+    /// in table order, bins from the phrase's up: the order the scores add
+    /// them in.
+    #[inline]
+    fn each(&self, mut f: impl FnMut(HitType, usize, u32)) {
+        for t in HitType::ALL {
+            let mut bins = self.bins[t.index()];
+            while bins != 0 {
+                let b = bins.trailing_zeros() as usize;
+                bins &= bins - 1;
+                f(t, b, self.counts[t.index()][b]);
+            }
+        }
+    }
+}
+
 /// Scores documents from their hit lists; keeps its buffers between calls.
 #[derive(Default)]
 pub struct Scorer {
     words: Vec<Vec<Placed>>,
     counts: Vec<[u32; HIT_TYPES]>,
-    prox: [[u32; PROX_BINS]; HIT_TYPES],
+    prox: ProxCounts,
     /// The counting sort's copy of anchor hits.
     scratch: Vec<Placed>,
     /// Per word, its hits sorted by (field, position) when the list was
@@ -666,14 +715,33 @@ impl Scorer {
     /// the rest is checked ([`sorted_hits`]). Checking every hit was ~9%
     /// of a 2–3-word query's instructions.
     pub fn load_proximity_led(&mut self, lists: &[&[Hit]], led: impl Fn(usize) -> usize) {
+        let plan = ProximityPlan {
+            pivot: pivot_of(lists.iter().map(|l| l.len())),
+            read: u8::MAX,
+            unmatched: [0; HIT_TYPES],
+        };
+        self.load_proximity_planned(lists, led, &plan);
+    }
+
+    /// [`Self::load_proximity_led`] of lists read as `plan` says
+    /// ([`ProximityPlan::of`] the words' counts): its pivot's, and of
+    /// every list only the hits of the fields the pivot's hits are
+    /// matched in; the pivot's other hits, `plan.unmatched`, are counted
+    /// in the last bin, where matching them would put them.
+    pub fn load_proximity_planned(
+        &mut self,
+        lists: &[&[Hit]],
+        led: impl Fn(usize) -> usize,
+        plan: &ProximityPlan,
+    ) {
         let n = lists.len();
         self.counts.clear();
         self.words.clear();
-        self.prox = [[0; PROX_BINS]; HIT_TYPES];
+        self.prox.clear();
         if n < 2 {
             return;
         }
-        let pivot = pivot_of(lists.iter().map(|l| l.len()));
+        let pivot = plan.pivot;
         if self.sorted.len() < n {
             self.sorted.resize_with(n, Vec::new);
         }
@@ -690,7 +758,13 @@ impl Scorer {
         for &h in views[pivot] {
             let p = place(h);
             let bin = bin_in_lists(views, pivot, &p, &mut self.from);
-            self.prox[p.ty.index()][bin] += 1;
+            self.prox.add(p.ty, bin, 1);
+        }
+        for t in HitType::ALL {
+            let c = plan.unmatched[t.index()];
+            if c > 0 {
+                self.prox.add(t, PROX_BINS - 1, c);
+            }
         }
     }
 
@@ -699,7 +773,7 @@ impl Scorer {
     /// other words' hits in the same field nearest to where a phrase would
     /// put them.
     fn match_proximity(&mut self, pivot: usize) {
-        self.prox = [[0; PROX_BINS]; HIT_TYPES];
+        self.prox.clear();
         let n = self.words.len();
         if n < 2 {
             return;
@@ -709,7 +783,7 @@ impl Scorer {
         }
         for h in &self.words[pivot] {
             let bin = self.bin_of(pivot, h);
-            self.prox[h.ty.index()][bin] += 1;
+            self.prox.add(h.ty, bin, 1);
         }
     }
 
@@ -749,13 +823,8 @@ impl Scorer {
     /// words).
     pub fn proximity(&self, w: &RankingWeights) -> f64 {
         let mut p = 0.0;
-        for t in HitType::ALL {
-            for (b, &c) in self.prox[t.index()].iter().enumerate() {
-                if c > 0 {
-                    p += w.type_prox_weight[t.index()][b] * w.count_weight(t, c);
-                }
-            }
-        }
+        self.prox
+            .each(|t, b, c| p += w.type_prox_weight[t.index()][b] * w.count_weight(t, c));
         p
     }
 
@@ -770,13 +839,8 @@ impl Scorer {
                 }
             }
         }
-        for t in HitType::ALL {
-            for (b, &c) in self.prox[t.index()].iter().enumerate() {
-                if c > 0 {
-                    ir += w.type_prox_weight[t.index()][b] * w.count_weight(t, c);
-                }
-            }
-        }
+        self.prox
+            .each(|t, b, c| ir += w.type_prox_weight[t.index()][b] * w.count_weight(t, c));
         ir
     }
 
@@ -804,22 +868,18 @@ impl Scorer {
             }
             e.words.push(we);
         }
-        for t in HitType::ALL {
-            for (bin, &count) in self.prox[t.index()].iter().enumerate() {
-                if count > 0 {
-                    let count_weight = w.count_weight(t, count);
-                    let weight = w.type_prox_weight[t.index()][bin];
-                    e.proximity.push(ProxExplain {
-                        ty: t,
-                        bin,
-                        count,
-                        count_weight,
-                        weight,
-                        contribution: count_weight * weight,
-                    });
-                }
-            }
-        }
+        self.prox.each(|t, bin, count| {
+            let count_weight = w.count_weight(t, count);
+            let weight = w.type_prox_weight[t.index()][bin];
+            e.proximity.push(ProxExplain {
+                ty: t,
+                bin,
+                count,
+                count_weight,
+                weight,
+                contribution: count_weight * weight,
+            });
+        });
         e.ir = self.ir(w);
         e.pagerank = pagerank;
         e.pagerank_factor = pagerank.map_or(1.0, |pr| w.pagerank_factor(pr, docs));
@@ -834,6 +894,101 @@ fn pivot_of(lens: impl Iterator<Item = usize>) -> usize {
     lens.enumerate()
         .min_by_key(|&(i, len)| (len, i))
         .map_or(0, |(i, _)| i)
+}
+
+/// Per postings class, the classes whose hits stand in the fields its
+/// hits stand in (bit `1 << class`): page text (small, plain, bold and
+/// large type), URL, title, anchors, meta (the other class).
+const CLASS_FIELDS: [u8; CLASSES] = {
+    const TEXT: u8 =
+        1 << postings::SMALL | 1 << postings::PLAIN | 1 << postings::BOLD | 1 << postings::LARGE;
+    [
+        TEXT,
+        TEXT,
+        TEXT,
+        TEXT,
+        1 << postings::URL,
+        1 << postings::TITLE,
+        1 << postings::ANCHOR,
+        1 << postings::OTHER,
+    ]
+};
+
+/// Per postings class, the type of its hits ([`HitType::of`]: meta and
+/// reserved hits count as plain).
+const CLASS_TYPES: [HitType; CLASSES] = [
+    HitType::Small,
+    HitType::Plain,
+    HitType::Bold,
+    HitType::Large,
+    HitType::Url,
+    HitType::Title,
+    HitType::Anchor,
+    HitType::Plain,
+];
+
+/// What a document's proximity match reads of its words' hits, from
+/// their counts per postings class alone: a pivot's hit is matched only
+/// with the other words' hits of its own field, and lands in the last bin
+/// when some other word has no hit in that field at all (as
+/// [`ProximityBound`] bounds it). So of every word only the hits of the
+/// fields where the pivot has hits and every other word too are read; the
+/// pivot's other hits go to the last bin uncounted by position. On
+/// rust-doc a pivot with body text hits alone skips the other words'
+/// title, URL and anchor hits, and one in the URL or title alone skips
+/// their whole body text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProximityPlan {
+    /// The pivot, as [`Scorer::load_proximity`] picks it from the full
+    /// lists.
+    pub pivot: usize,
+    /// The classes read of every word (bit `1 << class`).
+    pub read: u8,
+    /// Per [`HitType`], the pivot's hits not read.
+    pub unmatched: [u32; HIT_TYPES],
+}
+
+impl ProximityPlan {
+    /// The plan for the words (present ones, in query order) with these
+    /// hit counts per class.
+    pub fn of(classes: &[HitClasses]) -> ProximityPlan {
+        let pivot = pivot_of(
+            classes
+                .iter()
+                .map(|c| c.iter().map(|&x| x as usize).sum::<usize>()),
+        );
+        let has = |c: &HitClasses| {
+            c.iter()
+                .enumerate()
+                .fold(0u8, |m, (k, &x)| m | u8::from(x > 0) << k)
+        };
+        let mut plan = ProximityPlan {
+            pivot,
+            read: 0,
+            unmatched: [0; HIT_TYPES],
+        };
+        let Some(own) = classes.get(pivot) else {
+            return plan;
+        };
+        let pivot_has = has(own);
+        for &fields in &CLASS_FIELDS {
+            if pivot_has & fields != 0
+                && classes
+                    .iter()
+                    .enumerate()
+                    .all(|(k, c)| k == pivot || has(c) & fields != 0)
+            {
+                plan.read |= fields;
+            }
+        }
+        for ((c, &n), t) in own.iter().enumerate().zip(CLASS_TYPES) {
+            if plan.read >> c & 1 == 0 {
+                let u = &mut plan.unmatched[t.index()];
+                *u = u.saturating_add(n);
+            }
+        }
+        plan
+    }
 }
 
 /// The hit of `field` in `hits` (sorted by field, position) nearest to
@@ -1345,6 +1500,43 @@ mod tests {
             prop_assert_eq!(all.prox, some.prox);
         }
 
+        /// The match of the lists read as [`ProximityPlan`] plans it from
+        /// their counts per class (of every list only the fields the
+        /// pivot's hits can be matched in, the pivot's others counted in
+        /// the last bin) counts as the match of the whole lists.
+        #[test]
+        fn planned_proximity_as_on_whole_lists(lists in hit_lists()) {
+            // The words present: those with hits.
+            let slices: Vec<&[Hit]> =
+                lists.iter().filter(|l| !l.is_empty()).map(Vec::as_slice).collect();
+            let mut all = Scorer::new();
+            all.load_proximity(&slices);
+            let classes: Vec<HitClasses> = slices
+                .iter()
+                .map(|l| {
+                    let mut c = [0; CLASSES];
+                    for &h in *l {
+                        c[postings::class_of(h)] += 1;
+                    }
+                    c
+                })
+                .collect();
+            let plan = ProximityPlan::of(&classes);
+            let read: Vec<Vec<Hit>> = slices
+                .iter()
+                .map(|l| {
+                    l.iter()
+                        .copied()
+                        .filter(|&h| plan.read >> postings::class_of(h) & 1 == 1)
+                        .collect()
+                })
+                .collect();
+            let read: Vec<&[Hit]> = read.iter().map(Vec::as_slice).collect();
+            let mut some = Scorer::new();
+            some.load_proximity_planned(&read, |_| 0, &plan);
+            prop_assert_eq!(all.prox, some.prox);
+        }
+
         /// The proximity bound from hit counts is at least the proximity
         /// score the match gives (a true upper bound, so pruning by it
         /// keeps the exact top k), for random hit lists (words sharing a
@@ -1455,7 +1647,7 @@ mod tests {
     fn bins(s: &Scorer) -> Vec<(HitType, usize, u32)> {
         let mut v = Vec::new();
         for t in HitType::ALL {
-            for (b, &c) in s.prox[t.index()].iter().enumerate() {
+            for (b, &c) in s.prox.counts[t.index()].iter().enumerate() {
                 if c > 0 {
                     v.push((t, b, c));
                 }

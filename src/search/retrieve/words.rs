@@ -27,8 +27,8 @@
 use std::collections::BinaryHeap;
 
 use super::{
-    advance, choose_essential, may_pass, offer, past_deadline, possible, type_counts, BlockMax,
-    Bounds, DocScorer, Need, Ranked, Retrieved, Seen, Slot,
+    advance, choose_essential, may_pass, offer, past_deadline, possible_sets, type_counts,
+    BlockMax, Bounds, DocScorer, Need, Ranked, Retrieved, Seen, Slot,
 };
 use crate::error::Result;
 use crate::index::hit::Hit;
@@ -37,7 +37,7 @@ use crate::index::DoclistCursor;
 use crate::search::bm25::{self, CollectionStats, WordInDoc, N_FIELDS};
 use crate::search::eval::Match;
 use crate::search::query::{Matching, Node, Query, Ranking};
-use crate::search::rank::HIT_TYPES;
+use crate::search::rank::{ProximityPlan, HIT_TYPES};
 use crate::search::{LengthsView, Searcher};
 
 /// Whether [`one_word`] evaluates `query`: one word, scored, with a
@@ -473,10 +473,7 @@ pub(super) fn plain(
     // Per set of words present (bit `i`: slot `i`), whether the document
     // satisfies the query: for a tree of words only, what `possible` says
     // of the set is what evaluating the tree on it gives.
-    let mut complete_of = [false; 1 << MAX_PLAIN];
-    for (mask, c) in complete_of.iter_mut().enumerate().take(1 << n) {
-        *c = possible(need, &|i: usize| i < n && mask >> i & 1 == 1);
-    }
+    let complete_of = possible_sets(need, n);
     // The scorer's word list, in the order of `scored`: only the counts
     // change from document to document.
     let mut wd: Vec<WordInDoc<'_>> = scored
@@ -663,7 +660,10 @@ pub(super) fn plain(
                 if bounded.is_none() {
                     for (k, &i) in scored.iter().enumerate() {
                         wd[k].counts = match &mut cursors[i] {
-                            Some(c) if has(i) => type_counts(&c.classes()?),
+                            Some(c) if has(i) => {
+                                classes[k] = c.classes()?;
+                                type_counts(&classes[k])
+                            }
                             _ => [0; HIT_TYPES],
                         };
                     }
@@ -702,28 +702,44 @@ pub(super) fn plain(
                     }
                 }
                 let (ir, score) = if let (true, Some(text)) = (placed, &text) {
-                    // The proximity match: the words' hit lists, read.
-                    // Each read as the match reads it (no
+                    // The proximity match: the present words' hit lists
+                    // (those with hits: the match's words), read. Of each
+                    // only the fields the match reads, as the counts tell
+                    // ([`ProximityPlan`]), and as the match reads them (no
                     // capitalization), with how many of its hits lead it
                     // in (field, position) order: only the rest is checked
                     // for order.
+                    let mut present = [0usize; MAX_PLAIN];
+                    let mut m = 0;
                     for (k, &i) in scored.iter().enumerate() {
-                        let h = &mut hit_bufs[k];
-                        h.clear();
-                        led[k] = 0;
-                        if has(i) {
-                            if let Some(c) = &mut cursors[i] {
-                                led[k] = c.placed_hits(h)?;
-                            }
+                        if has(i) && classes[k].iter().any(|&x| x > 0) {
+                            present[m] = k;
+                            m += 1;
                         }
-                        hits_read += h.len() as u64;
+                    }
+                    let mut counts = [[0; postings::CLASSES]; MAX_PLAIN];
+                    for (c, &k) in counts.iter_mut().zip(&present[..m]) {
+                        *c = classes[k];
+                    }
+                    let plan = ProximityPlan::of(&counts[..m]);
+                    for (j, &k) in present[..m].iter().enumerate() {
+                        let h = &mut hit_bufs[j];
+                        h.clear();
+                        led[j] = match &mut cursors[scored[k]] {
+                            Some(c) => c.placed_hits(plan.read, h)?,
+                            None => 0,
+                        };
+                        // The work counts the whole list, as the generic
+                        // loop reads it.
+                        hits_read += counts[j].iter().map(|&x| u64::from(x)).sum::<u64>();
                     }
                     placed_docs += 1;
                     scorer.score_placed(
                         &wd,
-                        hit_bufs[..n].iter().map(Vec::as_slice).zip(led),
+                        hit_bufs[..m].iter().map(Vec::as_slice).zip(led),
                         text,
                         pr_factor,
+                        Some(&plan),
                     )
                 } else if let Some((score, _)) = bounded {
                     (score, score)
