@@ -957,10 +957,12 @@ impl ProximityPlan {
                 .iter()
                 .map(|c| c.iter().map(|&x| x as usize).sum::<usize>()),
         );
-        let has = |c: &HitClasses| {
+        // The classes of the fields in which a word of these counts has
+        // hits.
+        let fields = |c: &HitClasses| {
             c.iter()
-                .enumerate()
-                .fold(0u8, |m, (k, &x)| m | u8::from(x > 0) << k)
+                .zip(CLASS_FIELDS)
+                .fold(0u8, |m, (&x, f)| if x > 0 { m | f } else { m })
         };
         let mut plan = ProximityPlan {
             pivot,
@@ -970,17 +972,11 @@ impl ProximityPlan {
         let Some(own) = classes.get(pivot) else {
             return plan;
         };
-        let pivot_has = has(own);
-        for &fields in &CLASS_FIELDS {
-            if pivot_has & fields != 0
-                && classes
-                    .iter()
-                    .enumerate()
-                    .all(|(k, c)| k == pivot || has(c) & fields != 0)
-            {
-                plan.read |= fields;
-            }
-        }
+        plan.read = classes
+            .iter()
+            .enumerate()
+            .filter(|&(k, _)| k != pivot)
+            .fold(fields(own), |read, (_, c)| read & fields(c));
         for ((c, &n), t) in own.iter().enumerate().zip(CLASS_TYPES) {
             if plan.read >> c & 1 == 0 {
                 let u = &mut plan.unmatched[t.index()];
