@@ -11,6 +11,7 @@
 pub mod container;
 pub mod error;
 pub mod mmap;
+pub mod par;
 pub mod progress;
 pub mod publish;
 pub mod resources;

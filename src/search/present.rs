@@ -38,7 +38,7 @@ use super::query::{HostClustering, Query};
 use super::{SearchResult, Searcher};
 use crate::error::Result;
 use crate::ingest::html::flag;
-use crate::resources::map_in_order;
+use crate::par::map_in_order;
 
 /// Words in a snippet.
 pub const SNIPPET_WORDS: usize = 32;

@@ -34,7 +34,7 @@ use serde_json::json;
 use super::record::{encode_block_key, Record};
 use crate::container::{BlockCodec, Container, ContainerWriter, EncodedBlock};
 use crate::error::{Error, Result};
-use crate::resources::map_in_order;
+use crate::par::map_in_order;
 
 /// File kind tag of sort runs.
 pub const KIND: &str = "sortrun";
