@@ -915,8 +915,9 @@ const CLASS_FIELDS: [u8; CLASSES] = {
 };
 
 /// Per postings class, the type of its hits ([`HitType::of`]: meta and
-/// reserved hits count as plain).
-const CLASS_TYPES: [HitType; CLASSES] = [
+/// reserved hits count as plain; also what a word's counts per class
+/// add up to per type in `retrieve`).
+pub(super) const CLASS_TYPES: [HitType; CLASSES] = [
     HitType::Small,
     HitType::Plain,
     HitType::Bold,

@@ -694,13 +694,9 @@ impl DocScorer<'_> {
 /// block's count columns), as [`HitType::of`] types each hit.
 fn type_counts(c: &HitClasses) -> [u32; HIT_TYPES] {
     let mut t = [0u32; HIT_TYPES];
-    t[HitType::Small.index()] = c[postings::SMALL];
-    t[HitType::Plain.index()] = c[postings::PLAIN] + c[postings::OTHER];
-    t[HitType::Bold.index()] = c[postings::BOLD];
-    t[HitType::Large.index()] = c[postings::LARGE];
-    t[HitType::Url.index()] = c[postings::URL];
-    t[HitType::Title.index()] = c[postings::TITLE];
-    t[HitType::Anchor.index()] = c[postings::ANCHOR];
+    for (&n, ty) in c.iter().zip(rank::CLASS_TYPES) {
+        t[ty.index()] += n;
+    }
     t
 }
 
