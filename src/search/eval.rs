@@ -393,6 +393,18 @@ fn matching(
     Ok((matches, Stop::End))
 }
 
+/// `term`'s hits in document `doc` (from its full barrel) into `out`, which
+/// is left empty when `doc` does not hold the term.
+pub fn hits_in(src: &dyn Sources, term: &Term, doc: u32, out: &mut Vec<Hit>) -> Result<()> {
+    out.clear();
+    let b = src.barrel(term.barrel)?;
+    let mut c = b.doclist(term.id, term.info.full, term.info.docs)?;
+    if c.seek(doc)? == Some(doc) {
+        c.hits(out)?;
+    }
+    Ok(())
+}
+
 /// The hit lists of `terms` in document `doc` (from the full barrels), or
 /// `None` if some term is not in it.
 pub fn hits_of(src: &dyn Sources, terms: &[Term], doc: u32) -> Result<Option<Vec<Vec<Hit>>>> {

@@ -24,8 +24,9 @@
 //!   the query words are returned as byte ranges ([`Snippet::marks`]), not
 //!   markup, so a terminal and a web page each render them their own way.
 //!   A page is read only to its [`SNIPPET_HORIZON`]th word when a window
-//!   there holds every query word (else to its [`SNIPPET_SECOND_HORIZON`]th
-//!   on the same terms, else whole), and the ten results' pages are read in
+//!   there holds every query word its text holds (the index's plain hits
+//!   say which; else to its [`SNIPPET_SECOND_HORIZON`]th on the same
+//!   terms, else whole), and the ten results' pages are read in
 //!   parallel: a page of megabytes (a source listing) would otherwise cost
 //!   more than the whole search.
 
@@ -182,8 +183,10 @@ pub fn result(s: &Searcher, terms: &[Term], q: &Query, g: Group) -> Result<Searc
         }
     }
     let snippet = if q.snippets {
+        let held = || words_in_text(s, terms, &q.words, g.lead.doc);
         s.store()
-            .with_extracted(docid, |e| stored_snippet(e, &q.words, s.stemmer()))?
+            .with_extracted(docid, |e| stored_snippet(e, &q.words, s.stemmer(), held))?
+            .transpose()?
             .flatten()
     } else {
         None
@@ -235,25 +238,67 @@ pub const SNIPPET_HORIZON: usize = 4096;
 /// whole at once.
 pub const SNIPPET_SECOND_HORIZON: usize = SNIPPET_HORIZON * 16;
 
+/// Per query word of `words`, whether document `doc`'s visible text holds
+/// it: whether the index has a plain hit of it there (`terms` are the
+/// query's; a word without a term is in no document).
+fn words_in_text(s: &Searcher, terms: &[Term], words: &[String], doc: u32) -> Result<Vec<bool>> {
+    let mut hits = Vec::new();
+    words
+        .iter()
+        .map(|w| {
+            let Some(t) = terms.iter().find(|t| t.word == *w) else {
+                return Ok(false);
+            };
+            super::eval::hits_in(s, t, doc, &mut hits)?;
+            Ok(hits.iter().any(|h| h.fancy_type().is_none()))
+        })
+        .collect()
+}
+
 /// The snippet of a stored page ([`page_snippet`]): from the page's first
-/// [`SNIPPET_HORIZON`] words when a window there holds every query word,
-/// else from its first [`SNIPPET_SECOND_HORIZON`] words when a window there
-/// does, else from the whole page. `None` when it is not HTML.
+/// [`SNIPPET_HORIZON`] words when a window there holds every query word the
+/// page's text holds, else from its first [`SNIPPET_SECOND_HORIZON`] words
+/// when a window there does, else from the whole page. `None` when it is
+/// not HTML.
+///
+/// Which query words the text holds is `held`'s answer (one flag a word,
+/// from the index's hits), asked only when the first horizon lacks some
+/// query word: a page found by its title, URL or anchors alone (a source
+/// listing by "source", which only its title says) would otherwise be read
+/// whole, megabytes, to look for a word its text does not have.
 pub fn stored_snippet(
     e: &mut crate::docstore::Extracting<'_>,
     words: &[String],
     stemmer: Option<&crate::index::stem::Stemmer>,
-) -> Option<Snippet> {
-    for horizon in [SNIPPET_HORIZON, SNIPPET_SECOND_HORIZON] {
-        let start = e.read(Some(horizon))?;
-        if !start.words_cut {
-            return snippet_in(start, words, stemmer, false);
-        }
-        if let Some(s) = snippet_in(start, words, stemmer, true) {
-            return Some(s);
+    held: impl FnOnce() -> Result<Vec<bool>>,
+) -> Result<Option<Snippet>> {
+    let all = vec![true; words.len()];
+    let Some(start) = e.read(Some(SNIPPET_HORIZON)) else {
+        return Ok(None);
+    };
+    if !start.words_cut {
+        return Ok(snippet_in(start, words, stemmer, None));
+    }
+    if let Some(s) = snippet_in(start, words, stemmer, Some(&all)) {
+        return Ok(Some(s));
+    }
+    let held = held()?;
+    if held != all {
+        if let Some(s) = snippet_in(start, words, stemmer, Some(&held)) {
+            return Ok(Some(s));
         }
     }
-    snippet_in(e.read(None)?, words, stemmer, false)
+    let Some(middle) = e.read(Some(SNIPPET_SECOND_HORIZON)) else {
+        return Ok(None);
+    };
+    if !middle.words_cut {
+        return Ok(snippet_in(middle, words, stemmer, None));
+    }
+    if let Some(s) = snippet_in(middle, words, stemmer, Some(&held)) {
+        return Ok(Some(s));
+    }
+    Ok(e.read(None)
+        .and_then(|p| snippet_in(p, words, stemmer, None)))
 }
 
 /// The snippet of an extracted page for the query `words`: the window of
@@ -268,29 +313,34 @@ pub fn page_snippet(
     words: &[String],
     stemmer: Option<&crate::index::stem::Stemmer>,
 ) -> Snippet {
-    snippet_in(page, words, stemmer, false).unwrap_or_else(|| Snippet {
+    snippet_in(page, words, stemmer, None).unwrap_or_else(|| Snippet {
         text: String::new(),
         marks: Vec::new(),
     })
 }
 
-/// [`page_snippet`]; with `need_all`, `None` unless the window holds every
-/// query word that counts (see [`marked_words`]).
+/// [`page_snippet`]; with `need`, `None` unless the window holds every
+/// query word that counts (see [`marked_words`]) and is needed (the flag
+/// of its place in `words`).
 fn snippet_in(
     page: &crate::ingest::html::Page,
     words: &[String],
     stemmer: Option<&crate::index::stem::Stemmer>,
-    need_all: bool,
+    need: Option<&[bool]>,
 ) -> Option<Snippet> {
     let page_words: Vec<&str> = page.words().collect();
     let which = query_words_in(&page_words, words, stemmer);
     let (best, len, covered) = best_window(&which, words);
     let marked = marked_words(words);
-    if need_all {
-        let mut all = marked.clone();
-        all.sort_unstable();
-        all.dedup();
-        if covered < all.len() {
+    if let Some(need) = need {
+        let mut needed: Vec<&str> = marked
+            .iter()
+            .copied()
+            .filter(|m| words.iter().zip(need).any(|(w, &n)| n && w == m))
+            .collect();
+        needed.sort_unstable();
+        needed.dedup();
+        if covered < needed.len() {
             return None;
         }
     }
@@ -570,14 +620,19 @@ mod tests {
         let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
         let mut x = crate::ingest::html::Extractor::new();
         x.set_keep_text(true);
+        x.set_max_words(None);
+        let page = x.extract(html.as_bytes(), None).unwrap().clone();
+        let whole = page_snippet(&page, &words, None);
+        // What the index says: whether the page's words hold the word.
+        let held: Vec<bool> = words.iter().map(|w| page.words().any(|p| p == w)).collect();
         let stored = stored_snippet(
             &mut crate::docstore::Extracting::new(&mut x, html.as_bytes(), None),
             &words,
             None,
+            || Ok(held),
         )
+        .unwrap()
         .expect("html");
-        x.set_max_words(None);
-        let whole = page_snippet(x.extract(html.as_bytes(), None).unwrap(), &words, None);
         (stored, whole)
     }
 
@@ -654,9 +709,43 @@ mod tests {
             whole.text
         );
         // A word only past it: the whole page's snippet.
-        for q in [&["delta"][..], &["alpha", "delta"], &["gamma", "epsilon"]] {
+        for q in [&["delta"][..], &["alpha", "delta"]] {
             let (s, whole) = snippet_of(&html, q);
             assert_eq!(s, whole, "{q:?}");
+        }
+        // A word the page does not have is not looked for: the window
+        // before the second horizon with the others.
+        let (s, whole) = snippet_of(&html, &["gamma", "epsilon"]);
+        assert!(s.text.contains(&format!("w{}", mid + 1)), "{}", s.text);
+        assert!(
+            whole.text.contains(&format!("w{}", late - 1)),
+            "{}",
+            whole.text
+        );
+    }
+
+    #[test]
+    fn a_word_the_text_lacks_is_not_looked_for_past_the_first_horizon() {
+        let n = SNIPPET_HORIZON * 3;
+        let late = SNIPPET_HORIZON * 2;
+        let html = long_page(n, &[(100, "alpha"), (late, "alpha"), (late + 2, "alpha")]);
+        // "source" is not in the text (a source listing's title says it):
+        // the first horizon's window with the other words, though a later
+        // one holds more of them.
+        let (s, whole) = snippet_of(&html, &["source", "alpha"]);
+        assert!(s.text.ends_with("w99 alpha …"), "{}", s.text);
+        assert!(s.text.ends_with(" …"), "{}", s.text);
+        assert!(
+            whole.text.contains(&format!("w{}", late + 1)),
+            "{}",
+            whole.text
+        );
+        // None of the query words: the page's beginning, as reading it
+        // whole gives.
+        for q in [&["source"][..], &["source", "code"]] {
+            let (s, whole) = snippet_of(&html, q);
+            assert_eq!(s, whole, "{q:?}");
+            assert!(s.text.starts_with("w0 w1"), "{}", s.text);
         }
     }
 

@@ -2315,11 +2315,7 @@ pub fn explain(
         let mut df = 0;
         if let Some(t) = &sl.term {
             df = t.df;
-            let b = s.barrel(t.barrel)?;
-            let mut c = b.doclist(t.id, t.info.full, t.info.docs)?;
-            if c.seek(m.doc)? == Some(m.doc) {
-                c.hits(&mut h)?;
-            }
+            super::eval::hits_in(s, t, m.doc, &mut h)?;
         }
         lists.push((sl.word.as_str(), df, h));
     }
