@@ -984,6 +984,15 @@ pub struct DoclistCursor<'a> {
     shallow: Option<((usize, usize), BlockInfo)>,
 }
 
+/// Where a posting lies in its barrel: the postings block (barrel block,
+/// directory entry) and the document's index in it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PostingAt {
+    block: usize,
+    entry: usize,
+    i: usize,
+}
+
 /// A postings block as its directory entry tells it, undecoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BlockInfo {
@@ -1388,6 +1397,40 @@ impl<'a> DoclistCursor<'a> {
     /// ([`DecodedBlock::placed_hits`]).
     pub fn placed_hits(&mut self, classes: u8, out: &mut Vec<Hit>) -> Result<usize> {
         self.decode(|dec, view, i| dec.placed_hits(view, i, classes, out))
+    }
+
+    /// Where the current document's posting lies, for
+    /// [`Self::placed_hits_at`] to read its hits once the cursor has moved
+    /// on.
+    pub fn posting(&self) -> PostingAt {
+        PostingAt {
+            block: self.block,
+            entry: self.entry,
+            i: self.i,
+        }
+    }
+
+    /// [`Self::placed_hits`] of the posting at `at` (one this cursor stood
+    /// on, [`Self::posting`]): its postings block is loaded again unless it
+    /// is the current one (and counted as decoded). The cursor is left
+    /// there, so it is for a caller done moving it.
+    pub fn placed_hits_at(
+        &mut self,
+        at: PostingAt,
+        classes: u8,
+        out: &mut Vec<Hit>,
+    ) -> Result<usize> {
+        if self.view.is_none() || (at.block, at.entry) != (self.block, self.entry) {
+            self.load(at.block, at.entry)?;
+        }
+        if at.i >= self.dec.n {
+            return Err(self.corrupt(format!(
+                "posting {} asked of a block of {}",
+                at.i, self.dec.n
+            )));
+        }
+        self.i = at.i;
+        self.placed_hits(classes, out)
     }
 
     /// Runs `read` on the current block's decoder for the current document,
