@@ -420,6 +420,12 @@ struct Pending {
 /// since shut out (then again at twice what is left).
 const PENDING_COMPACT: usize = 4096;
 
+/// The most pending documents [`plain`] holds (~250 bytes each, ~4 MiB):
+/// past it, a query's memory would grow with its matches (a broad query
+/// over a web-scale collection, whose bar the lower bounds raise slowly),
+/// so a document to place is placed as it comes, as before pending lists.
+const PENDING_MAX: usize = 16_384;
+
 /// A pending document's place in the order [`plain`] places them: by
 /// completeness, then bound, then docID (the best first), with its index.
 struct ByBound(bool, f64, std::cmp::Reverse<u32>, usize);
@@ -556,7 +562,6 @@ pub(super) fn plain(
         })
         .collect();
     let mut hit_bufs: [Vec<Hit>; MAX_PLAIN] = Default::default();
-    let mut led = [0usize; MAX_PLAIN];
     let mut classes: [HitClasses; MAX_PLAIN] = [[0; postings::CLASSES]; MAX_PLAIN];
     // Per word: its cursor's decoded postings when its block's count
     // columns were last decoded.
@@ -787,8 +792,28 @@ pub(super) fn plain(
                         p.words += 1;
                     }
                 }
-                pending.push(p);
-                text.total(&query.bm25, 0.0, pr_factor.1)
+                let without_bonus = text.total(&query.bm25, 0.0, pr_factor.1);
+                if pending.len() < PENDING_MAX {
+                    pending.push(p);
+                    without_bonus
+                } else if bar(&known_best, keep).is_none_or(|w| may_pass(&w, complete, upper)) {
+                    // Pending documents at their most: placed now, its
+                    // cursors standing on its postings.
+                    let m = place(
+                        &p,
+                        scored,
+                        cursors,
+                        &mut hit_bufs,
+                        scorer,
+                        &wd,
+                        &mut hits_read,
+                    )?;
+                    placed_docs += 1;
+                    offer(&mut heap, keep, m, &mut out.work);
+                    m.score
+                } else {
+                    without_bonus
+                }
             } else {
                 // Without placing, the bound is the score: the text score
                 // with no proximity bonus.
@@ -864,37 +889,16 @@ pub(super) fn plain(
             if !passes(&heap, p) {
                 continue;
             }
-            // Of each word's hits only the fields the match reads, as the
-            // counts tell ([`ProximityPlan`]), and as the match reads them
-            // (no capitalization), with how many of its hits lead it in
-            // (field, position) order: only the rest is checked for order.
-            let plan = ProximityPlan::of(&p.classes[..p.words]);
-            for j in 0..p.words {
-                let h = &mut hit_bufs[j];
-                h.clear();
-                led[j] = match &mut cursors[scored[p.word[j]]] {
-                    Some(c) => c.placed_hits_at(p.at[j], plan.read, h)?,
-                    None => 0,
-                };
-                // The work counts the whole list, as the generic loop
-                // reads it.
-                hits_read += p.classes[j].iter().map(|&x| u64::from(x)).sum::<u64>();
-            }
-            placed_docs += 1;
-            let (ir, score) = scorer.score_placed(
+            let m = place(
+                p,
+                scored,
+                cursors,
+                &mut hit_bufs,
+                scorer,
                 &wd,
-                hit_bufs[..p.words].iter().map(Vec::as_slice).zip(led),
-                &p.text,
-                p.pagerank,
-                Some(&plan),
-            );
-            let m = Match {
-                doc: p.doc,
-                ir,
-                pagerank: p.pagerank.0,
-                score,
-                complete: p.complete,
-            };
+                &mut hits_read,
+            )?;
+            placed_docs += 1;
             offer(&mut heap, keep, m, &mut out.work);
         }
     }
@@ -909,6 +913,49 @@ pub(super) fn plain(
         postings: postings_seen,
     };
     Ok((out, heap, seen))
+}
+
+/// `p` scored with its hits placed for the proximity match: of each
+/// word's hits only the fields the match reads, as the counts tell
+/// ([`ProximityPlan`]), and as the match reads them (no capitalization),
+/// with how many of its hits lead it in (field, position) order: only the
+/// rest is checked for order. A posting's block is loaded again unless its
+/// cursor stands in it. `hits_read` counts the whole lists, as the generic
+/// loop reads them.
+fn place(
+    p: &Pending,
+    scored: &[usize],
+    cursors: &mut [Option<DoclistCursor<'_>>],
+    hit_bufs: &mut [Vec<Hit>; MAX_PLAIN],
+    scorer: &mut DocScorer<'_>,
+    wd: &[WordInDoc<'_>],
+    hits_read: &mut u64,
+) -> Result<Match> {
+    let plan = ProximityPlan::of(&p.classes[..p.words]);
+    let mut led = [0usize; MAX_PLAIN];
+    for j in 0..p.words {
+        let h = &mut hit_bufs[j];
+        h.clear();
+        led[j] = match &mut cursors[scored[p.word[j]]] {
+            Some(c) => c.placed_hits_at(p.at[j], plan.read, h)?,
+            None => 0,
+        };
+        *hits_read += p.classes[j].iter().map(|&x| u64::from(x)).sum::<u64>();
+    }
+    let (ir, score) = scorer.score_placed(
+        wd,
+        hit_bufs[..p.words].iter().map(Vec::as_slice).zip(led),
+        &p.text,
+        p.pagerank,
+        Some(&plan),
+    );
+    Ok(Match {
+        doc: p.doc,
+        ir,
+        pagerank: p.pagerank.0,
+        score,
+        complete: p.complete,
+    })
 }
 
 #[cfg(test)]
