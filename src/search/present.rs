@@ -103,7 +103,7 @@ pub fn group(s: &Searcher, mut matches: Vec<Match>, q: &Query, want: usize) -> R
         }
     };
     let by_host = !hosts.is_empty();
-    let mut groups: Vec<Group> = Vec::new();
+    let mut groups: Vec<Group> = Vec::with_capacity(matches.len());
     let mut by_cluster: HashMap<u32, usize> = HashMap::new();
     let mut host_group: HashMap<u64, usize> = HashMap::new();
     for (i, m) in matches.into_iter().enumerate() {
