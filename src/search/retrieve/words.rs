@@ -38,7 +38,7 @@ use crate::search::bm25::{self, CollectionStats, WordInDoc, N_FIELDS};
 use crate::search::eval::{Match, Work};
 use crate::search::query::{Matching, Node, Query, Ranking};
 use crate::search::rank::{ProximityPlan, HIT_TYPES};
-use crate::search::{LengthsView, Searcher};
+use crate::search::{LengthsView, RankBounds, Searcher};
 
 /// Whether [`one_word`] evaluates `query`: one word, scored, with a
 /// doclist, its ranking bounded, nothing else asked (no phrase, exclusion
@@ -136,6 +136,11 @@ pub(super) fn one_word(
         let walk = &docs[..docs.len().min(postings::BLOCK_DOCS)];
         let mut j = i0;
         let mut stop = false;
+        // The PageRank factor of the candidate's chunk of docIDs
+        // (`Bounds::chunk_factor`, the first bound's), read again only
+        // once a candidate is past the chunk (`chunk_end`): the walk's
+        // docIDs increase, and it was a table lookup per candidate.
+        let (mut chunk_end, mut around) = (0u64, 0.0);
         while j < walk.len() {
             let doc = walk[j];
             if u64::from(doc) >= until {
@@ -152,10 +157,15 @@ pub(super) fn one_word(
             // Every candidate holds the word: a complete match (the totals
             // are `evaluated`, set at the end).
             evaluated += 1;
+            if u64::from(doc) >= chunk_end {
+                let chunk = RankBounds::CHUNK as u64;
+                chunk_end = (u64::from(doc) / chunk + 1) * chunk;
+                around = b.chunk_factor(doc);
+            }
             // Most candidates fail the first bound: the cheap test of
             // those it can decide, straight from the count columns.
             if let Some(cheap) = &cheap {
-                if cheap.fails(counts, j, doc, b.chunk_factor(doc)) {
+                if cheap.fails(counts, j, doc, around) {
                     j += 1;
                     continue;
                 }
@@ -173,7 +183,6 @@ pub(super) fn one_word(
                     postings::plain_fancy(&classes).map_err(|d| c.corrupt(d))?;
                 }
                 let sum = b.of_classes(0, &classes, lens.as_ref());
-                let around = b.chunk_factor(doc);
                 if !may_pass(worst, true, sum * around) {
                     j += 1;
                     continue;
