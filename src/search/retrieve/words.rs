@@ -570,7 +570,7 @@ pub(super) fn plain(
             counts: [0; HIT_TYPES],
         })
         .collect();
-    let mut hit_bufs: [Vec<Hit>; MAX_PLAIN] = Default::default();
+    let mut placer = Placer::default();
     let mut classes: [HitClasses; MAX_PLAIN] = [[0; postings::CLASSES]; MAX_PLAIN];
     // Per word: its cursor's decoded postings when its block's count
     // columns were last decoded.
@@ -579,7 +579,7 @@ pub(super) fn plain(
     let mut bar_moved = true;
     let mut block_max = BlockMax::new(b, need, scored, scored, must_complete_always, n);
     let (mut evaluated, mut scored_docs) = (0u64, 0usize);
-    let (mut postings_seen, mut placed_docs, mut hits_read) = (0u64, 0u64, 0u64);
+    let mut postings_seen = 0u64;
     // The documents whose hits are to be placed, and the best `keep` of
     // what is known of each document scored: its score, or for a pending
     // one its score without the proximity bonus (at most its score). The
@@ -808,16 +808,7 @@ pub(super) fn plain(
                 } else if bar(&known_best, keep).is_none_or(|w| may_pass(&w, complete, upper)) {
                     // Pending documents at their most: placed now, its
                     // cursors standing on its postings.
-                    let m = place(
-                        &p,
-                        scored,
-                        cursors,
-                        &mut hit_bufs,
-                        scorer,
-                        &wd,
-                        &mut hits_read,
-                    )?;
-                    placed_docs += 1;
+                    let m = placer.place(&p, scored, cursors, scorer, &wd)?;
                     offer(&mut heap, keep, m, &mut out.work);
                     m.score
                 } else {
@@ -898,22 +889,13 @@ pub(super) fn plain(
             if !passes(&heap, p) {
                 continue;
             }
-            let m = place(
-                p,
-                scored,
-                cursors,
-                &mut hit_bufs,
-                scorer,
-                &wd,
-                &mut hits_read,
-            )?;
-            placed_docs += 1;
+            let m = placer.place(p, scored, cursors, scorer, &wd)?;
             offer(&mut heap, keep, m, &mut out.work);
         }
     }
     out.work.candidates = evaluated;
-    out.work.placed += placed_docs;
-    out.work.hits += hits_read;
+    out.work.placed += placer.placed;
+    out.work.hits += placer.hits;
     let seen = Seen {
         matches: out.total,
         complete: out.complete,
@@ -924,47 +906,58 @@ pub(super) fn plain(
     Ok((out, heap, seen))
 }
 
-/// `p` scored with its hits placed for the proximity match: of each
-/// word's hits only the fields the match reads, as the counts tell
-/// ([`ProximityPlan`]), and as the match reads them (no capitalization),
-/// with how many of its hits lead it in (field, position) order: only the
-/// rest is checked for order. A posting's block is loaded again unless its
-/// cursor stands in it. `hits_read` counts the whole lists, as the generic
-/// loop reads them.
-fn place(
-    p: &Pending,
-    scored: &[usize],
-    cursors: &mut [Option<DoclistCursor<'_>>],
-    hit_bufs: &mut [Vec<Hit>; MAX_PLAIN],
-    scorer: &mut DocScorer<'_>,
-    wd: &[WordInDoc<'_>],
-    hits_read: &mut u64,
-) -> Result<Match> {
-    let plan = ProximityPlan::of(&p.classes[..p.words]);
-    let mut led = [0usize; MAX_PLAIN];
-    for j in 0..p.words {
-        let h = &mut hit_bufs[j];
-        h.clear();
-        led[j] = match &mut cursors[scored[p.word[j]]] {
-            Some(c) => c.placed_hits_at(p.at[j], plan.read, h)?,
-            None => 0,
-        };
-        *hits_read += p.classes[j].iter().map(|&x| u64::from(x)).sum::<u64>();
+/// What [`plain`] places documents' hits with: the hit lists' buffers,
+/// and the documents placed and hits read, for the work counters.
+#[derive(Default)]
+struct Placer {
+    bufs: [Vec<Hit>; MAX_PLAIN],
+    placed: u64,
+    /// The whole lists' hits, as the generic loop reads them.
+    hits: u64,
+}
+
+impl Placer {
+    /// `p` scored with its hits placed for the proximity match: of each
+    /// word's hits only the fields the match reads, as the counts tell
+    /// ([`ProximityPlan`]), and as the match reads them (no
+    /// capitalization), with how many of its hits lead it in (field,
+    /// position) order: only the rest is checked for order. A posting's
+    /// block is loaded again unless its cursor stands in it.
+    fn place(
+        &mut self,
+        p: &Pending,
+        scored: &[usize],
+        cursors: &mut [Option<DoclistCursor<'_>>],
+        scorer: &mut DocScorer<'_>,
+        wd: &[WordInDoc<'_>],
+    ) -> Result<Match> {
+        let plan = ProximityPlan::of(&p.classes[..p.words]);
+        let mut led = [0usize; MAX_PLAIN];
+        for j in 0..p.words {
+            let h = &mut self.bufs[j];
+            h.clear();
+            led[j] = match &mut cursors[scored[p.word[j]]] {
+                Some(c) => c.placed_hits_at(p.at[j], plan.read, h)?,
+                None => 0,
+            };
+            self.hits += p.classes[j].iter().map(|&x| u64::from(x)).sum::<u64>();
+        }
+        self.placed += 1;
+        let (ir, score) = scorer.score_placed(
+            wd,
+            self.bufs[..p.words].iter().map(Vec::as_slice).zip(led),
+            &p.text,
+            p.pagerank,
+            Some(&plan),
+        );
+        Ok(Match {
+            doc: p.doc,
+            ir,
+            pagerank: p.pagerank.0,
+            score,
+            complete: p.complete,
+        })
     }
-    let (ir, score) = scorer.score_placed(
-        wd,
-        hit_bufs[..p.words].iter().map(Vec::as_slice).zip(led),
-        &p.text,
-        p.pagerank,
-        Some(&plan),
-    );
-    Ok(Match {
-        doc: p.doc,
-        ir,
-        pagerank: p.pagerank.0,
-        score,
-        complete: p.complete,
-    })
 }
 
 #[cfg(test)]
