@@ -524,11 +524,14 @@ pub(super) fn applies_plain(
 /// the bound and must be placed is only noted ([`Pending`], with where its
 /// postings lie) and counts towards the bar by its score without the
 /// proximity bonus, which its score is at least; once the doclists are
-/// walked, the pending documents are placed from the best bound down
-/// until the next cannot enter. On rust-doc's 2–3-word AND queries the
-/// bound order alone placed 53% fewer documents (14,601 of 31,179; the
-/// final bar known from the start, 14,416), and the queries' instructions
-/// fell 7% (AND) and 11% (OR), on vtk9-doc's 7% each. The top k and
+/// walked, the pending documents are placed in two batches, each in
+/// docID order (documents of one postings block share its reload): the
+/// `keep` best bounds, which fill the heap, then every other that still
+/// passes the bar. (Placing strictly in bound order placed 53% fewer
+/// documents on rust-doc's 2–3-word AND queries, 14,601 of 31,179, but
+/// reloaded a block for most of them.) The queries' instructions fell 7%
+/// (AND) and 11% (OR), on vtk9-doc's 7% each. At most [`PENDING_MAX`]
+/// documents wait; past that one is placed as it comes. The top k and
 /// their score bits are the generic loop's (the same scores of every
 /// document that can enter); the work counters and, where documents
 /// were skipped, the estimated totals are not (`tests/query.rs` compares
