@@ -160,7 +160,10 @@ fn real_warcs_with_broken_ones_exports_and_stats() {
 
 fn site_inputs(dir: &Path) -> Vec<String> {
     let site = dir.join("site");
-    write_site(&site, 4000, 11);
+    // 6,000 pages (~3.8 MB) are several times the 1M budget of
+    // `outputs_do_not_depend_on_threads` on their own, without the real
+    // WARC files.
+    write_site(&site, 6000, 11);
     let mut inputs = vec![format!("http://site.example/={}", site.display())];
     if let Some(w) = warc_files() {
         inputs.extend(w.into_iter().filter(|p| p.ends_with("iana.warc.gz")));
