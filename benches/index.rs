@@ -53,6 +53,10 @@
 //!   block_max_ranked_and for AND, each query timed around PISA's C++ call;
 //!   prints p50/p99 per class and the ratios to ours and tantivy's.
 //!
+//! `WEBMILL_BENCH_QUERIES=DIR` writes each class's queries to
+//! `DIR/SITE-CLASS.tsv` for `webmill search --queries` (to profile the
+//! queries the bench times).
+//!
 //! `WEBMILL_BENCH_KEEP=DIR` keeps the ranked job, the token file and
 //! tantivy's index in `DIR/SITE` for the next run, which then indexes a
 //! fresh copy of the job; with `RUNS=0` it times the queries only.
@@ -618,15 +622,11 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
     let view = JobView::open(&job_dir).unwrap();
     let searcher = Searcher::open(&view).unwrap();
     let tsearch = tv::searcher(&b);
+    if let Some(dir) = std::env::var_os("WEBMILL_BENCH_QUERIES") {
+        write_query_files(Path::new(&dir), site, &qs);
+    }
     let query_of = |q: &Sampled, and: bool| {
-        let text = if q.phrase {
-            format!("\"{}\"", q.words.join(" "))
-        } else if and {
-            q.words.join(" ")
-        } else {
-            q.words.join(" OR ")
-        };
-        let mut query = Query::parse(&text).ranking_only();
+        let mut query = Query::parse(&query_text(q, and)).ranking_only();
         query.matching = if and { Matching::All } else { Matching::Any };
         query
     };
@@ -672,6 +672,42 @@ fn bench_site(site: &str, html: &Path, runs: usize, mems: &[u64], queries: usize
         figures.push((name, o50, o99, t50, t99));
     }
     pisa_side(&root, &tokens, &qs, &figures);
+}
+
+/// A sampled query as its text: a phrase quoted, words as they are
+/// (`and`) or joined by `OR`.
+fn query_text(q: &Sampled, and: bool) -> String {
+    if q.phrase {
+        format!("\"{}\"", q.words.join(" "))
+    } else if and {
+        q.words.join(" ")
+    } else {
+        q.words.join(" OR ")
+    }
+}
+
+/// `WEBMILL_BENCH_QUERIES=DIR`: each class's queries as
+/// `DIR/SITE-CLASS.tsv` (`id<TAB>query`, what `webmill search --queries`
+/// reads; run the AND and phrase files with `--match all`), so that a
+/// profile of the command line (callgrind) sees the queries the bench
+/// times. Sampling the distinct words of a page instead, as a script
+/// might, gives mostly rare words with short hit lists: a query mix whose
+/// costs are not the bench's.
+fn write_query_files(dir: &Path, site: &str, qs: &[Sampled]) {
+    std::fs::create_dir_all(dir).expect("queries dir");
+    for (name, n, phrase, and) in CLASSES {
+        let slug = name.to_lowercase().replace(' ', "-");
+        let path = dir.join(format!("{site}-{slug}.tsv"));
+        let mut f = BufWriter::new(std::fs::File::create(&path).expect("queries file"));
+        let class = qs
+            .iter()
+            .filter(|q| q.words.len() == n && q.phrase == phrase);
+        for (i, q) in class.enumerate() {
+            writeln!(f, "{}\t{}", i + 1, query_text(q, and)).expect("queries file");
+        }
+        f.flush().expect("queries file");
+    }
+    println!("queries written to {}", dir.display());
 }
 
 /// What a class's queries cost in candidates (untimed, after the timed
