@@ -274,6 +274,9 @@ pub fn pagerank_factor_with(
 pub struct ProximityBound {
     /// Per type, its type-prox-weights sorted from the heaviest down.
     sorted: [[f64; PROX_BINS]; HIT_TYPES],
+    /// Per type, the sums of its first `k` sorted weights (index `k`),
+    /// each at `per_bin`: what `k` full bins add.
+    full: [[f64; PROX_BINS + 1]; HIT_TYPES],
     /// Per type, `max(knee, 1, cap)`.
     per_bin: [f64; HIT_TYPES],
     /// Per type, some weight of it is negative or NaN: no bound.
@@ -283,30 +286,31 @@ pub struct ProximityBound {
     last: [f64; HIT_TYPES],
 }
 
-/// Per [`HitType`] of a pivot's hit, the types (bit `1 << index`) of the
-/// other words' hits that can stand in its field: a title hit is matched
-/// only with title hits, a URL hit with URL hits, an anchor hit with anchor
-/// hits (of its own source, which counts do not tell), and a hit of the
-/// page text (large, bold, plain, small type) with page text hits. Meta
-/// hits count as plain and are matched with meta hits, which count as
-/// plain too, so the plain type's set covers them. A pivot hit whose field
-/// some other word has no hit of the set in lands in the last bin whatever
-/// the positions ([`Scorer::bin_of`]).
-const SHARES_FIELD: [u8; HIT_TYPES] = {
-    const TEXT: u8 = 1 << HitType::Large as u8
-        | 1 << HitType::Bold as u8
-        | 1 << HitType::Plain as u8
-        | 1 << HitType::Small as u8;
-    [
-        1 << HitType::Title as u8,
-        1 << HitType::Anchor as u8,
-        1 << HitType::Url as u8,
-        TEXT,
-        TEXT,
-        TEXT,
-        TEXT,
-    ]
-};
+/// The types of the page text's hits (bit `1 << index`), which share one
+/// field.
+const TEXT_TYPES: u8 = 1 << HitType::Large as u8
+    | 1 << HitType::Bold as u8
+    | 1 << HitType::Plain as u8
+    | 1 << HitType::Small as u8;
+
+/// The types (bit `1 << index`) of a pivot's hits that a word with hits
+/// of the types `has` (bit `1 << index`) can share a field with: a title
+/// hit is matched only with title hits, a URL hit with URL hits, an anchor
+/// hit with anchor hits (of its own source, which counts do not tell),
+/// and a hit of the page text (large, bold, plain, small type) with page
+/// text hits. Meta hits count as plain and are matched with meta hits,
+/// which count as plain too, so the page text's set covers them. A pivot
+/// hit whose field some other word cannot share lands in the last bin
+/// whatever the positions ([`Scorer::bin_of`]).
+#[inline]
+fn reach(has: u8) -> u8 {
+    let fancy = has & !TEXT_TYPES;
+    if has & TEXT_TYPES != 0 {
+        fancy | TEXT_TYPES
+    } else {
+        fancy
+    }
+}
 
 impl ProximityBound {
     /// The bound's per-query part for weights `w`.
@@ -325,8 +329,15 @@ impl ProximityBound {
         for (l, row) in last.iter_mut().zip(&w.type_prox_weight) {
             *l = row[PROX_BINS - 1];
         }
+        let mut full = [[0.0; PROX_BINS + 1]; HIT_TYPES];
+        for ((f, row), &p) in full.iter_mut().zip(&sorted).zip(&per_bin) {
+            for (k, &x) in row.iter().enumerate() {
+                f[k + 1] = f[k] + x * p;
+            }
+        }
         ProximityBound {
             sorted,
+            full,
             per_bin,
             unbounded,
             last,
@@ -342,7 +353,7 @@ impl ProximityBound {
     /// never above the cap), so the most its hits can add is their count
     /// spread over the bins from the heaviest down, at most that much per
     /// bin. Hits of a type whose field some other present word has no hit
-    /// in (`SHARES_FIELD`) all land in the last bin: thousands of
+    /// in ([`reach`]) all land in the last bin: thousands of
     /// rust-doc's redirect pages hold "redirection" in the title alone,
     /// and bounding its title hit at the phrase bin (24 · 16) let every one
     /// of them through to have its hits read ("to redirection": 9,579 of
@@ -350,40 +361,37 @@ impl ProximityBound {
     pub fn of<'c, I>(&self, counts: I) -> f64
     where
         I: IntoIterator<Item = &'c [u32; HIT_TYPES]>,
-        I::IntoIter: Clone,
     {
-        let counts = counts.into_iter();
-        let total = |c: &[u32; HIT_TYPES]| c.iter().map(|&x| u64::from(x)).sum::<u64>();
-        let mut pivot: Option<(usize, u64, &[u32; HIT_TYPES])> = None;
+        // One pass: the pivot, and what the other present words reach.
+        // A word's reach is kept until the next word shows whether it is
+        // the pivot; `reached` is what every present word but the pivot
+        // reaches (bit per type of the pivot's hits).
+        let mut pivot: Option<(u64, &[u32; HIT_TYPES], u8)> = None;
+        let mut reached = u8::MAX;
         let mut present = 0;
-        for (i, c) in counts.clone().enumerate() {
-            let n = total(c);
+        for c in counts {
+            let (mut n, mut has) = (0u64, 0u8);
+            for (t, &x) in c.iter().enumerate() {
+                n += u64::from(x);
+                has |= u8::from(x > 0) << t;
+            }
             if n == 0 {
                 continue;
             }
             present += 1;
-            if pivot.is_none_or(|(_, m, _)| n < m) {
-                pivot = Some((i, n, c));
+            let r = reach(has);
+            match pivot {
+                Some((m, _, _)) if n >= m => reached &= r,
+                Some((_, _, pr)) => {
+                    reached &= pr;
+                    pivot = Some((n, c, r));
+                }
+                None => pivot = Some((n, c, r)),
             }
         }
-        let Some((p, _, pivot)) = pivot.filter(|_| present > 1) else {
+        let Some((_, pivot, _)) = pivot.filter(|_| present > 1) else {
             return 0.0;
         };
-        // Per type, whether every other present word has hits that can
-        // share its field.
-        let mut shared = [true; HIT_TYPES];
-        for (i, c) in counts.clone().enumerate() {
-            let mut has = 0u8;
-            for (t, &x) in c.iter().enumerate() {
-                has |= u8::from(x > 0) << t;
-            }
-            if i == p || has == 0 {
-                continue;
-            }
-            for (s, &set) in shared.iter_mut().zip(&SHARES_FIELD) {
-                *s &= has & set != 0;
-            }
-        }
         let mut b = 0.0;
         for t in HitType::ALL {
             let n = pivot[t.index()];
@@ -394,18 +402,22 @@ impl ProximityBound {
                 return f64::INFINITY;
             }
             let per_bin = self.per_bin[t.index()];
-            if !shared[t.index()] {
+            let n = f64::from(n);
+            if reached >> t.index() & 1 == 0 {
                 // All of them in the last bin: one count-weight.
-                b += self.last[t.index()] * f64::from(n).min(per_bin);
+                b += self.last[t.index()] * n.min(per_bin);
                 continue;
             }
-            let mut left = f64::from(n);
-            for &x in &self.sorted[t.index()] {
-                if left <= 0.0 {
-                    break;
-                }
-                b += x * left.min(per_bin);
-                left -= per_bin;
+            // The count spread over the bins from the heaviest down, at
+            // most `per_bin` a bin: `k` full bins, then what is left in
+            // the next. The rounded quotient is never below the exact
+            // one, so `k` is at least the full bins' count; one over (an
+            // exact quotient just below a whole number) leaves nothing
+            // over and adds a whole bin more: still at least the spread.
+            let k = ((n / per_bin).floor() as usize).min(PROX_BINS);
+            b += self.full[t.index()][k];
+            if let Some(&x) = self.sorted[t.index()].get(k) {
+                b += x * (n - k as f64 * per_bin).clamp(0.0, per_bin);
             }
         }
         b * (1.0 + 1e-9) + 1e-9
