@@ -273,32 +273,30 @@ pub fn stored_snippet(
     held: impl FnOnce() -> Result<Vec<bool>>,
 ) -> Result<Option<Snippet>> {
     let all = vec![true; words.len()];
-    let Some(start) = e.read(Some(SNIPPET_HORIZON)) else {
-        return Ok(None);
-    };
-    if !start.words_cut {
-        return Ok(snippet_in(start, words, stemmer, None));
-    }
-    if let Some(s) = snippet_in(start, words, stemmer, Some(&all)) {
-        return Ok(Some(s));
-    }
-    let held = held()?;
-    if held != all {
-        if let Some(s) = snippet_in(start, words, stemmer, Some(&held)) {
-            return Ok(Some(s));
+    let mut ask = Some(held);
+    // What a window must hold past the first horizon: every query word
+    // the text holds (`None` until the first horizon lacked one).
+    let mut needed: Option<Vec<bool>> = None;
+    for horizon in [Some(SNIPPET_HORIZON), Some(SNIPPET_SECOND_HORIZON), None] {
+        let Some(page) = e.read(horizon) else {
+            return Ok(None);
+        };
+        let w = Window::of(page, words, stemmer);
+        if horizon.is_none() || !page.words_cut {
+            return Ok(Some(w.render(page, words)));
+        }
+        if needed.is_none() {
+            if w.covers(words, &all) {
+                return Ok(Some(w.render(page, words)));
+            }
+            let held = ask.take().map_or_else(|| Ok(all.clone()), |f| f())?;
+            needed = Some(held);
+        }
+        if needed.as_deref().is_some_and(|n| w.covers(words, n)) {
+            return Ok(Some(w.render(page, words)));
         }
     }
-    let Some(middle) = e.read(Some(SNIPPET_SECOND_HORIZON)) else {
-        return Ok(None);
-    };
-    if !middle.words_cut {
-        return Ok(snippet_in(middle, words, stemmer, None));
-    }
-    if let Some(s) = snippet_in(middle, words, stemmer, Some(&held)) {
-        return Ok(Some(s));
-    }
-    Ok(e.read(None)
-        .and_then(|p| snippet_in(p, words, stemmer, None)))
+    Ok(None)
 }
 
 /// The snippet of an extracted page for the query `words`: the window of
@@ -313,76 +311,105 @@ pub fn page_snippet(
     words: &[String],
     stemmer: Option<&crate::index::stem::Stemmer>,
 ) -> Snippet {
-    snippet_in(page, words, stemmer, None).unwrap_or_else(|| Snippet {
-        text: String::new(),
-        marks: Vec::new(),
-    })
+    Window::of(page, words, stemmer).render(page, words)
 }
 
-/// [`page_snippet`]; with `need`, `None` unless the window holds every
-/// query word that counts (see [`marked_words`]) and is needed (the flag
-/// of its place in `words`).
-fn snippet_in(
-    page: &crate::ingest::html::Page,
-    words: &[String],
-    stemmer: Option<&crate::index::stem::Stemmer>,
-    need: Option<&[bool]>,
-) -> Option<Snippet> {
-    let page_words: Vec<&str> = page.words().collect();
-    let which = query_words_in(&page_words, words, stemmer);
-    let (best, len, covered) = best_window(&which, words);
-    let marked = marked_words(words);
-    if let Some(need) = need {
-        let mut needed: Vec<&str> = marked
+/// A page's best snippet window for a query, before it is shown: worked
+/// out once a page read, whatever query words it is then asked to hold
+/// ([`Self::covers`]).
+struct Window<'p, 'w> {
+    /// The page's words.
+    page_words: Vec<&'p str>,
+    /// Per page word, the query word it is ([`query_words_in`]).
+    which: Vec<Option<usize>>,
+    /// The window: its first word, its length, and how many distinct
+    /// marked query words it holds ([`best_window`]).
+    best: usize,
+    len: usize,
+    covered: usize,
+    /// The query words that are marked ([`marked_words`]).
+    marked: Vec<&'w str>,
+}
+
+impl<'p, 'w> Window<'p, 'w> {
+    /// The best window of `page` for the query `words`.
+    fn of(
+        page: &'p crate::ingest::html::Page,
+        words: &'w [String],
+        stemmer: Option<&crate::index::stem::Stemmer>,
+    ) -> Self {
+        let page_words: Vec<&str> = page.words().collect();
+        let which = query_words_in(&page_words, words, stemmer);
+        let (best, len, covered) = best_window(&which, words);
+        Window {
+            page_words,
+            which,
+            best,
+            len,
+            covered,
+            marked: marked_words(words),
+        }
+    }
+
+    /// Whether the window holds every marked query word that `need` flags
+    /// (one flag a place in `words`).
+    fn covers(&self, words: &[String], need: &[bool]) -> bool {
+        let mut needed: Vec<&str> = self
+            .marked
             .iter()
             .copied()
             .filter(|m| words.iter().zip(need).any(|(w, &n)| n && w == m))
             .collect();
         needed.sort_unstable();
         needed.dedup();
-        if covered < needed.len() {
-            return None;
-        }
+        self.covered >= needed.len()
     }
-    if !page.text.is_empty() {
-        if let Some(spans) = align(&page.text, &page_words[..best + len]) {
-            let spans = &spans[best..];
-            let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
-                return Some(Snippet {
-                    text: String::new(),
-                    marks: Vec::new(),
-                });
-            };
-            let mut text = String::new();
-            if best > 0 {
-                text.push_str("… ");
+
+    /// The window shown: in the page's own text (case, punctuation) when
+    /// the extractor kept it, else as the indexed words.
+    fn render(&self, page: &crate::ingest::html::Page, words: &[String]) -> Snippet {
+        let (best, len) = (self.best, self.len);
+        let (page_words, which) = (&self.page_words, &self.which);
+        if !page.text.is_empty() {
+            if let Some(spans) = align(&page.text, &page_words[..best + len]) {
+                let spans = &spans[best..];
+                let (Some(first), Some(last)) = (spans.first(), spans.last()) else {
+                    return Snippet {
+                        text: String::new(),
+                        marks: Vec::new(),
+                    };
+                };
+                let mut text = String::new();
+                if best > 0 {
+                    text.push_str("… ");
+                }
+                let base = text.len();
+                text.push_str(&page.text[first.0..last.1]);
+                let is_marked = marked_slots(words, &self.marked);
+                let marks = spans
+                    .iter()
+                    .zip(&which[best..best + len])
+                    .filter(|(_, q)| q.is_some_and(|q| is_marked[q]))
+                    .map(|(sp, _)| (base + sp.0 - first.0, base + sp.1 - first.0))
+                    .collect();
+                if best + len < page_words.len()
+                    || last.1 < page.text.trim_end().len()
+                    || page.words_cut
+                {
+                    text.push_str(" …");
+                }
+                return Snippet { text, marks };
             }
-            let base = text.len();
-            text.push_str(&page.text[first.0..last.1]);
-            let is_marked = marked_slots(words, &marked);
-            let marks = spans
-                .iter()
-                .zip(&which[best..best + len])
-                .filter(|(_, q)| q.is_some_and(|q| is_marked[q]))
-                .map(|(sp, _)| (base + sp.0 - first.0, base + sp.1 - first.0))
-                .collect();
-            if best + len < page_words.len()
-                || last.1 < page.text.trim_end().len()
-                || page.words_cut
-            {
-                text.push_str(" …");
-            }
-            return Some(Snippet { text, marks });
         }
+        render_words(
+            page_words,
+            which,
+            &page.flags,
+            &marked_slots(words, &self.marked),
+            (best, len),
+            page.words_cut,
+        )
     }
-    Some(render_words(
-        &page_words,
-        &which,
-        &page.flags,
-        &marked_slots(words, &marked),
-        (best, len),
-        page.words_cut,
-    ))
 }
 
 /// Per page word, the query word it is (its first place in `words`), by
