@@ -742,13 +742,36 @@ impl Searcher {
 pub struct RankBounds {
     chunks: usize,
     tree: Vec<f64>,
-    /// The last table of [`Self::chunk_factors`] and its key: queries
-    /// with the same PageRank weight share it.
-    factors: Mutex<Option<KeyedFactors>>,
+    /// The last tables of [`Self::chunk_factors`] and of
+    /// [`Self::doc_factors`]: queries with the same PageRank weight share
+    /// them.
+    chunk_table: FactorTable,
+    doc_table: FactorTable,
 }
 
-/// A table of [`RankBounds::chunk_factors`] and the key it was made for.
+/// A table of factors and the key it was made for.
 type KeyedFactors = ([u64; 2], Arc<[f64]>);
+
+/// The table of factors last made, if any.
+#[derive(Default)]
+struct FactorTable(Mutex<Option<KeyedFactors>>);
+
+impl FactorTable {
+    /// The table for `key`: the one kept, else `make`'s, kept from then on.
+    fn get(&self, key: [u64; 2], make: impl FnOnce() -> Arc<[f64]>) -> Arc<[f64]> {
+        let mut kept = self.0.lock().ok();
+        if let Some(Some((k, t))) = kept.as_deref() {
+            if *k == key {
+                return Arc::clone(t);
+            }
+        }
+        let t = make();
+        if let Some(kept) = kept.as_deref_mut() {
+            *kept = Some((key, Arc::clone(&t)));
+        }
+        t
+    }
+}
 
 impl RankBounds {
     /// DocIDs per chunk.
@@ -764,7 +787,8 @@ impl RankBounds {
         RankBounds {
             chunks: n,
             tree,
-            factors: Mutex::new(None),
+            chunk_table: FactorTable::default(),
+            doc_table: FactorTable::default(),
         }
     }
 
@@ -774,20 +798,28 @@ impl RankBounds {
     /// candidates and for each chunk a block-max skip walks: a table read
     /// where it was a range-maximum search and a logarithm's bound.
     pub fn chunk_factors(&self, key: [u64; 2], factor: impl Fn(f64) -> f64) -> Arc<[f64]> {
-        let mut kept = self.factors.lock().ok();
-        if let Some(Some((k, t))) = kept.as_deref() {
-            if *k == key {
-                return Arc::clone(t);
-            }
-        }
-        let t: Arc<[f64]> = self.tree[self.chunks..]
-            .iter()
-            .map(|&m| factor(m))
-            .collect();
-        if let Some(kept) = kept.as_deref_mut() {
-            *kept = Some((key, Arc::clone(&t)));
-        }
-        t
+        self.chunk_table.get(key, || {
+            self.tree[self.chunks..]
+                .iter()
+                .map(|&m| factor(m))
+                .collect()
+        })
+    }
+
+    /// `factor(PageRank of d)` for every docID `d` of `ranks` (the
+    /// searcher's PageRank vector, in memory: this table is as large),
+    /// kept as [`Self::chunk_factors`] is. The one-word loop bounds each
+    /// candidate with its own PageRank's factor from the start: a load
+    /// where it was its chunk's factor, then for the third of candidates
+    /// that bound passed, a PageRank read and a logarithm's bound.
+    pub fn doc_factors(
+        &self,
+        key: [u64; 2],
+        ranks: &[f64],
+        factor: impl Fn(f64) -> f64,
+    ) -> Arc<[f64]> {
+        self.doc_table
+            .get(key, || ranks.iter().map(|&pr| factor(pr)).collect())
     }
 
     /// The largest PageRank of the collection.

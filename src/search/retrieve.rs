@@ -1028,6 +1028,18 @@ impl<'s> Bounds<'s> {
         }
     }
 
+    /// [`Self::factor_at_most`] of every docID's PageRank in `ranks`, the
+    /// PageRank vector in memory ([`RankBounds::doc_factors`]; `None`: no
+    /// ranks).
+    fn doc_factors(&self, ranks: &[f64]) -> Option<Arc<[f64]>> {
+        let (weight, docs) = (self.weights.pagerank_weight, self.docs);
+        self.ranks.map(|r| {
+            r.doc_factors([weight.to_bits(), docs], ranks, |pr| {
+                factor_at_most(weight, docs, pr)
+            })
+        })
+    }
+
     /// The PageRank factor of a document.
     fn factor_of(&self, pr: Option<f64>) -> f64 {
         bm25::pagerank_factor(&self.weights, self.docs, pr)

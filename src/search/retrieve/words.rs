@@ -30,6 +30,7 @@ use super::{
     advance, choose_essential, may_pass, offer, past_deadline, possible_sets, type_counts,
     BlockMax, Bounds, DocScorer, Need, Ranked, Retrieved, Seen, Slot,
 };
+use crate::docstore::PageRanks;
 use crate::error::Result;
 use crate::index::hit::Hit;
 use crate::index::postings::{self, HitClasses, BLOCK_DOCS, CLASSES};
@@ -79,6 +80,14 @@ pub(super) fn one_word(
     let idf = stats.idf(df);
     let fielded = query.ranking == Ranking::Bm25f;
     let mut pagerank = s.pageranks()?;
+    // Each docID's own PageRank factor bound, where the vector is in
+    // memory (`Bounds::factor_at_most` of its PageRank, so the first bound
+    // is as tight as the second was); else the bound of its chunk's.
+    let own_factors = match &pagerank {
+        Some(PageRanks::Memory(v)) => b.doc_factors(v),
+        _ => None,
+    };
+    let own_factors = own_factors.as_deref().unwrap_or(&[]);
     let must_complete_always = query.matching == Matching::All;
     let cutoff = query.cutoff.max(1);
     // The generic loop's state, for one word.
@@ -136,11 +145,12 @@ pub(super) fn one_word(
         let walk = &docs[..docs.len().min(postings::BLOCK_DOCS)];
         let mut j = i0;
         let mut stop = false;
-        // The PageRank factor of the candidate's chunk of docIDs
-        // (`Bounds::chunk_factor`, the first bound's), read again only
-        // once a candidate is past the chunk (`chunk_end`): the walk's
-        // docIDs increase, and it was a table lookup per candidate.
-        let (mut chunk_end, mut around) = (0u64, 0.0);
+        // Without the docIDs' own factors, the PageRank factor of the
+        // candidate's chunk of docIDs (`Bounds::chunk_factor`, the first
+        // bound's), read again only once a candidate is past the chunk
+        // (`chunk_end`): the walk's docIDs increase, and it was a table
+        // lookup per candidate.
+        let (mut chunk_end, mut chunk_around) = (0u64, 0.0);
         while j < walk.len() {
             let doc = walk[j];
             if u64::from(doc) >= until {
@@ -157,11 +167,18 @@ pub(super) fn one_word(
             // Every candidate holds the word: a complete match (the totals
             // are `evaluated`, set at the end).
             evaluated += 1;
-            if u64::from(doc) >= chunk_end {
-                let chunk = RankBounds::CHUNK as u64;
-                chunk_end = (u64::from(doc) / chunk + 1) * chunk;
-                around = b.chunk_factor(doc);
-            }
+            // `own`: `around` is the document's own factor bound.
+            let (around, own) = match own_factors.get(doc as usize) {
+                Some(&f) => (f, true),
+                None => {
+                    if u64::from(doc) >= chunk_end {
+                        let chunk = RankBounds::CHUNK as u64;
+                        chunk_end = (u64::from(doc) / chunk + 1) * chunk;
+                        chunk_around = b.chunk_factor(doc);
+                    }
+                    (chunk_around, false)
+                }
+            };
             // Most candidates fail the first bound: the cheap test of
             // those it can decide, straight from the count columns.
             if let Some(cheap) = &cheap {
@@ -174,8 +191,9 @@ pub(super) fn one_word(
             let lens = lengths.get(doc)?;
             let (pr, factor) = if let Some(worst) = &worst {
                 // The generic loop's bounds, cheapest first: the counts'
-                // best fields with the PageRank of the docIDs around,
-                // then the document's own PageRank.
+                // best fields with the PageRank factor bound of the docIDs
+                // around (or the document's own), then the document's own
+                // PageRank.
                 // The counts' sums checked (`type_counts` adds them): eight
                 // counts below 2^29 cannot overflow a sum, so only a count
                 // that large pays for the sums.
@@ -191,7 +209,7 @@ pub(super) fn one_word(
                     Some(f) => Some(f.get(doc)?),
                     None => None,
                 };
-                if !may_pass(worst, true, sum * b.factor_at_most(pr)) {
+                if !own && !may_pass(worst, true, sum * b.factor_at_most(pr)) {
                     j += 1;
                     continue;
                 }
@@ -268,22 +286,26 @@ pub(super) fn one_word(
 
 /// The first bound of [`one_word`] (`Bounds::of_classes` of a candidate's
 /// counts times the PageRank factor of the docIDs around) against a full
-/// heap's worst score, for the candidates it can decide without a division:
-/// those whose hits are all in the body under BM25F (most of a word's
-/// documents), any under BM25, with their field lengths known.
+/// heap's worst score, for the candidates it can decide without the
+/// bound's last division: any whose counts `postings::plain_fancy` accepts,
+/// with their field lengths known.
 ///
 /// The bound is `A · x / (x + y)` times the factor `f`, with `A = idf ·
-/// (k1 + 1)` and, under BM25F, `x = w_body · n`, `y = k1 · norm_body(len)`
-/// (the exact score's `p · (k1 + 1) / (p + k1)`, `p = x / norm`, with `p`'s
-/// division multiplied out), under BM25 `x = n`, `y = norm(len)`. It fails
-/// the worst score `T` when `A·f·x/(x+y) · (1 + SLACK) + SLACK < T`, that is
-/// below `s = (T − SLACK) / (1 + SLACK)`; with the margin `M` it is claimed
-/// to when `x · (A·(1+M)·f − s) < s · y`, which gives `A·f·x/(x+y) <
-/// s / (1 + M)`. The roundings of this test and of the bound as
-/// `of_classes` works it out are each a few parts in 10^16, `M` is 10^-7:
-/// what this test rejects the bound rejects too, and what it does not
-/// decide goes to the bound unchanged, so the decisions are the bound's
-/// (`cheap_bound_never_rejects_what_the_bound_passes` tries it).
+/// (k1 + 1)` and, under BM25F, `x = w_body · n + q · norm_body(len)`, `y =
+/// k1 · norm_body(len)` (the exact score's `p · (k1 + 1) / (p + k1)`, `p =
+/// x / norm_body`, with `p`'s body division multiplied out; `q` is the
+/// other fields' share of `p`, `Σ w_f · n_f / norm_f`, divided as
+/// `of_classes` divides it, for the fifth of candidates with title,
+/// anchor, URL or large-type hits), under BM25 `x = n`, `y = norm(len)`. It
+/// fails the worst score `T` when `A·f·x/(x+y) · (1 + SLACK) + SLACK < T`,
+/// that is below `s = (T − SLACK) / (1 + SLACK)`; with the margin `M` it is
+/// claimed to when `x · (A·(1+M)·f − s) < s · y`, which gives `A·f·x/(x+y)
+/// < s / (1 + M)`. The roundings of this test and of the bound as
+/// `of_classes` works it out (sums of non-negative terms) are each a few
+/// parts in 10^16, `M` is 10^-7: what this test rejects the bound rejects
+/// too, and what it does not decide goes to the bound unchanged, so the
+/// decisions are the bound's (`cheap_bound_never_rejects_what_the_bound_passes`
+/// tries it).
 struct CheapBound<'a> {
     /// `A · (1 + M)`.
     a: f64,
@@ -297,6 +319,9 @@ struct CheapBound<'a> {
     /// the large type and body lengths, `k1` in it).
     at: f64,
     per: f64,
+    /// BM25F: per field other than the body, its weight and its
+    /// normalisation's `at` and `per`.
+    fields: [(f64, f64, f64); BODY],
     /// The field lengths by docID, in memory (a docID past them is left
     /// to the bound).
     lens: &'a [[u32; N_FIELDS]],
@@ -337,6 +362,7 @@ impl<'a> CheapBound<'a> {
             k1,
             at,
             per,
+            fields: std::array::from_fn(|f| (w.field_weight[f], b.norm_at[f], b.norm_per[f])),
             lens,
         })
     }
@@ -361,27 +387,31 @@ impl<'a> CheapBound<'a> {
         // `postings::plain_fancy` would find overflowing `u32` are left to
         // the bound, which checks them.
         let small_to_bold = u64::from(c(SMALL)) + u64::from(c(PLAIN)) + u64::from(c(BOLD));
+        let plain = small_to_bold + u64::from(c(LARGE));
+        let fancy =
+            u64::from(c(URL)) + u64::from(c(TITLE)) + u64::from(c(ANCHOR)) + u64::from(c(OTHER));
+        if plain > u64::from(u32::MAX) || fancy > u64::from(u32::MAX) {
+            return false;
+        }
         let (x, norm) = if self.fielded {
-            // Large type, URL, title and anchor are fields of their own.
-            if c(TITLE) | c(ANCHOR) | c(URL) | c(LARGE) != 0 || small_to_bold > u64::from(u32::MAX)
-            {
-                return false;
-            }
             let body = (small_to_bold + u64::from(c(OTHER))) as f64;
             // As `of_classes` floors it.
-            (
-                self.w * body,
-                (self.at + self.per * f64::from(l[BODY])).max(1e-9),
-            )
-        } else {
-            let plain = small_to_bold + u64::from(c(LARGE));
-            let fancy = u64::from(c(URL))
-                + u64::from(c(TITLE))
-                + u64::from(c(ANCHOR))
-                + u64::from(c(OTHER));
-            if plain > u64::from(u32::MAX) || fancy > u64::from(u32::MAX) {
-                return false;
+            let norm = (self.at + self.per * f64::from(l[BODY])).max(1e-9);
+            let mut x = self.w * body;
+            // Large type, URL, title and anchor are fields of their own,
+            // in `of_classes`' order of fields.
+            let others = [c(TITLE), c(ANCHOR), c(URL), c(LARGE)];
+            if others != [0; BODY] {
+                let mut q = 0.0;
+                for ((&n, &(w, at, per)), &len) in others.iter().zip(&self.fields).zip(l) {
+                    if n != 0 {
+                        q += w * f64::from(n) / (at + per * f64::from(len)).max(1e-9);
+                    }
+                }
+                x += q * norm;
             }
+            (x, norm)
+        } else {
             let n = (plain + u64::from(c(OTHER))) as f64;
             (
                 n,
@@ -1048,12 +1078,10 @@ mod tests {
                     );
                 }
             }
-            // Far below: decided, when the test applies (BM25, or BM25F
-            // hits in the body only, counts that cannot overflow) and the
-            // bound is positive (`x > 0`).
+            // Far below: decided, when the test applies (counts that
+            // cannot overflow) and the bound is positive (`x > 0`).
             let worst_score = at * 2.0 + 1.0;
-            let applies = (!fielded || body_only)
-                && classes.iter().all(|&x| x < 1 << 29)
+            let applies = classes.iter().all(|&x| x < 1 << 29)
                 && bound.is_finite()
                 && bound > 0.0;
             let worst = Match { doc: 7, ir: worst_score, pagerank: None, score: worst_score, complete: true };
@@ -1101,10 +1129,14 @@ mod tests {
             cheap_fails(&bounds, &worst(100.0, true), &body, &lens, 1.0),
             Some(true)
         );
-        // A title hit, or sums that overflow: not decided here.
+        // A title hit is decided too; sums that overflow are not.
         let title = [0, 3, 0, 0, 0, 1, 0, 0];
         assert_eq!(
             cheap_fails(&bounds, &worst(100.0, true), &title, &lens, 1.0),
+            Some(true)
+        );
+        assert_eq!(
+            cheap_fails(&bounds, &worst(1.0, true), &title, &lens, 1.0),
             Some(false)
         );
         let huge = [u32::MAX, 1, 0, 0, 0, 0, 0, 0];
