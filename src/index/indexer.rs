@@ -1471,7 +1471,8 @@ fn sort_doc_keys(keys: &mut Vec<u64>, spare: &mut Vec<u64>, counts: &mut Vec<u32
     let passes = bits.div_ceil(11);
     let digit = bits.div_ceil(passes);
     counts.resize(1 << digit, 0);
-    spare.clear();
+    // Every pass writes all of `spare` before reading it: only its growth
+    // is zeroed, not all of it again for every long document.
     spare.resize(keys.len(), 0);
     for p in 0..passes {
         radix_pass(keys, spare, counts, 32 + p * digit);
