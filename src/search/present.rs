@@ -272,28 +272,24 @@ pub fn stored_snippet(
     stemmer: Option<&crate::index::stem::Stemmer>,
     held: impl FnOnce() -> Result<Vec<bool>>,
 ) -> Result<Option<Snippet>> {
-    let all = vec![true; words.len()];
-    let mut ask = Some(held);
-    // What a window must hold past the first horizon: every query word
-    // the text holds (`None` until the first horizon lacked one).
-    let mut needed: Option<Vec<bool>> = None;
+    // What a window must hold: every query word, then, once the first
+    // horizon lacked one, every query word the text holds (`held`, asked
+    // once).
+    let mut needed = vec![true; words.len()];
+    let mut held = Some(held);
     for horizon in [Some(SNIPPET_HORIZON), Some(SNIPPET_SECOND_HORIZON), None] {
         let Some(page) = e.read(horizon) else {
             return Ok(None);
         };
         let w = Window::of(page, words, stemmer);
-        if horizon.is_none() || !page.words_cut {
-            return Ok(Some(w.render(page, words)));
+        if horizon.is_none() || !page.words_cut || w.covers(&needed) {
+            return Ok(Some(w.render()));
         }
-        if needed.is_none() {
-            if w.covers(words, &all) {
-                return Ok(Some(w.render(page, words)));
+        if let Some(ask) = held.take() {
+            needed = ask()?;
+            if w.covers(&needed) {
+                return Ok(Some(w.render()));
             }
-            let held = ask.take().map_or_else(|| Ok(all.clone()), |f| f())?;
-            needed = Some(held);
-        }
-        if needed.as_deref().is_some_and(|n| w.covers(words, n)) {
-            return Ok(Some(w.render(page, words)));
         }
     }
     Ok(None)
@@ -311,14 +307,15 @@ pub fn page_snippet(
     words: &[String],
     stemmer: Option<&crate::index::stem::Stemmer>,
 ) -> Snippet {
-    Window::of(page, words, stemmer).render(page, words)
+    Window::of(page, words, stemmer).render()
 }
 
 /// A page's best snippet window for a query, before it is shown: worked
 /// out once a page read, whatever query words it is then asked to hold
 /// ([`Self::covers`]).
 struct Window<'p, 'w> {
-    /// The page's words.
+    /// The page, and its words.
+    page: &'p crate::ingest::html::Page,
     page_words: Vec<&'p str>,
     /// Per page word, the query word it is ([`query_words_in`]).
     which: Vec<Option<usize>>,
@@ -327,7 +324,9 @@ struct Window<'p, 'w> {
     best: usize,
     len: usize,
     covered: usize,
-    /// The query words that are marked ([`marked_words`]).
+    /// The query's words, and those of them that are marked
+    /// ([`marked_words`]).
+    words: &'w [String],
     marked: Vec<&'w str>,
 }
 
@@ -342,18 +341,21 @@ impl<'p, 'w> Window<'p, 'w> {
         let which = query_words_in(&page_words, words, stemmer);
         let (best, len, covered) = best_window(&which, words);
         Window {
+            page,
             page_words,
             which,
             best,
             len,
             covered,
+            words,
             marked: marked_words(words),
         }
     }
 
     /// Whether the window holds every marked query word that `need` flags
-    /// (one flag a place in `words`).
-    fn covers(&self, words: &[String], need: &[bool]) -> bool {
+    /// (one flag a place in the query's words).
+    fn covers(&self, need: &[bool]) -> bool {
+        let words = self.words;
         let mut needed: Vec<&str> = self
             .marked
             .iter()
@@ -367,8 +369,8 @@ impl<'p, 'w> Window<'p, 'w> {
 
     /// The window shown: in the page's own text (case, punctuation) when
     /// the extractor kept it, else as the indexed words.
-    fn render(&self, page: &crate::ingest::html::Page, words: &[String]) -> Snippet {
-        let (best, len) = (self.best, self.len);
+    fn render(&self) -> Snippet {
+        let (page, words, best, len) = (self.page, self.words, self.best, self.len);
         let (page_words, which) = (&self.page_words, &self.which);
         if !page.text.is_empty() {
             if let Some(spans) = align(&page.text, &page_words[..best + len]) {
