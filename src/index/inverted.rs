@@ -1004,6 +1004,15 @@ pub struct BlockInfo {
     pub bound: [u8; 2],
 }
 
+/// Where a postings block of a doclist lies (barrel block, directory
+/// entry): what [`DoclistCursor::for_each_block`] names and
+/// [`DoclistCursor::load_at`] loads. Ordered as the doclist is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BlockAt {
+    block: usize,
+    entry: usize,
+}
+
 impl<'a> DoclistCursor<'a> {
     /// Postings decoded so far: the entries of every postings block this
     /// cursor loaded (blocks skipped by their last docID are not decoded and
@@ -1340,6 +1349,70 @@ impl<'a> DoclistCursor<'a> {
             super::postings::plain_fancy(&c)?;
             Ok(c)
         })
+    }
+
+    /// Calls `f` with every postings block of this doclist from the current
+    /// one on, in docID order, as the barrels' directories tell them (none
+    /// is decoded): where it lies, for [`Self::load_at`], and what it holds.
+    /// For a caller that walks a doclist's blocks in an order of its own
+    /// (a one-word query's evaluation, best bound first). Of a full
+    /// doclist only.
+    pub fn for_each_block(&self, mut f: impl FnMut(BlockAt, BlockInfo)) -> Result<()> {
+        if self.done {
+            return Ok(());
+        }
+        let b = self.barrel;
+        let nblocks = b.container().blocks().len();
+        let (mut block, mut entry) = (self.block, self.entry);
+        while block < nblocks {
+            let (p, m) = b.block(block)?;
+            for j in entry..m {
+                let e = b.entry(block, p, m, j)?;
+                if e.word != self.word {
+                    return Ok(());
+                }
+                if e.end < e.start + 4 {
+                    return Err(b.corrupt(
+                        block,
+                        format!("entry {j}: postings block of {} bytes", e.end - e.start),
+                    ));
+                }
+                let info = BlockInfo {
+                    first: le32(p, e.start),
+                    last: e.last,
+                    bound: e.bound,
+                };
+                f(BlockAt { block, entry: j }, info);
+            }
+            (block, entry) = (block + 1, 0);
+        }
+        Ok(())
+    }
+
+    /// Loads the postings block at `at` (one [`Self::for_each_block`]
+    /// named) unless it is the current one, and stands on its first
+    /// document, which it returns; [`Self::count_block`] and
+    /// [`Self::block_columns`] then read it. Blocks may be loaded in any
+    /// order; [`Self::next`], `seek` and `shallow` are not for a cursor
+    /// moved so.
+    pub fn load_at(&mut self, at: BlockAt) -> Result<u32> {
+        if self.short {
+            return Err(Error::internal(
+                "a short doclist's block loaded by location",
+            ));
+        }
+        if self.view.is_none() || (at.block, at.entry) != (self.block, self.entry) {
+            self.load(at.block, at.entry)?;
+        }
+        self.i = 0;
+        (self.started, self.done) = (true, false);
+        Ok(self.dec.docs[0])
+    }
+
+    /// The current postings block's bound bytes (BM25F's, BM25's), as its
+    /// directory entry holds them.
+    pub fn block_bound(&self) -> [u8; 2] {
+        self.bound
     }
 
     /// Decodes the current postings block's count columns (once per block),

@@ -64,7 +64,7 @@ use crate::progress::Unit;
 use crate::sort::ExternalSorter;
 use crate::units::thousands;
 pub use indexer::Sources;
-pub use inverted::{Barrel, BarrelSet, DoclistCursor, Location, PostingAt};
+pub use inverted::{Barrel, BarrelSet, BlockAt, DoclistCursor, Location, PostingAt};
 pub use lexicon::{Lexicon, TermInfo};
 pub use stem::Stem;
 

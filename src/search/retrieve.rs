@@ -1207,18 +1207,14 @@ pub(super) fn retrieve_with(
     let bounds = Bounds::new(s, query, &slots, &scored, &barrels)?;
 
     if let (Some(b), true) = (&bounds, words::applies(query, &slots, bounds.is_some())) {
-        // The common case, on its own loop (the same results, work and
-        // totals as the generic one below).
+        // The common case, on its own loop (the same results as the
+        // generic one below; exact totals).
         let mut heads: Vec<Option<u32>> = vec![None; slots.len()];
-        if let Some(c) = &mut cursors[0] {
-            heads[0] = c.next()?;
-        }
         let (out, heap, seen) = words::one_word(
             s,
             query,
             keep.max(1),
             b,
-            &need_slots,
             &slots[0],
             &mut cursors,
             &mut heads,

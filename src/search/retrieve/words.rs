@@ -12,17 +12,14 @@
 //! word (so it is a complete match), and its exact score needs no hit —
 //! it is the text score from the count columns times the PageRank factor.
 //!
-//! Here the word's postings blocks are walked a block at a time: the
-//! block's docIDs and count columns as plain arrays, each candidate's
-//! counts read from them, its bound and (for the few that pass) its exact
-//! score worked out from them. Everything that decides what is evaluated
-//! is the generic loop's, in the same order — the essential word (the
-//! word's largest score against the bar), block-max skips
-//! ([`super::BlockMax`]), the deadline's clock every 1,024th candidate,
-//! the safety valve — and the scores are the same functions'
-//! ([`bm25::text_part`], [`Bounds::factor_of`]), so the top k, their score
-//! bits, the totals and the work counters are the generic loop's; a
-//! property test (`tests/query.rs`) compares the two on random queries.
+//! Here the word's postings blocks are evaluated a block at a time, the
+//! best bound first ([`one_word`]): the block's docIDs and count columns
+//! as plain arrays, each candidate's counts read from them, its bounds
+//! and (for the few that pass) its exact score worked out from them with
+//! the generic loop's functions ([`bm25::text_part`],
+//! [`Bounds::factor_of`]), so the top k and their score bits are the
+//! generic loop's, and the totals are exact; a property test
+//! (`tests/query.rs`) compares the two on random queries.
 
 use std::collections::BinaryHeap;
 
@@ -34,12 +31,12 @@ use crate::docstore::PageRanks;
 use crate::error::Result;
 use crate::index::hit::Hit;
 use crate::index::postings::{self, HitClasses, BLOCK_DOCS, CLASSES};
-use crate::index::{DoclistCursor, PostingAt};
+use crate::index::{BlockAt, DoclistCursor, PostingAt};
 use crate::search::bm25::{self, CollectionStats, WordInDoc, N_FIELDS};
 use crate::search::eval::{Match, Work};
 use crate::search::query::{Matching, Node, Query, Ranking};
 use crate::search::rank::{ProximityPlan, HIT_TYPES};
-use crate::search::{LengthsView, RankBounds, Searcher};
+use crate::search::{LengthsView, Searcher};
 
 /// Whether [`one_word`] evaluates `query`: one word, scored, with a
 /// doclist, its ranking bounded, nothing else asked (no phrase, exclusion
@@ -56,16 +53,34 @@ pub(super) fn applies(query: &Query, slots: &[Slot], bounded: bool) -> bool {
 }
 
 /// Evaluates a one-word query ([`applies`]) whose cursor is `cursors[0]`,
-/// standing at `heads[0]` (its first document): the matches kept, what
+/// standing at its first document: the matches kept, what
 /// [`super::finish`] needs of the evaluation, and the cursors and heads
-/// where the evaluation left them.
+/// where the evaluation left them (the head `None`: the doclist is done
+/// with).
+///
+/// The word's postings blocks are evaluated best bound first, not in
+/// docID order: a one-word query's documents are scored each on its own,
+/// so nothing ties their order to the docIDs', and the first blocks fill
+/// the heap with the best documents, after which the bar shuts out most
+/// of the rest by their blocks' bounds alone — block-max's bound of a
+/// block (its stored bound times PageRank's largest factor over its
+/// docIDs), sorted once from the directories, no block decoded. The heap
+/// keeps the best by (score, docID) whatever the order, and a block is
+/// left out only when its bound cannot pass the bar, so the matches are
+/// the docID-order walk's (`plain_word_path_equals_the_generic_one`).
+/// A block is decoded only when its bound passes the bar, its count
+/// columns only when its documents' own factors do, and a document's
+/// field lengths and counts are read only when the block's text bound
+/// times its own factor passes (most of a common word's documents fail
+/// that on a table read). The totals need no walk: every document of the
+/// doclist matches, so they are its length, exact (the docID-order walk
+/// estimated them once block-max skipped a block).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn one_word(
     s: &Searcher,
     query: &Query,
     keep: usize,
     b: &Bounds<'_>,
-    need: &Need,
     slot: &Slot,
     cursors: &mut [Option<DoclistCursor<'_>>],
     heads: &mut [Option<u32>],
@@ -83,109 +98,99 @@ pub(super) fn one_word(
     // Each docID's own PageRank factor bound, where the vector is in
     // memory (`Bounds::factor_at_most` of its PageRank, so the first bound
     // is as tight as the second was); else the bound of its chunk's.
-    let own_factors = match &pagerank {
-        Some(PageRanks::Memory(v)) => b.doc_factors(v),
-        _ => None,
-    };
+    let own_factors = own_factors(b, &pagerank);
     let own_factors = own_factors.as_deref().unwrap_or(&[]);
-    let must_complete_always = query.matching == Matching::All;
     let cutoff = query.cutoff.max(1);
-    // The generic loop's state, for one word.
-    let mut essential = true;
-    let mut bar_moved = true;
-    // `All([Words([0])])` as `Words([0])`: the same answer from
-    // `possible`, which block-max asks per block it looks at.
-    let mut block_max = BlockMax::new(b, single(need), &[0], &[0], must_complete_always, 1);
     let lengths = s.lengths_view();
     let timed = query.deadline.is_some();
     let (mut evaluated, mut scored_docs) = (0u64, 0usize);
-    'walk: loop {
-        if bar_moved {
-            bar_moved = false;
-            // `choose_essential` of one word that every match holds: it
-            // stays essential unless even its largest score cannot pass
-            // the bar, and then no document can enter.
-            if heap.len() >= keep {
-                if let Some(worst) = heap.peek() {
-                    essential = may_pass(&worst.0, true, b.of_set(std::iter::once(0)));
-                }
-            }
-        }
-        if !essential {
+    let Some(c) = cursors[0].as_mut() else {
+        return Ok((out, heap, seen(0, 0)));
+    };
+    // The word's postings blocks, the best bound first: at first each
+    // block's text bound times PageRank's largest factor over its docIDs
+    // (from the directories), and once its docIDs are decoded, times the
+    // largest factor of its own documents — far tighter where the block's
+    // docIDs spread over a wide range, as a common word's do — put back
+    // in its place (ties in docID order).
+    let mut ahead = Vec::new();
+    c.for_each_block(|at, info| {
+        let text = b.of_block(0, info.bound);
+        ahead.push(Ahead {
+            bound: text * b.factor_in(info.first, info.last),
+            text,
+            tight: false,
+            at,
+        });
+    })?;
+    let mut queue = BinaryHeap::from(ahead);
+    let mut worst: Option<Match> = None;
+    let mut cheap: Option<CheapBound<'_>> = None;
+    let mut stopped = false;
+    'blocks: while let Some(Ahead {
+        bound,
+        text,
+        tight,
+        at,
+    }) = queue.pop()
+    {
+        if worst.as_ref().is_some_and(|w| !may_pass(w, true, bound)) {
+            // Nor can any block after it.
+            out.work.block_skips += queue.len() as u64 + 1;
             break;
         }
-        let Some(doc) = heads[0] else { break };
-        // Block-max, as the generic loop does it.
-        let full = heap.len() >= keep;
-        let worst = full.then(|| heap.peek().map(|r| r.0)).flatten();
-        if block_max.skip(cursors, heads, &[true], worst.as_ref(), doc, &mut out.work)? {
-            out.estimated = true;
-            continue;
-        }
-        // The walk of the rest of the block, from `doc`, until the bar
-        // moves or a docID is reached whose block-max bounds are not known.
-        let Some(c) = cursors[0].as_mut() else { break };
-        c.count_block()?;
-        let (docs, counts, i0) = c.block_columns();
-        // Within one walk the heap's fullness and its worst match
-        // (`worst`) stay put: a match entering a full heap moves the bar,
-        // and one filling the heap too, and either ends the walk. Block-max
-        // knows it may let a document in before `until`; past it, its look
-        // at this block (`BlockMax::lets_in`, as `BlockMax::skip` asks it)
-        // decides without ending the walk, or the walk ends for the full
-        // look.
-        let mut until = if full {
-            block_max.known_until()
-        } else {
-            u64::MAX
-        };
-        let cheap = worst.as_ref().and_then(|w| CheapBound::new(b, w, &lengths));
-        // The walk's docIDs, no more than a block's count columns hold (as
-        // many as there are): indexing needs no bounds checks.
-        let walk = &docs[..docs.len().min(postings::BLOCK_DOCS)];
-        let mut j = i0;
-        let mut stop = false;
-        // Without the docIDs' own factors, the PageRank factor of the
-        // candidate's chunk of docIDs (`Bounds::chunk_factor`, the first
-        // bound's), read again only once a candidate is past the chunk
-        // (`chunk_end`): the walk's docIDs increase, and it was a table
-        // lookup per candidate.
-        let (mut chunk_end, mut chunk_around) = (0u64, 0.0);
-        while j < walk.len() {
-            let doc = walk[j];
-            if u64::from(doc) >= until {
-                match &worst {
-                    Some(w) if block_max.lets_in(w, doc) => until = block_max.known_until(),
-                    _ => break,
-                }
+        c.load_at(at)?;
+        if !tight {
+            let (docs, _, _) = c.block_columns();
+            let most = docs.iter().fold(0.0f64, |m, &d| {
+                m.max(match own_factors.get(d as usize) {
+                    Some(&f) => f,
+                    None => b.chunk_factor(d),
+                })
+            });
+            let bound = text * most;
+            if worst.as_ref().is_some_and(|w| !may_pass(w, true, bound)) {
+                out.work.block_skips += 1;
+                continue;
             }
+            if queue.peek().is_some_and(|a| a.bound > bound) {
+                queue.push(Ahead {
+                    bound,
+                    text,
+                    tight: true,
+                    at,
+                });
+                continue;
+            }
+        }
+        c.count_block()?;
+        let (docs, counts, _) = c.block_columns();
+        // No more docIDs than a block's count columns hold (as many as
+        // there are): indexing needs no bounds checks.
+        let docs = &docs[..docs.len().min(postings::BLOCK_DOCS)];
+        for (j, &doc) in docs.iter().enumerate() {
             if timed && past_deadline(query, evaluated) {
                 out.timed_out = true;
-                stop = true;
-                break;
+                stopped = true;
+                break 'blocks;
             }
-            // Every candidate holds the word: a complete match (the totals
-            // are `evaluated`, set at the end).
             evaluated += 1;
             // `own`: `around` is the document's own factor bound.
             let (around, own) = match own_factors.get(doc as usize) {
                 Some(&f) => (f, true),
-                None => {
-                    if u64::from(doc) >= chunk_end {
-                        let chunk = RankBounds::CHUNK as u64;
-                        chunk_end = (u64::from(doc) / chunk + 1) * chunk;
-                        chunk_around = b.chunk_factor(doc);
-                    }
-                    (chunk_around, false)
-                }
+                None => (b.chunk_factor(doc), false),
             };
-            // Most candidates fail the first bound: the cheap test of
-            // those it can decide, straight from the count columns.
-            if let Some(cheap) = &cheap {
-                if cheap.fails(counts, j, doc, around) {
-                    j += 1;
-                    continue;
-                }
+            // Most candidates fail the first bound: the block's text bound
+            // times their factor, then the cheap test of those it can
+            // decide, straight from the count columns.
+            if worst
+                .as_ref()
+                .is_some_and(|w| !may_pass(w, true, text * around))
+                || cheap
+                    .as_ref()
+                    .is_some_and(|t| t.fails(counts, j, doc, around))
+            {
+                continue;
             }
             let classes: HitClasses = std::array::from_fn(|k| counts[k][j]);
             let lens = lengths.get(doc)?;
@@ -202,7 +207,6 @@ pub(super) fn one_word(
                 }
                 let sum = b.of_classes(0, &classes, lens.as_ref());
                 if !may_pass(worst, true, sum * around) {
-                    j += 1;
                     continue;
                 }
                 let pr = match &mut pagerank {
@@ -210,12 +214,10 @@ pub(super) fn one_word(
                     None => None,
                 };
                 if !own && !may_pass(worst, true, sum * b.factor_at_most(pr)) {
-                    j += 1;
                     continue;
                 }
                 let f = b.factor_of(pr);
                 if !may_pass(worst, true, sum * f) {
-                    j += 1;
                     continue;
                 }
                 (pr, f)
@@ -240,14 +242,12 @@ pub(super) fn one_word(
                 factor,
             );
             if worst.as_ref().is_some_and(|w| !may_pass(w, true, score)) {
-                j += 1;
                 continue;
             }
             if scored_docs >= cutoff {
                 out.cut_off = true;
-                out.estimated = true;
-                stop = true;
-                break;
+                stopped = true;
+                break 'blocks;
             }
             scored_docs += 1;
             let m = Match {
@@ -257,31 +257,82 @@ pub(super) fn one_word(
                 score,
                 complete: true,
             };
-            j += 1;
-            if offer(&mut heap, keep, m, &mut out.work) {
-                bar_moved = heap.len() >= keep;
-                block_max.heap_changed();
-            }
-            if bar_moved {
-                break;
+            if offer(&mut heap, keep, m, &mut out.work) && heap.len() >= keep {
+                // The bar moved.
+                worst = heap.peek().map(|r| r.0);
+                cheap = worst.as_ref().and_then(|w| CheapBound::new(b, w, &lengths));
+                if worst.as_ref().is_some_and(|w| !may_pass(w, true, bound)) {
+                    // Nor can the rest of this block, nor any block after it.
+                    out.work.block_skips += queue.len() as u64;
+                    break 'blocks;
+                }
             }
         }
-        if stop {
-            break 'walk;
-        }
-        heads[0] = c.move_to(j)?;
     }
+    heads[0] = None;
     out.work.candidates = evaluated;
-    out.total = evaluated;
-    out.complete = evaluated;
-    let seen = Seen {
-        matches: out.total,
-        complete: out.complete,
+    let matches = if stopped {
+        // The documents evaluated (the safety valve or the deadline
+        // stopped the walk); `finish` estimates the rest.
+        out.estimated = true;
+        evaluated
+    } else {
+        u64::from(c.len())
+    };
+    (out.total, out.complete) = (matches, matches);
+    Ok((out, heap, seen(matches, evaluated)))
+}
+
+/// A postings block [`one_word`] has yet to evaluate: its bound (the text
+/// bound `text` times a PageRank factor bound, `tight` once that is its
+/// documents' own), where it lies. Ordered by bound, then the first in
+/// docID order.
+struct Ahead {
+    bound: f64,
+    text: f64,
+    tight: bool,
+    at: BlockAt,
+}
+
+impl PartialEq for Ahead {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Ahead {}
+impl PartialOrd for Ahead {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Ahead {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.bound
+            .total_cmp(&o.bound)
+            .then_with(|| o.at.cmp(&self.at))
+    }
+}
+
+/// Each docID's own PageRank factor bound (`Bounds::factor_at_most` of its
+/// PageRank) where the vector is in memory: a table read, as tight as the
+/// bound from the document's PageRank.
+fn own_factors(b: &Bounds<'_>, pagerank: &Option<PageRanks>) -> Option<std::sync::Arc<[f64]>> {
+    match pagerank {
+        Some(PageRanks::Memory(v)) => b.doc_factors(v),
+        _ => None,
+    }
+}
+
+/// What [`one_word`] saw: `matches` documents known to match (all
+/// complete), `evaluated` of them evaluated.
+fn seen(matches: u64, evaluated: u64) -> Seen {
+    Seen {
+        matches,
+        complete: matches,
         evaluated,
         undecided: 0,
         postings: evaluated,
-    };
-    Ok((out, heap, seen))
+    }
 }
 
 /// The first bound of [`one_word`] (`Bounds::of_classes` of a candidate's
@@ -426,15 +477,6 @@ impl<'a> CheapBound<'a> {
 /// The body's field, and large type's ([`bm25::FIELD_OF_TYPE`]).
 const BODY: usize = N_FIELDS - 1;
 const LARGE_FIELD: usize = N_FIELDS - 2;
-
-/// `need` without its groups of one (`All([x])` and `Any([x])` are `x`
-/// to [`possible`] and its kin): the same answers for less walking.
-fn single(need: &Need) -> &Need {
-    match need {
-        Need::All(ns) | Need::Any(ns) if ns.len() == 1 => single(&ns[0]),
-        n => n,
-    }
-}
 
 /// A document [`plain`] places once the doclists are walked: what its
 /// score needs besides its hits, and where its words' postings lie.
@@ -591,6 +633,8 @@ pub(super) fn plain(
     let mut out = Retrieved::default();
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
     let mut pagerank = s.pageranks()?;
+    let own_factors = own_factors(b, &pagerank);
+    let own_factors = own_factors.as_deref().unwrap_or(&[]);
     let must_complete_always = query.matching == Matching::All;
     // Plain words break no hard constraint: under `--match any` every
     // candidate is kept.
@@ -616,6 +660,9 @@ pub(super) fn plain(
     // Per word: its cursor's decoded postings when its block's count
     // columns were last decoded.
     let mut counted_at = [u64::MAX; MAX_PLAIN];
+    // Per slot: its current postings block's bound, and its cursor's
+    // decoded postings then.
+    let mut block_text = [(0.0f64, u64::MAX); MAX_PLAIN];
     let mut essential = vec![true; n];
     let mut bar_moved = true;
     let mut block_max = BlockMax::new(b, need, scored, scored, must_complete_always, n);
@@ -699,7 +746,24 @@ pub(super) fn plain(
         let mut bounded: Option<(f64, bm25::TextPart)> = None;
         let mut hopeless = false;
         if let Some(worst) = &worst {
-            if may_pass(worst, may_complete, f64::INFINITY) {
+            // Where the document's own PageRank factor is a table read
+            // and it holds one word (no proximity bonus), first the word's
+            // postings block's bound with it: most such candidates of an
+            // OR query fail it before their field lengths and counts are
+            // read. (`Bounds::of_block` is at least `Bounds::of_classes`,
+            // as block-max has it.) With more words the bonus's bound
+            // dominates, and the test cost more than it saved.
+            let own = own_factors.get(doc as usize).copied();
+            if let (Some(f), true) = (own, mask.is_power_of_two()) {
+                let i = mask.trailing_zeros() as usize;
+                if let Some(c) = cursors[i].as_ref() {
+                    if block_text[i].1 != c.postings_decoded() {
+                        block_text[i] = (b.of_block(i, c.block_bound()), c.postings_decoded());
+                    }
+                    hopeless = !may_pass(worst, may_complete, block_text[i].0 * f);
+                }
+            }
+            if !hopeless && may_pass(worst, may_complete, f64::INFINITY) {
                 lens = s.field_lengths(doc)?;
                 // The bound from the count columns, as the generic loop
                 // works it out ([`Bounds::of_words`]), in the order of
@@ -734,13 +798,13 @@ pub(super) fn plain(
                         .map(|(&i, c)| (i, c)),
                     lens.as_ref(),
                 );
-                let around = b.chunk_factor(doc);
+                let around = own.unwrap_or_else(|| b.chunk_factor(doc));
                 if may_pass(worst, may_complete, sum * around) {
                     pr = match &mut pagerank {
                         Some(f) => Some(f.get(doc)?),
                         None => None,
                     };
-                    if may_pass(worst, may_complete, sum * b.factor_at_most(pr)) {
+                    if own.is_some() || may_pass(worst, may_complete, sum * b.factor_at_most(pr)) {
                         let f = b.factor_of(pr);
                         factor = Some(f);
                         hopeless = !may_pass(worst, may_complete, sum * f);
