@@ -1135,11 +1135,13 @@ pub(crate) fn has_hit_at(hits: &[Hit], field: u16, pos: u16, from: &mut usize) -
 }
 
 /// Whether the `n` words whose hit lists are `list(0..n)` (in phrase
-/// order) stand one after the other, unclamped, in one field. `bufs` and
-/// `scratch` are working space (one buffer a word, reused).
+/// order) stand one after the other, unclamped, in one field. Each list
+/// comes with its count of leading hits known in (field, position) order
+/// ([`sorted_hits`]; 0 if unknown). `bufs` and `scratch` are working
+/// space (one buffer a word, reused).
 pub(crate) fn phrase_in<'a>(
     n: usize,
-    list: impl Fn(usize) -> &'a [Hit],
+    list: impl Fn(usize) -> (&'a [Hit], usize),
     bufs: &'a mut Vec<Vec<Hit>>,
     scratch: &mut Vec<Hit>,
 ) -> bool {
@@ -1149,18 +1151,12 @@ pub(crate) fn phrase_in<'a>(
     // The word with the fewest hits drives: each of its hits says where
     // the phrase would start, and the other words' hits are looked up
     // there (sorted for it; the driver's need not be).
-    let driver = pivot_of((0..n).map(|k| list(k).len()));
+    let driver = pivot_of((0..n).map(|k| list(k).0.len()));
     if bufs.len() < n {
         bufs.resize_with(n, Vec::new);
     }
     let (mut small, mut large) = ([&[][..]; INLINE_WORDS], Vec::new());
-    let views = sorted_views(
-        (n, driver),
-        |k| (list(k), 0),
-        bufs,
-        scratch,
-        (&mut small, &mut large),
-    );
+    let views = sorted_views((n, driver), list, bufs, scratch, (&mut small, &mut large));
     // Per word, where its last search ended (the driver's hits mostly
     // come in order, so the searches move forward, [`has_hit_at`]).
     let (mut small_from, mut large_from) = ([0usize; INLINE_WORDS], Vec::new());
@@ -1603,8 +1599,13 @@ mod tests {
         #[test]
         fn phrase_in_as_brute_force(lists in hit_lists()) {
             let (mut bufs, mut scratch) = (Vec::new(), Vec::new());
-            let got = phrase_in(lists.len(), |k| lists[k].as_slice(), &mut bufs, &mut scratch);
+            let got = phrase_in(lists.len(), |k| (lists[k].as_slice(), 0), &mut bufs, &mut scratch);
             let slices: Vec<&[Hit]> = lists.iter().map(Vec::as_slice).collect();
+            prop_assert_eq!(got, phrase_in_naive(&slices));
+            // With the lists' leading hits known in order, as a barrel's
+            // decoder says (only the tails checked): the same.
+            let led: Vec<usize> = slices.iter().map(|l| led_of(l)).collect();
+            let got = phrase_in(lists.len(), |k| (slices[k], led[k]), &mut bufs, &mut scratch);
             prop_assert_eq!(got, phrase_in_naive(&slices));
         }
     }

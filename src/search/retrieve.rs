@@ -70,6 +70,10 @@
 //!   present, or no proximity weight) is then scored: the bound is its
 //!   score. Hits are read only to check a phrase and to place the words
 //!   for the proximity match (the costly part of scoring).
+//! * **Phrases**: when every phrase holds every scored word, a document's
+//!   hits are read once, as its proximity match reads them
+//!   ([`ProximityPlan`]: the fields where every word has hits, which are
+//!   the only ones a phrase can stand in), for the check and the score.
 //!
 //! A safety valve stops the evaluation once [`Query::cutoff`] documents
 //! have been scored (hit lists decoded) and says so
@@ -292,6 +296,13 @@ struct DocWords<'c, 'b> {
     hits: &'c mut [Vec<Hit>],
     /// Per word: its hits are in `hits`.
     read: &'c mut [bool],
+    /// Per word: how many of its hits in `hits` lead in (field, position)
+    /// order, as the decoder says (0: unknown).
+    led: &'c mut [usize],
+    /// The classes read of each word's hits (bit `1 << class`) when the
+    /// document's hits are read as its proximity match reads them
+    /// ([`ProximityPlan`], no capitalization), or `None` for every hit.
+    read_as: Option<u8>,
     hits_read: u64,
     /// The phrase check's buffers (reused).
     phrase: &'c mut PhraseBufs,
@@ -318,16 +329,29 @@ impl DocWords<'_, '_> {
         }
     }
 
+    /// Word `i`'s hits (empty when absent), read once: all of them, or
+    /// those of the classes `read_as` says (counted as the whole list all
+    /// the same, so the work does not depend on how they were read).
     fn hits(&mut self, i: usize) -> Result<&[Hit]> {
         if !self.read[i] {
             let h = &mut self.hits[i];
             h.clear();
+            self.led[i] = 0;
             if self.present[i] {
                 if let Some(c) = &mut self.cursors[i] {
-                    c.hits(h)?;
+                    match self.read_as {
+                        Some(classes) => {
+                            self.led[i] = c.placed_hits(classes, h)?;
+                            let all: u32 = c.classes()?.iter().sum();
+                            self.hits_read += u64::from(all);
+                        }
+                        None => {
+                            c.hits(h)?;
+                            self.hits_read += h.len() as u64;
+                        }
+                    }
                 }
             }
-            self.hits_read += h.len() as u64;
             self.read[i] = true;
         }
         Ok(&self.hits[i])
@@ -404,11 +428,11 @@ impl Eval<'_> {
         for &i in slots {
             d.hits(i)?;
         }
-        let hits = &*d.hits;
+        let (hits, led) = (&*d.hits, &*d.led);
         let bufs = &mut d.phrase.sorted;
         Ok(phrase_in(
             slots.len(),
-            |k| hits[slots[k]].as_slice(),
+            |k| (hits[slots[k]].as_slice(), led[slots[k]]),
             bufs,
             &mut d.phrase.scratch,
         ))
@@ -690,6 +714,27 @@ impl DocScorer<'_> {
     }
 }
 
+/// The current document's hits per class, from its cursor's postings
+/// block's count columns, their sums checked (`type_counts` adds them).
+/// The columns are decoded once per block: `counted_at` is the cursor's
+/// decoded postings when they last were (they grow with each block the
+/// cursor loads, and only then). Asking the cursor per candidate
+/// ([`DoclistCursor::checked_classes`]) copied its block's view each time.
+/// Of a full doclist only ([`DoclistCursor::block_columns`]).
+fn column_classes(c: &mut DoclistCursor<'_>, counted_at: &mut u64) -> Result<HitClasses> {
+    if *counted_at != c.postings_decoded() {
+        c.count_block()?;
+        *counted_at = c.postings_decoded();
+    }
+    let (_, cols, at) = c.block_columns();
+    let mut out = [0; postings::CLASSES];
+    for (x, col) in out.iter_mut().zip(cols) {
+        *x = col[at];
+    }
+    postings::plain_fancy(&out).map_err(|d| c.corrupt(d))?;
+    Ok(out)
+}
+
 /// A word's hit counts per [`HitType`] from its hit classes (the postings
 /// block's count columns), as [`HitType::of`] types each hit.
 fn type_counts(c: &HitClasses) -> [u32; HIT_TYPES] {
@@ -773,6 +818,16 @@ fn has_phrase(n: &Node) -> bool {
         Node::Word(_) | Node::Site(_) => false,
         Node::All(ns) | Node::Any(ns) => ns.iter().any(has_phrase),
         Node::Not(n) => has_phrase(n),
+    }
+}
+
+/// Whether every phrase of the tree (its words) satisfies `ok`.
+fn phrases_hold(n: &Node, ok: &impl Fn(&[String]) -> bool) -> bool {
+    match n {
+        Node::Phrase(ws) => ok(ws),
+        Node::Word(_) | Node::Site(_) => true,
+        Node::All(ns) | Node::Any(ns) => ns.iter().all(|n| phrases_hold(n, ok)),
+        Node::Not(n) => phrases_hold(n, ok),
     }
 }
 
@@ -1281,6 +1336,24 @@ pub(super) fn retrieve_with(
         .map(|sl| scorer.stats.idf(sl.term.as_ref().map_or(0, |t| t.df)))
         .collect();
     let phrases = has_phrase(&query.expr);
+    // When every phrase holds every scored word (a phrase alone, the
+    // common case), a phrase can stand only in a field where each of them
+    // has hits, the fields the proximity match reads ([`ProximityPlan`]):
+    // a document's hits are then read once as that match reads them, for
+    // the phrase check and the score alike (no capitalization, no other
+    // field, the order known from the decoder). Read whole and checked for
+    // order twice, they were half a phrase query's instructions.
+    // (Without a scored word the plan reads nothing: an excluded
+    // phrase's hits are then read whole.)
+    let planned = query.ranking != Ranking::Paper
+        && phrases
+        && !scored.is_empty()
+        && phrases_hold(&query.expr, &|ws: &[String]| {
+            scored.iter().all(|&i| ws.contains(&slots[i].word))
+        });
+    let mut plan_words: Vec<usize> = Vec::with_capacity(scored.len());
+    let mut plan_classes: Vec<HitClasses> = Vec::with_capacity(scored.len());
+    let mut led = vec![0usize; slots.len()];
     // Candidates: the union of the scored words' doclists, or the sites'
     // docs when no scored word has one.
     let candidate_cursors: Vec<usize> = scored
@@ -1355,6 +1428,9 @@ pub(super) fn retrieve_with(
     // fancy totals for the cheap bound and kept for the exact text score
     // (valid for the present scored words once `factor` is set).
     let mut classes: Vec<HitClasses> = vec![[0; postings::CLASSES]; slots.len()];
+    // Per slot: its cursor's decoded postings when its block's count
+    // columns were last decoded ([`column_classes`]).
+    let mut counted_at = vec![u64::MAX; slots.len()];
     loop {
         if let (Some(b), true) = (&bounds, bar_moved) {
             bar_moved = false;
@@ -1442,6 +1518,8 @@ pub(super) fn retrieve_with(
         let mut hopeless = false;
         // It cannot match at all: a miss, decided without a hit list.
         let mut impossible = false;
+        // The scored words' `classes` are this document's.
+        let mut counted = false;
         if let Some(b) = &bounds {
             let worst = if heap.len() >= keep {
                 heap.peek().map(|r| &r.0)
@@ -1468,11 +1546,11 @@ pub(super) fn retrieve_with(
                     for &i in &scored {
                         if present[i] {
                             if let Some(c) = &mut cursors[i] {
-                                // The sums checked (`type_counts` adds them).
-                                classes[i] = c.checked_classes()?;
+                                classes[i] = column_classes(c, &mut counted_at[i])?;
                             }
                         }
                     }
+                    counted = true;
                     let sum = b.of_words(
                         scored
                             .iter()
@@ -1528,6 +1606,25 @@ pub(super) fn retrieve_with(
                 }
             }
         }
+        // The proximity match's plan, when its hits are read as it says.
+        let mut plan = None;
+        if planned && !impossible && !hopeless {
+            plan_words.clear();
+            plan_classes.clear();
+            for &i in &scored {
+                let Some(c) = cursors[i].as_mut().filter(|_| present[i]) else {
+                    continue;
+                };
+                if !counted {
+                    classes[i] = c.classes()?;
+                }
+                if classes[i].iter().any(|&x| x > 0) {
+                    plan_words.push(i);
+                    plan_classes.push(classes[i]);
+                }
+            }
+            plan = Some(ProximityPlan::of(&plan_classes));
+        }
         read.fill(false);
         let mut d = DocWords {
             doc,
@@ -1535,6 +1632,8 @@ pub(super) fn retrieve_with(
             present: &present,
             hits: &mut hit_bufs,
             read: &mut read,
+            led: &mut led,
+            read_as: plan.map(|p| p.read),
             hits_read: 0,
             phrase: &mut phrase_bufs,
         };
@@ -1635,6 +1734,18 @@ pub(super) fn retrieve_with(
                             .collect();
                         let (ir, score, _) = scorer.score(&words, lens.as_ref(), pr, false);
                         (ir, score)
+                    } else if let (true, Some(text), Some(plan)) = (placed, &text, &plan) {
+                        // The present words' hits, as the plan reads them.
+                        for &i in &plan_words {
+                            d.hits(i)?;
+                        }
+                        scorer.score_placed(
+                            &wd,
+                            plan_words.iter().map(|&i| (d.hits[i].as_slice(), d.led[i])),
+                            text,
+                            pr_factor,
+                            Some(plan),
+                        )
                     } else if let (true, Some(text)) = (placed, &text) {
                         for &i in &scored {
                             d.hits(i)?;

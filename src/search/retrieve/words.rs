@@ -24,8 +24,8 @@
 use std::collections::BinaryHeap;
 
 use super::{
-    advance, choose_essential, may_pass, offer, past_deadline, possible_sets, type_counts,
-    BlockMax, Bounds, DocScorer, Need, Ranked, Retrieved, Seen, Slot,
+    advance, choose_essential, column_classes, may_pass, offer, past_deadline, possible_sets,
+    type_counts, BlockMax, Bounds, DocScorer, Need, Ranked, Retrieved, Seen, Slot,
 };
 use crate::docstore::PageRanks;
 use crate::error::Result;
@@ -772,23 +772,9 @@ pub(super) fn plain(
                     if !has(i) {
                         continue;
                     }
-                    let Some(c) = cursors[i].as_mut() else {
-                        continue;
-                    };
-                    // The count columns, decoded once per postings block
-                    // (a cursor's decoded postings grow with each block it
-                    // loads, and only then): asking the cursor per
-                    // candidate copied its block's view each time.
-                    if counted_at[k] != c.postings_decoded() {
-                        c.count_block()?;
-                        counted_at[k] = c.postings_decoded();
+                    if let Some(c) = cursors[i].as_mut() {
+                        classes[k] = column_classes(c, &mut counted_at[k])?;
                     }
-                    let (_, cols, at) = c.block_columns();
-                    for (x, col) in classes[k].iter_mut().zip(cols) {
-                        *x = col[at];
-                    }
-                    // The sums checked (`type_counts` adds them).
-                    postings::plain_fancy(&classes[k]).map_err(|d| c.corrupt(d))?;
                 }
                 let sum = b.of_words(
                     scored
