@@ -415,7 +415,7 @@ fn print_text(
         if r.total_estimated {
             crate::cmd::about_within(r.total, r.total_bounds.0, r.total_bounds.1)
         } else {
-            r.total.to_string()
+            crate::cmd::thousands(r.total)
         },
         if r.cut_off { " (cut off)" } else { "" },
         r.groups,
