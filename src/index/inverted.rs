@@ -1340,17 +1340,6 @@ impl<'a> DoclistCursor<'a> {
         self.decode(|dec, view, i| dec.classes(view, i))
     }
 
-    /// [`Self::classes`] with their plain and fancy sums checked not to
-    /// overflow (`postings::plain_fancy`): for a caller that adds them up
-    /// as the exact score does.
-    pub fn checked_classes(&mut self) -> Result<HitClasses> {
-        self.decode(|dec, view, i| {
-            let c = dec.classes(view, i)?;
-            super::postings::plain_fancy(&c)?;
-            Ok(c)
-        })
-    }
-
     /// Calls `f` with every postings block of this doclist from the current
     /// one on, in docID order, as the barrels' directories tell them (none
     /// is decoded): where it lies, for [`Self::load_at`], and what it holds.
@@ -1428,27 +1417,6 @@ impl<'a> DoclistCursor<'a> {
     /// doclist only: a short one's block holds documents it skips.
     pub fn block_columns(&self) -> (&[u32], &[[u32; BLOCK_DOCS]; CLASSES], usize) {
         (&self.dec.docs[..self.dec.n], &self.dec.counts, self.i)
-    }
-
-    /// Moves to the `i`-th document of the current block (`i` at or after
-    /// the current one), or with `i` its length to the next block's first:
-    /// what [`Self::next`] does a document at a time, for a caller that
-    /// walked the block ([`Self::block_columns`]).
-    pub fn move_to(&mut self, i: usize) -> Result<Option<u32>> {
-        if self.done {
-            return Ok(None);
-        }
-        if self.short || !self.started || i < self.i || i > self.dec.n {
-            return Err(Error::internal(format!(
-                "cursor moved to document {i} of a block of {} from {}",
-                self.dec.n, self.i
-            )));
-        }
-        if i == self.i {
-            return Ok(Some(self.dec.docs[i]));
-        }
-        self.i = i - 1;
-        self.next()
     }
 
     /// The error of a corrupt current postings block, naming the barrel,

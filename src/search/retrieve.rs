@@ -719,7 +719,8 @@ impl DocScorer<'_> {
 /// The columns are decoded once per block: `counted_at` is the cursor's
 /// decoded postings when they last were (they grow with each block the
 /// cursor loads, and only then). Asking the cursor per candidate
-/// ([`DoclistCursor::checked_classes`]) copied its block's view each time.
+/// (its `classes`, then the sums checked) copied its block's view each
+/// time.
 /// Of a full doclist only ([`DoclistCursor::block_columns`]). Always
 /// inlined: the 2–3-word loop calls it per word per candidate, and as a
 /// call it cost that loop 2–4% more instructions than its own copy did.

@@ -142,12 +142,9 @@ pub(super) fn one_word(
         c.load_at(at)?;
         if !tight {
             let (docs, _, _) = c.block_columns();
-            let most = docs.iter().fold(0.0f64, |m, &d| {
-                m.max(match own_factors.get(d as usize) {
-                    Some(&f) => f,
-                    None => b.chunk_factor(d),
-                })
-            });
+            let most = docs
+                .iter()
+                .fold(0.0f64, |m, &d| m.max(factor_around(b, own_factors, d).0));
             let bound = text * most;
             if worst.as_ref().is_some_and(|w| !may_pass(w, true, bound)) {
                 out.work.block_skips += 1;
@@ -175,11 +172,7 @@ pub(super) fn one_word(
                 break 'blocks;
             }
             evaluated += 1;
-            // `own`: `around` is the document's own factor bound.
-            let (around, own) = match own_factors.get(doc as usize) {
-                Some(&f) => (f, true),
-                None => (b.chunk_factor(doc), false),
-            };
+            let (around, own) = factor_around(b, own_factors, doc);
             // Most candidates fail the first bound: the block's text bound
             // times their factor, then the cheap test of those it can
             // decide, straight from the count columns.
@@ -320,6 +313,17 @@ fn own_factors(b: &Bounds<'_>, pagerank: &Option<PageRanks>) -> Option<std::sync
     match pagerank {
         Some(PageRanks::Memory(v)) => b.doc_factors(v),
         _ => None,
+    }
+}
+
+/// The PageRank factor bound of `doc` that a first bound takes: its own
+/// (`true`) where `own_factors` ([`own_factors`]) holds it, else its
+/// chunk's.
+#[inline(always)]
+fn factor_around(b: &Bounds<'_>, own_factors: &[f64], doc: u32) -> (f64, bool) {
+    match own_factors.get(doc as usize) {
+        Some(&f) => (f, true),
+        None => (b.chunk_factor(doc), false),
     }
 }
 
