@@ -714,7 +714,7 @@ impl DocScorer<'_> {
     }
 }
 
-/// The current document's hits per class, from its cursor's postings
+/// The current document's hits per class (into `out`), from its cursor's postings
 /// block's count columns, their sums checked (`type_counts` adds them).
 /// The columns are decoded once per block: `counted_at` is the cursor's
 /// decoded postings when they last were (they grow with each block the
@@ -725,18 +725,21 @@ impl DocScorer<'_> {
 /// inlined: the 2–3-word loop calls it per word per candidate, and as a
 /// call it cost that loop 2–4% more instructions than its own copy did.
 #[inline(always)]
-fn column_classes(c: &mut DoclistCursor<'_>, counted_at: &mut u64) -> Result<HitClasses> {
+fn column_classes(
+    c: &mut DoclistCursor<'_>,
+    counted_at: &mut u64,
+    out: &mut HitClasses,
+) -> Result<()> {
     if *counted_at != c.postings_decoded() {
         c.count_block()?;
         *counted_at = c.postings_decoded();
     }
     let (_, cols, at) = c.block_columns();
-    let mut out = [0; postings::CLASSES];
     for (x, col) in out.iter_mut().zip(cols) {
         *x = col[at];
     }
-    postings::plain_fancy(&out).map_err(|d| c.corrupt(d))?;
-    Ok(out)
+    postings::plain_fancy(out).map_err(|d| c.corrupt(d))?;
+    Ok(())
 }
 
 /// A word's hit counts per [`HitType`] from its hit classes (the postings
@@ -1332,6 +1335,46 @@ pub(super) fn retrieve_with(
         ));
     }
 
+    generic(
+        s,
+        query,
+        keep,
+        &ev,
+        &hard,
+        need,
+        need_words,
+        &need_slots,
+        cursors,
+        &scored,
+        bounds.as_ref(),
+        scorer,
+    )
+}
+
+/// Any other query (phrases, exclusions, `site:`, groups, OR of groups,
+/// the paper's ranking): the generic loop, which pays for every candidate
+/// for what any query might need. Apart from [`retrieve_with`], which then
+/// only chooses the loop, and never inlined there (its one caller), so
+/// that a change to it leaves the dedicated loops' code where it was (out
+/// of line it costs them nothing: callgrind, the bench's AND and OR).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn generic(
+    s: &Searcher,
+    query: &Query,
+    keep: usize,
+    ev: &Eval<'_>,
+    hard: &[&Node],
+    need: &Node,
+    need_words: Option<&[usize]>,
+    need_slots: &Need,
+    mut cursors: Vec<Option<DoclistCursor<'_>>>,
+    scored: &[usize],
+    bounds: Option<&Bounds<'_>>,
+    mut scorer: DocScorer<'_>,
+) -> Result<Retrieved> {
+    let slots = ev.slots;
+    let sites = ev.sites;
     let mut out = Retrieved::default();
     let mut heap: BinaryHeap<Ranked> = BinaryHeap::new();
     let mut pagerank = s.pageranks()?;
@@ -1385,8 +1428,8 @@ pub(super) fn retrieve_with(
     let mut block_max = bounds.as_ref().map(|b| {
         BlockMax::new(
             b,
-            &need_slots,
-            &scored,
+            need_slots,
+            scored,
             &candidate_cursors,
             must_complete_always,
             slots.len(),
@@ -1445,9 +1488,9 @@ pub(super) fn retrieve_with(
             };
             choose_essential(
                 b,
-                &need_slots,
+                need_slots,
                 &candidate_cursors,
-                &slots,
+                slots,
                 worst,
                 must_complete_always,
                 &mut essential,
@@ -1533,7 +1576,7 @@ pub(super) fn retrieve_with(
             let has = |i: usize| present.get(i).copied().unwrap_or(false);
             let may_complete = match need_words {
                 Some(ws) => ws.iter().all(|&i| has(i)),
-                None => possible(&need_slots, &has),
+                None => possible(need_slots, &has),
             };
             if must_complete_always && !may_complete {
                 hopeless = true;
@@ -1547,10 +1590,10 @@ pub(super) fn retrieve_with(
                     // first with the largest PageRank factor of the docIDs
                     // around (worked out once per `RankBounds::CHUNK` of
                     // them), so their own PageRank is not looked up.
-                    for &i in &scored {
+                    for &i in scored {
                         if present[i] {
                             if let Some(c) = &mut cursors[i] {
-                                classes[i] = column_classes(c, &mut counted_at[i])?;
+                                column_classes(c, &mut counted_at[i], &mut classes[i])?;
                             }
                         }
                     }
@@ -1587,7 +1630,7 @@ pub(super) fn retrieve_with(
                     // The exact text score, from the words' count columns
                     // (no hit read), with the proximity bonus at its bound.
                     wd.clear();
-                    for &i in &scored {
+                    for &i in scored {
                         let counts = match &cursors[i] {
                             Some(_) if present[i] => type_counts(&classes[i]),
                             _ => [0; HIT_TYPES],
@@ -1615,7 +1658,7 @@ pub(super) fn retrieve_with(
         if planned && !impossible && !hopeless {
             plan_words.clear();
             plan_classes.clear();
-            for &i in &scored {
+            for &i in scored {
                 let Some(c) = cursors[i].as_mut().filter(|_| present[i]) else {
                     continue;
                 };
@@ -1655,7 +1698,7 @@ pub(super) fn retrieve_with(
             let keep_it = complete
                 || (query.matching == Matching::Any && {
                     let mut ok = true;
-                    for n in &hard {
+                    for n in hard {
                         if !ev.holds(n, &mut d)? {
                             ok = false;
                             break;
@@ -1680,7 +1723,7 @@ pub(super) fn retrieve_with(
                     // proximity match needs them); already taken for the bound.
                     if bounded.is_none() {
                         wd.clear();
-                        for &i in &scored {
+                        for &i in scored {
                             wd.push(WordInDoc {
                                 word: slots[i].word.as_str(),
                                 df: slots[i].term.as_ref().map_or(0, |t| t.df),
@@ -1728,7 +1771,7 @@ pub(super) fn retrieve_with(
                         }
                     }
                     let (ir, score) = if placed && query.ranking == Ranking::Paper {
-                        for &i in &scored {
+                        for &i in scored {
                             d.hits(i)?;
                         }
                         let words: Vec<(&str, u32, &[Hit])> = scored
@@ -1751,7 +1794,7 @@ pub(super) fn retrieve_with(
                             Some(plan),
                         )
                     } else if let (true, Some(text)) = (placed, &text) {
-                        for &i in &scored {
+                        for &i in scored {
                             d.hits(i)?;
                         }
                         scorer.score_placed(
@@ -1799,7 +1842,7 @@ pub(super) fn retrieve_with(
         s,
         query,
         need,
-        &slots,
+        slots,
         &candidate_cursors,
         &heads,
         &cursors,

@@ -777,7 +777,7 @@ pub(super) fn plain(
                         continue;
                     }
                     if let Some(c) = cursors[i].as_mut() {
-                        classes[k] = column_classes(c, &mut counted_at[k])?;
+                        column_classes(c, &mut counted_at[k], &mut classes[k])?;
                     }
                 }
                 let sum = b.of_words(

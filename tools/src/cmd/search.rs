@@ -418,9 +418,9 @@ fn print_text(
             crate::cmd::thousands(r.total)
         },
         if r.cut_off { " (cut off)" } else { "" },
-        r.groups,
-        (offset + 1).min(r.groups as usize),
-        offset + r.results.len(),
+        crate::cmd::thousands(r.groups),
+        crate::cmd::thousands((offset as u64 + 1).min(r.groups)),
+        crate::cmd::thousands((offset + r.results.len()) as u64),
         seconds * 1e3
     )?;
     for (i, x) in r.results.iter().enumerate() {
