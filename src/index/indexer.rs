@@ -14,7 +14,8 @@
 //!    extractor's own tokenizer ([`crate::ingest::html::tokenize`]).
 //!
 //! The work comes in units (a block of `text.wm`, a block of `docs.wm` with
-//! its anchors) processed in parallel in windows and consumed in order, so
+//! its anchors) processed in parallel and consumed in order
+//! ([`crate::par::pipeline`]: a few units in flight at a time), so
 //! every output is the same whatever the thread count. Two passes walk it:
 //! [`count_vocabulary`] (hits per word, for the lexicon) and
 //! [`write_forward`] (each document's hits into the forward barrels of their
@@ -29,7 +30,8 @@
 use std::hash::BuildHasher;
 use std::path::{Path, PathBuf};
 
-use rayon::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use super::fieldlens::{field_of_hit, FIELDS};
 use super::forward::{encode_record_with, ForwardWriter, Part};
@@ -41,6 +43,7 @@ use crate::docs::DocTable;
 use crate::error::{Error, Result};
 use crate::ingest::html::{flag, tokenize};
 use crate::ingest::records;
+use crate::par::{pipeline, InFlight};
 use crate::progress::{SharedReporter, Unit};
 use crate::sort::ExternalSorter;
 
@@ -262,30 +265,56 @@ pub struct CarriedUnit {
 
 /// A carried unit's words as unit-local indices: in 16 bits when the unit
 /// has at most 2¹⁶ distinct words (a unit of rust-doc has a few thousand),
-/// which makes a carried token 4 bytes with its hit instead of 6.
+/// which makes a carried token 4 bytes with its hit instead of 6. Pass 1
+/// appends each document's narrow from the start (all widened once the
+/// vocabulary outgrows 16 bits): a 32-bit copy of the unit's, narrowed at
+/// its end, wrote and faulted in three times the bytes.
 enum LocalWords {
     Narrow(Vec<u16>),
     Wide(Vec<u32>),
 }
 
+impl Default for LocalWords {
+    fn default() -> Self {
+        LocalWords::Narrow(Vec::new())
+    }
+}
+
+impl LocalWords {
+    /// Appends `ids`, indices into a vocabulary of `words` words.
+    fn extend(&mut self, ids: &[u32], words: usize) {
+        if let LocalWords::Narrow(v) = self {
+            if words <= 1 << 16 {
+                v.extend(ids.iter().map(|&i| i as u16));
+                return;
+            }
+            *self = LocalWords::Wide(v.iter().map(|&t| u32::from(t)).collect());
+        }
+        if let LocalWords::Wide(v) = self {
+            v.extend_from_slice(ids);
+        }
+    }
+
+    fn shrink_to_fit(&mut self) {
+        match self {
+            LocalWords::Narrow(v) => v.shrink_to_fit(),
+            LocalWords::Wide(v) => v.shrink_to_fit(),
+        }
+    }
+}
+
 impl CarriedUnit {
-    /// Pass 1's tokens of a unit (`tokens` indices into a vocabulary of
-    /// `words` words), its vocabulary still to be given.
+    /// Pass 1's tokens of a unit (`tokens` indices into its vocabulary),
+    /// its vocabulary still to be given.
     fn new(
         mut docs: Vec<(u64, Part, u32)>,
-        mut tokens: Vec<u32>,
+        mut tokens: LocalWords,
         mut hits: Vec<Hit>,
-        words: usize,
         input_bytes: u64,
     ) -> CarriedUnit {
         docs.shrink_to_fit();
+        tokens.shrink_to_fit();
         hits.shrink_to_fit();
-        let tokens = if words <= 1 << 16 {
-            LocalWords::Narrow(tokens.iter().map(|&t| t as u16).collect())
-        } else {
-            tokens.shrink_to_fit();
-            LocalWords::Wide(tokens)
-        };
         CarriedUnit {
             words: Vec::new(),
             long_text: String::new(),
@@ -498,13 +527,13 @@ enum Work {
         block: usize,
         /// docID of each page from `first_page` on (`u64::MAX`: not canonical).
         first_page: u64,
-        docs: std::sync::Arc<Vec<u64>>,
+        docs: Vec<u64>,
     },
     Fancy {
         block: usize,
         /// The block's docIDs: its worker reads their anchors (keyed by
         /// target) itself, so the anchors are decoded in parallel rather
-        /// than on the thread that hands out the windows.
+        /// than on the thread that hands out the units.
         docs: std::ops::Range<u64>,
     },
 }
@@ -526,7 +555,8 @@ struct Inputs {
     /// took about 5% of rust-doc's build CPU. There are at most as many as
     /// units ever ran at once (one a thread), each no larger than
     /// [`Inputs::KEEP_BLOCK`], and they are freed with the inputs at the
-    /// pass's end: the window's bound on decoded input already counts them.
+    /// pass's end: the bound on the decoded input in flight already counts
+    /// them.
     blocks: std::sync::Mutex<Vec<(Vec<u8>, Vec<u8>)>>,
 }
 
@@ -573,89 +603,25 @@ impl Inputs {
         })
     }
 
-    /// Units of work in order, a window at a time, to `f`: at most `window`
-    /// units, and no more than `window_bytes` of decoded input unless one
-    /// unit alone is larger (a unit's memory is a small multiple of its
-    /// input, so this bounds the work in flight by the budget).
-    fn windows(
-        &self,
-        window: usize,
-        window_bytes: u64,
-        mut f: impl FnMut(Vec<Work>) -> Result<()>,
-    ) -> Result<()> {
-        let window_end = |blocks: &[crate::container::BlockEntry], i: usize| {
-            let mut end = i;
-            let mut bytes = 0;
-            while end < blocks.len()
-                && end - i < window
-                && (end == i || bytes + blocks[end].raw <= window_bytes)
-            {
-                bytes += blocks[end].raw;
-                end += 1;
-            }
-            end
-        };
-        let tc = self.text.container();
-        let first_page = |i: usize| -> u64 {
-            tc.blocks()
-                .get(i)
-                .and_then(|b| <[u8; 8]>::try_from(b.key.as_slice()).ok())
-                .map_or(u64::MAX, u64::from_be_bytes)
-        };
-        let mut pagedoc = SeqReader::new(&self.pagedoc);
-        let nblocks = tc.blocks().len();
-        let mut i = 0;
-        while i < nblocks {
-            let end = window_end(tc.blocks(), i);
-            let (p0, p1) = (first_page(i), first_page(end));
-            let mut docs = Vec::new();
-            pagedoc.take_until(p1, |page, input| {
-                if page >= p0 {
-                    let (doc, canonical) = records::decode_pagedoc(input)?;
-                    while docs.len() as u64 + p0 < page {
-                        docs.push(u64::MAX);
-                    }
-                    docs.push(if canonical { doc } else { u64::MAX });
-                } else {
-                    records::decode_pagedoc(input)?;
-                }
-                Ok(())
-            })?;
-            let docs = std::sync::Arc::new(docs);
-            f((i..end)
-                .map(|block| Work::Text {
-                    block,
-                    first_page: p0,
-                    docs: std::sync::Arc::clone(&docs),
-                })
-                .collect())?;
-            i = end;
-        }
+    /// The units of work, in order: the text file's blocks (each with the
+    /// docIDs of its pages, read from the page map here), then the doc
+    /// table's blocks (of a shard's documents only: from the block holding
+    /// its first docID).
+    fn units(&self) -> Units<'_> {
         let dc = self.docs.container();
-        let nblocks = dc.blocks().len();
-        let mut i = 0;
-        let mut next_doc = 0u64;
-        // A shard's documents: the doc table's blocks from the one holding
-        // its first docID, and their anchors (keyed by target) from there.
-        while i < nblocks && next_doc + dc.blocks()[i].records <= self.range.start {
-            next_doc += dc.blocks()[i].records;
-            i += 1;
+        let (mut block, mut next_doc) = (0, 0u64);
+        while block < dc.blocks().len() && next_doc + dc.blocks()[block].records <= self.range.start
+        {
+            next_doc += dc.blocks()[block].records;
+            block += 1;
         }
-        while i < nblocks && next_doc < self.range.end {
-            let end = window_end(dc.blocks(), i);
-            let mut units = Vec::with_capacity(end - i);
-            for block in i..end {
-                let first = next_doc;
-                next_doc += dc.blocks()[block].records;
-                units.push(Work::Fancy {
-                    block,
-                    docs: first..next_doc,
-                });
-            }
-            f(units)?;
-            i = end;
+        Units {
+            inputs: self,
+            pagedoc: SeqReader::new(&self.pagedoc),
+            text_block: 0,
+            doc_block: block,
+            next_doc,
         }
-        Ok(())
     }
 
     /// Calls `g(docID, part, words, hits)` for each document of `unit`:
@@ -786,6 +752,72 @@ impl Inputs {
 
     fn total_bytes(&self) -> u64 {
         self.text.container().raw_bytes() + self.docs.container().raw_bytes()
+    }
+}
+
+/// The units of work of [`Inputs::units`].
+struct Units<'a> {
+    inputs: &'a Inputs,
+    /// The page map, read a text block's pages at a time.
+    pagedoc: SeqReader<'a>,
+    /// The next text block.
+    text_block: usize,
+    /// The next doc table block, and its first docID.
+    doc_block: usize,
+    next_doc: u64,
+}
+
+impl Units<'_> {
+    /// The text unit of block `i`, its docIDs read from the page map.
+    fn text(&mut self, i: usize) -> Result<Work> {
+        let tc = self.inputs.text.container();
+        let first_page = |i: usize| -> u64 {
+            tc.blocks()
+                .get(i)
+                .and_then(|b| <[u8; 8]>::try_from(b.key.as_slice()).ok())
+                .map_or(u64::MAX, u64::from_be_bytes)
+        };
+        let (p0, p1) = (first_page(i), first_page(i + 1));
+        let mut docs = Vec::new();
+        self.pagedoc.take_until(p1, |page, input| {
+            if page >= p0 {
+                let (doc, canonical) = records::decode_pagedoc(input)?;
+                while docs.len() as u64 + p0 < page {
+                    docs.push(u64::MAX);
+                }
+                docs.push(if canonical { doc } else { u64::MAX });
+            } else {
+                records::decode_pagedoc(input)?;
+            }
+            Ok(())
+        })?;
+        Ok(Work::Text {
+            block: i,
+            first_page: p0,
+            docs,
+        })
+    }
+}
+
+impl Iterator for Units<'_> {
+    type Item = Result<Work>;
+
+    fn next(&mut self) -> Option<Result<Work>> {
+        if self.text_block < self.inputs.text.container().blocks().len() {
+            self.text_block += 1;
+            return Some(self.text(self.text_block - 1));
+        }
+        let dc = self.inputs.docs.container();
+        if self.doc_block >= dc.blocks().len() || self.next_doc >= self.inputs.range.end {
+            return None;
+        }
+        let (block, first) = (self.doc_block, self.next_doc);
+        self.next_doc += dc.blocks()[block].records;
+        self.doc_block += 1;
+        Some(Ok(Work::Fancy {
+            block,
+            docs: first..self.next_doc,
+        }))
     }
 }
 
@@ -962,8 +994,13 @@ impl PassStats {
     }
 }
 
-fn window_len() -> usize {
-    2 * rayon::current_num_threads().max(1)
+/// The units in flight in a pass: two a thread (one at work, one done or
+/// waiting), within `bytes` of input.
+fn in_flight(bytes: u64) -> InFlight {
+    InFlight {
+        items: 2 * rayon::current_num_threads().max(1),
+        cost: bytes,
+    }
 }
 
 /// What a unit of pass 1 made: its vocabulary, its tokens if they may be
@@ -995,7 +1032,7 @@ pub fn count_vocabulary(
     reporter: &SharedReporter,
     mut titles: Option<&mut super::titles::TitlesWriter>,
 ) -> Result<(PassStats, Carried)> {
-    let window_bytes = chunk_budget / 4;
+    let in_flight_bytes = chunk_budget / 4;
     let inputs = Inputs::open(sources, stem)?;
     let task = reporter.task(
         "index: counting words",
@@ -1008,88 +1045,93 @@ pub fn count_vocabulary(
     let mut carried = Carried::default();
     let mut carried_bytes = 0u64;
     // Units are carried until the first that does not fit: the forward pass
-    // then reads the input from that unit on.
-    let mut carrying = carry_budget > 0;
+    // then reads the input from that unit on. (A unit's worker reads this
+    // when it starts; only the consumer clears it.)
+    let carrying = AtomicBool::new(carry_budget > 0);
     let with_titles = titles.is_some();
-    inputs.windows(window_len(), window_bytes, |units| {
-        let carry = carrying;
-        let outs: Vec<Result<CountOutput>> = units
-            .par_iter()
-            .map(|u| {
-                let mut vocab = UnitVocab::default();
-                let mut st = PassStats::default();
-                let mut tokens = Tokens::default();
-                // (docID, part, words) of each document, its words as
-                // indices into `vocab`, and its hits.
-                let mut kept = carry.then(|| (Vec::new(), Vec::new(), Vec::new()));
-                let mut unit_titles = Vec::new();
-                let titles_here = with_titles.then_some(&mut unit_titles);
-                inputs.visit(u, &mut tokens, titles_here, |doc, part, words, hits| {
-                    st.add(part, hits.len());
-                    match &mut kept {
-                        Some((docs, tokens, kept_hits)) => {
-                            let at = tokens.len();
-                            tokens.extend(SplitWords::new(words).map(|(w, k)| vocab.add(w, k)));
-                            let n = tokens.len() - at;
-                            if n != hits.len() {
-                                return Err(Error::internal(format!(
-                                    "{n} words, {} hits",
-                                    hits.len()
-                                )));
-                            }
-                            kept_hits.extend_from_slice(hits);
-                            docs.push((doc, part, n as u32));
-                        }
-                        None => {
-                            for (w, k) in SplitWords::new(words) {
-                                vocab.add(w, k);
-                            }
-                        }
+    let count_unit = |u: Work| -> Result<CountOutput> {
+        let carry = carrying.load(Ordering::Relaxed);
+        let mut vocab = UnitVocab::default();
+        let mut st = PassStats::default();
+        let mut tokens = Tokens::default();
+        // (docID, part, words) of each document, its words as
+        // indices into `vocab`, and its hits.
+        let mut kept = carry.then(|| (Vec::new(), LocalWords::default(), Vec::new()));
+        let mut indices: Vec<u32> = Vec::new();
+        let mut unit_titles = Vec::new();
+        let titles_here = with_titles.then_some(&mut unit_titles);
+        inputs.visit(&u, &mut tokens, titles_here, |doc, part, words, hits| {
+            st.add(part, hits.len());
+            match &mut kept {
+                Some((docs, tokens, kept_hits)) => {
+                    // Through a reused 32-bit buffer: `extend` over the
+                    // words keeps `vocab.add` inlined in this loop, which
+                    // a push per word into `LocalWords` did not.
+                    indices.clear();
+                    indices.extend(SplitWords::new(words).map(|(w, k)| vocab.add(w, k)));
+                    tokens.extend(&indices, vocab.words.len());
+                    let n = indices.len();
+                    if n != hits.len() {
+                        return Err(Error::internal(format!("{n} words, {} hits", hits.len())));
                     }
-                    Ok(())
-                })?;
-                let bytes = inputs.unit_bytes(u);
-                let kept = kept.map(|(docs, tokens, hits)| {
-                    vocab.words.shrink_to_fit();
-                    vocab.long_text.shrink_to_fit();
-                    CarriedUnit::new(docs, tokens, hits, vocab.words.len(), bytes)
-                });
-                Ok((vocab, kept, st, bytes, unit_titles))
-            })
-            .collect();
-        for out in outs {
-            let (vocab, kept, st, bytes, unit_titles) = out?;
-            if let Some(w) = titles.as_deref_mut() {
-                for (doc, t) in &unit_titles {
-                    w.push(*doc, t)?;
+                    kept_hits.extend_from_slice(hits);
+                    docs.push((doc, part, n as u32));
+                }
+                None => {
+                    for (w, k) in SplitWords::new(words) {
+                        vocab.add(w, k);
+                    }
                 }
             }
-            stats.plain_hits += st.plain_hits;
-            stats.fancy_hits += st.fancy_hits;
-            stats.texts += st.texts;
-            stats.fancy_docs += st.fancy_docs;
-            chunk_bytes += chunk.add_counts(&vocab);
-            if let (true, Some(mut unit)) = (carrying, kept) {
-                unit.words = vocab.words;
-                unit.long_text = vocab.long_text;
-                if carried_bytes + unit.bytes() <= carry_budget {
-                    carried_bytes += unit.bytes();
-                    carried.units.push(unit);
-                } else {
-                    carrying = false;
-                }
-            }
-            task.inc(bytes);
-            if chunk_bytes >= chunk_budget {
-                flush_chunk(&mut chunk, vocabulary)?;
-                chunk_bytes = 0;
-                crate::sort::memory::release_freed_heap();
+            Ok(())
+        })?;
+        let bytes = inputs.unit_bytes(&u);
+        let kept = kept.map(|(docs, tokens, hits)| {
+            vocab.words.shrink_to_fit();
+            vocab.long_text.shrink_to_fit();
+            CarriedUnit::new(docs, tokens, hits, bytes)
+        });
+        Ok((vocab, kept, st, bytes, unit_titles))
+    };
+    let consume = |out: Result<CountOutput>| -> Result<()> {
+        let (vocab, kept, st, bytes, unit_titles) = out?;
+        if let Some(w) = titles.as_deref_mut() {
+            for (doc, t) in &unit_titles {
+                w.push(*doc, t)?;
             }
         }
+        stats.plain_hits += st.plain_hits;
+        stats.fancy_hits += st.fancy_hits;
+        stats.texts += st.texts;
+        stats.fancy_docs += st.fancy_docs;
+        chunk_bytes += chunk.add_counts(&vocab);
+        if let (true, Some(mut unit)) = (carrying.load(Ordering::Relaxed), kept) {
+            unit.words = vocab.words;
+            unit.long_text = vocab.long_text;
+            if carried_bytes + unit.bytes() <= carry_budget {
+                carried_bytes += unit.bytes();
+                carried.units.push(unit);
+            } else {
+                carrying.store(false, Ordering::Relaxed);
+            }
+        }
+        task.inc(bytes);
+        if chunk_bytes >= chunk_budget {
+            flush_chunk(&mut chunk, vocabulary)?;
+            chunk_bytes = 0;
+            crate::sort::memory::release_freed_heap();
+        }
         Ok(())
-    })?;
+    };
+    pipeline(
+        inputs.units(),
+        in_flight(in_flight_bytes),
+        |u| inputs.unit_bytes(u),
+        count_unit,
+        consume,
+    )?;
     flush_chunk(&mut chunk, vocabulary)?;
-    carried.all = carrying;
+    carried.all = carrying.into_inner();
     Ok((stats, carried))
 }
 
@@ -1152,7 +1194,7 @@ pub fn write_forward(
     carried: Carried,
 ) -> Result<ForwardStats> {
     // The work in flight gets as much memory as the barrels' block buffers.
-    let window_bytes = (block_bytes * plan.barrels()) as u64 / 4;
+    let in_flight_bytes = (block_bytes * plan.barrels()) as u64 / 4;
     let inputs = Inputs::open(sources, stem)?;
     let barrels = plan.barrels();
     let mut writers = (0..barrels)
@@ -1172,108 +1214,98 @@ pub fn write_forward(
         Unit::Bytes,
     );
     let mut stats = ForwardStats::default();
-    // Each unit's output buffers are reused from window to window: a fresh
+    // Each unit's output buffers are reused from unit to unit: a fresh
     // set per unit would leave the allocator with freed memory it keeps.
-    let mut pool: Vec<Vec<BarrelBytes>> = Vec::new();
-    // Appends a window's outputs, in unit order, to the barrels.
-    let mut consume =
-        |outs: Vec<Result<UnitOutput>>, bufs: &mut Vec<Vec<BarrelBytes>>| -> Result<()> {
-            for (out, per_barrel) in outs.into_iter().zip(bufs.iter_mut()) {
-                let (st, bytes, lens) = out?;
-                for l in lens {
-                    lengths.push(l)?;
-                }
-                for (w, b) in writers.iter_mut().zip(per_barrel.iter_mut()) {
-                    let mut start = 0;
-                    for &(end, hits) in &b.records {
-                        w.push(&b.bytes[start..end], hits)?;
-                        start = end;
-                    }
-                    b.bytes.clear();
-                    b.records.clear();
-                }
-                stats.pass.texts += st.pass.texts;
-                stats.pass.fancy_docs += st.pass.fancy_docs;
-                stats.pass.plain_hits += st.pass.plain_hits;
-                stats.pass.fancy_hits += st.pass.fancy_hits;
-                stats.records += st.records;
-                stats.entries += st.entries;
-                stats.header_bytes += st.header_bytes;
-                stats.paper_header_bytes += st.paper_header_bytes;
-                task.inc(bytes);
-            }
-            Ok(())
-        };
-    let (skip, carried_all) = (carried.units.len(), carried.all);
-    let mut units = carried.units.into_iter();
-    loop {
-        let window: Vec<CarriedUnit> = units.by_ref().take(window_len()).collect();
-        if window.is_empty() {
-            break;
+    let pool = Mutex::new(Vec::new());
+    // Appends a unit's outputs to the barrels (units come in order).
+    let mut consume = |(st, bytes, lens): UnitOutput, out: &mut [BarrelBytes]| -> Result<()> {
+        for l in lens {
+            lengths.push(l)?;
         }
-        forward_window(
-            window,
-            &mut pool,
+        for (w, b) in writers.iter_mut().zip(out.iter_mut()) {
+            let mut start = 0;
+            for &(end, hits) in &b.records {
+                w.push(&b.bytes[start..end], hits)?;
+                start = end;
+            }
+            b.bytes.clear();
+            b.records.clear();
+        }
+        stats.pass.texts += st.pass.texts;
+        stats.pass.fancy_docs += st.pass.fancy_docs;
+        stats.pass.plain_hits += st.pass.plain_hits;
+        stats.pass.fancy_hits += st.pass.fancy_hits;
+        stats.records += st.records;
+        stats.entries += st.entries;
+        stats.header_bytes += st.header_bytes;
+        stats.paper_header_bytes += st.paper_header_bytes;
+        task.inc(bytes);
+        Ok(())
+    };
+    let (skip, carried_all) = (carried.units.len(), carried.all);
+    forward_units(
+        carried.units.into_iter().map(Ok),
+        in_flight(u64::MAX),
+        |_| 0,
+        &pool,
+        barrels,
+        &mut consume,
+        |u, out, scratch| {
+            let word_ids = u
+                .words
+                .iter()
+                .map(|w| {
+                    match *w {
+                        VocabWord::Short(k) => ids.get_packed(k),
+                        VocabWord::Long(start, end) => {
+                            ids.get(&u.long_text[start as usize..end as usize])
+                        }
+                    }
+                    .ok_or_else(|| missing_word(&u.long_text, w))
+                })
+                .collect::<Result<Vec<u32>>>()?;
+            let mut at = 0;
+            for &(doc, part, n) in &u.docs {
+                let end = at + n as usize;
+                let hits = &u.hits[at..end];
+                doc_lengths(doc, part, hits, &mut scratch.st, &mut scratch.lens);
+                u.keys(at..end, &word_ids, &mut scratch.doc.keys);
+                scratch
+                    .doc
+                    .emit(doc, part, hits, plan, out, &mut scratch.st);
+                at = end;
+            }
+            Ok(u.input_bytes)
+        },
+    )?;
+    if !carried_all {
+        // The units carried were written above (their page map is read
+        // all the same, in order).
+        let rest = inputs
+            .units()
+            .enumerate()
+            .filter(|(k, u)| *k >= skip || u.is_err())
+            .map(|(_, u)| u);
+        forward_units(
+            rest,
+            in_flight(in_flight_bytes),
+            |u| inputs.unit_bytes(u),
+            &pool,
             barrels,
             &mut consume,
             |u, out, scratch| {
-                let word_ids = u
-                    .words
-                    .iter()
-                    .map(|w| {
-                        match *w {
-                            VocabWord::Short(k) => ids.get_packed(k),
-                            VocabWord::Long(start, end) => {
-                                ids.get(&u.long_text[start as usize..end as usize])
-                            }
-                        }
-                        .ok_or_else(|| missing_word(&u.long_text, w))
-                    })
-                    .collect::<Result<Vec<u32>>>()?;
-                let mut at = 0;
-                for &(doc, part, n) in &u.docs {
-                    let end = at + n as usize;
-                    let hits = &u.hits[at..end];
+                let mut tokens = Tokens::default();
+                inputs.visit(&u, &mut tokens, None, |doc, part, words, hits| {
                     doc_lengths(doc, part, hits, &mut scratch.st, &mut scratch.lens);
-                    u.keys(at..end, &word_ids, &mut scratch.doc.keys);
+                    scratch.doc.lookup(words, hits.len(), ids)?;
                     scratch
                         .doc
                         .emit(doc, part, hits, plan, out, &mut scratch.st);
-                    at = end;
-                }
-                Ok(u.input_bytes)
+                    Ok(())
+                })?;
+                Ok(inputs.unit_bytes(&u))
             },
         )?;
-    }
-    let mut seen = 0usize;
-    if !carried_all {
-        inputs.windows(window_len(), window_bytes, |mut units| {
-            // The units carried were written above.
-            let carried_here = skip.saturating_sub(seen).min(units.len());
-            seen += units.len();
-            units.drain(..carried_here);
-            if units.is_empty() {
-                return Ok(());
-            }
-            forward_window(
-                units,
-                &mut pool,
-                barrels,
-                &mut consume,
-                |u, out, scratch| {
-                    let mut tokens = Tokens::default();
-                    inputs.visit(u, &mut tokens, None, |doc, part, words, hits| {
-                        doc_lengths(doc, part, hits, &mut scratch.st, &mut scratch.lens);
-                        scratch.doc.lookup(words, hits.len(), ids)?;
-                        scratch
-                            .doc
-                            .emit(doc, part, hits, plan, out, &mut scratch.st);
-                        Ok(())
-                    })?;
-                    Ok(inputs.unit_bytes(u))
-                },
-            )
-        })?;
     }
     for w in writers {
         stats.bytes += w.finish()?;
@@ -1289,49 +1321,69 @@ struct UnitScratch {
     lens: Vec<(u64, u64)>,
 }
 
-/// Runs `unit` over a window of units in parallel, each with its own barrel
-/// buffers from `pool` and its own scratch, then hands the outputs to
-/// `consume` in unit order, so the barrels' bytes do not depend on the
-/// threads. `unit` returns the unit's input bytes. The window is dropped
-/// before `consume` runs: its units' memory is freed before the barrels
-/// grow.
-fn forward_window<U: Send + Sync>(
-    window: Vec<U>,
-    pool: &mut Vec<Vec<BarrelBytes>>,
-    barrels: usize,
-    consume: &mut impl FnMut(Vec<Result<UnitOutput>>, &mut Vec<Vec<BarrelBytes>>) -> Result<()>,
-    unit: impl Fn(&U, &mut [BarrelBytes], &mut UnitScratch) -> Result<u64> + Sync,
-) -> Result<()> {
-    let mut bufs = take_bufs(pool, window.len(), barrels);
-    let outs: Vec<Result<UnitOutput>> = window
-        .par_iter()
-        .zip(bufs.par_iter_mut())
-        .map(|(u, out)| {
-            let mut scratch = UnitScratch::default();
-            let bytes = unit(u, out, &mut scratch)?;
-            Ok((scratch.st, bytes, scratch.lens))
-        })
-        .collect();
-    drop(window);
-    consume(outs, &mut bufs)?;
-    pool.extend(bufs);
-    Ok(())
+/// A unit's buffers, reused from unit to unit: fresh ones per unit are
+/// mapped and faulted in afresh (the allocator maps every buffer of 128 KiB
+/// or more on its own, [`crate::resources::bound_allocator_retention`]).
+#[derive(Default)]
+struct UnitBuffers {
+    /// Its records for each barrel.
+    out: Vec<BarrelBytes>,
+    doc: DocScratch,
 }
 
-/// `n` sets of per-barrel output buffers, from `pool` where it has them.
-fn take_bufs(pool: &mut Vec<Vec<BarrelBytes>>, n: usize, barrels: usize) -> Vec<Vec<BarrelBytes>> {
-    (0..n)
-        .map(|_| {
-            pool.pop().unwrap_or_else(|| {
-                (0..barrels)
+/// Runs `unit` over `units` on the thread pool ([`pipeline`]), each with
+/// buffers from `pool` and its own scratch, and hands the
+/// outputs to `consume` in unit order, so the barrels' bytes do not depend
+/// on the threads. `unit` returns the unit's input bytes; it takes the unit
+/// by value, so a carried unit's memory is freed before the barrels grow.
+fn forward_units<U: Send>(
+    units: impl Iterator<Item = Result<U>> + Send,
+    in_flight: InFlight,
+    cost: impl Fn(&U) -> u64 + Sync,
+    pool: &Mutex<Vec<UnitBuffers>>,
+    barrels: usize,
+    consume: &mut (impl FnMut(UnitOutput, &mut [BarrelBytes]) -> Result<()> + Send),
+    unit: impl Fn(U, &mut [BarrelBytes], &mut UnitScratch) -> Result<u64> + Sync,
+) -> Result<()> {
+    let take = || pool.lock().ok().and_then(|mut p| p.pop());
+    let give = |mut bufs: UnitBuffers| {
+        // The scratch of an outsized document is not kept beside later units.
+        if bufs.doc.keys.capacity().max(bufs.doc.spare.capacity()) > DocScratch::KEEP_KEYS {
+            bufs.doc = DocScratch::default();
+        }
+        if let Ok(mut p) = pool.lock() {
+            p.push(bufs);
+        }
+    };
+    pipeline(
+        units,
+        in_flight,
+        cost,
+        |u| {
+            let mut bufs = take().unwrap_or_else(|| UnitBuffers {
+                out: (0..barrels)
                     .map(|_| BarrelBytes {
                         bytes: Vec::new(),
                         records: Vec::new(),
                     })
-                    .collect()
-            })
-        })
-        .collect()
+                    .collect(),
+                doc: DocScratch::default(),
+            });
+            let mut scratch = UnitScratch {
+                doc: std::mem::take(&mut bufs.doc),
+                ..UnitScratch::default()
+            };
+            let r =
+                unit(u, &mut bufs.out, &mut scratch).map(|bytes| (scratch.st, bytes, scratch.lens));
+            bufs.doc = scratch.doc;
+            (r, bufs)
+        },
+        |(r, mut bufs)| {
+            let r = r.and_then(|o| consume(o, &mut bufs.out));
+            give(bufs);
+            r
+        },
+    )
 }
 
 /// Counts a document's hits in `st` and its hits per field into `lens`.
@@ -1380,6 +1432,10 @@ struct DocScratch {
 }
 
 impl DocScratch {
+    /// Most keys a scratch given back for reuse may have room for (4 MiB
+    /// with the spare).
+    const KEEP_KEYS: usize = 1 << 18;
+
     /// Fills the keys (`wordID · 2³² + index`) of a document's
     /// space-separated `words`, `hits` of them, by looking each up.
     fn lookup(&mut self, words: &str, hits: usize, ids: &WordIds) -> Result<()> {
@@ -1614,6 +1670,23 @@ fn varint_len(v: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A unit's local words stay 16-bit while its vocabulary fits, and are
+    /// all widened, values kept, once it outgrows 16 bits.
+    #[test]
+    fn local_words_widen_when_the_vocabulary_outgrows_16_bits() {
+        let values = |w: &LocalWords| match w {
+            LocalWords::Narrow(v) => (false, v.iter().map(|&t| u32::from(t)).collect()),
+            LocalWords::Wide(v) => (true, v.clone()),
+        };
+        let mut w = LocalWords::default();
+        w.extend(&[3, 65_535, 0], 1 << 16);
+        assert_eq!(values(&w), (false, vec![3, 65_535, 0]));
+        w.extend(&[65_536, 7], (1 << 16) + 1);
+        assert_eq!(values(&w), (true, vec![3, 65_535, 0, 65_536, 7]));
+        w.extend(&[9], (1 << 16) + 1);
+        assert_eq!(values(&w), (true, vec![3, 65_535, 0, 65_536, 7, 9]));
+    }
 
     /// `SeqReader` over anchors in small blocks, several records a key and
     /// keys spanning blocks: a unit's reader started at its first key and
