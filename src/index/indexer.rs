@@ -1432,9 +1432,11 @@ struct DocScratch {
 }
 
 impl DocScratch {
-    /// Most keys a scratch given back for reuse may have room for (4 MiB
-    /// with the spare).
-    const KEEP_KEYS: usize = 1 << 18;
+    /// Most keys a scratch given back for reuse may have room for (512 KiB
+    /// with the spare): a typical page's, not an outsized one's, whose
+    /// scratch kept beside every buffer set in flight raised the peak RSS
+    /// at `--mem 32M` by up to 7 MB (2¹⁸ keys, vtk9-doc, 2 threads).
+    const KEEP_KEYS: usize = 1 << 15;
 
     /// Fills the keys (`wordID · 2³² + index`) of a document's
     /// space-separated `words`, `hits` of them, by looking each up.
