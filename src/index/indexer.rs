@@ -567,20 +567,14 @@ impl Inputs {
 
     /// A pair of block buffers from the pool (or new ones).
     fn take_block(&self) -> (Vec<u8>, Vec<u8>) {
-        self.blocks
-            .lock()
-            .ok()
-            .and_then(|mut b| b.pop())
-            .unwrap_or_default()
+        take_from(&self.blocks, Default::default)
     }
 
     /// Gives `buf` back to the pool unless it grew past
     /// [`Inputs::KEEP_BLOCK`].
     fn give_block(&self, buf: (Vec<u8>, Vec<u8>)) {
         if buf.0.capacity().max(buf.1.capacity()) <= Self::KEEP_BLOCK {
-            if let Ok(mut b) = self.blocks.lock() {
-                b.push(buf);
-            }
+            give_to(&self.blocks, buf);
         }
     }
 
@@ -681,11 +675,16 @@ impl Inputs {
                 // error here as in the titles' own pass.
                 let last = *block + 1 == c.blocks().len();
                 let read_end = if last { u64::MAX } else { end };
-                // (target, source, range of `text`) of the anchors of the
-                // block's docs, in file order. The anchor block holding
-                // the first target may start with earlier targets' anchors
-                // (the previous unit's): they are decoded and passed over.
-                let mut anchors: Vec<(u64, u64, std::ops::Range<usize>)> = Vec::new();
+                // (source, target − first, text length) of the anchors of
+                // the block's docs, in file order, their texts one after
+                // the other in `text`: 16 bytes an anchor, not 32 with the
+                // target and a range of `text` (a doc table block of
+                // vtk9-doc has up to 300k anchors, and this list is the
+                // largest allocation of the passes' peak at small budgets).
+                // The anchor block holding the first target may start with
+                // earlier targets' anchors (the previous unit's): they are
+                // decoded and passed over.
+                let mut anchors: Vec<(u64, u32, u32)> = Vec::new();
                 let mut text = String::new();
                 let mut reader = SeqReader::with_buffer(&self.anchors, first, self.take_block());
                 let read = reader.take_until(read_end, |target, input| {
@@ -696,25 +695,30 @@ impl Inputs {
                         )));
                     }
                     if target >= first {
-                        let at = text.len();
+                        let too_large = |what| Error::record(format!("{what} over 2³²"));
+                        let at = u32::try_from(target - first).map_err(|_| too_large("docs"))?;
+                        let len = u32::try_from(t.len()).map_err(|_| too_large("anchor bytes"))?;
                         text.push_str(t);
-                        anchors.push((target, src, at..text.len()));
+                        anchors.push((src, at, len));
                     }
                     Ok(())
                 });
                 self.give_block(reader.into_buffer());
                 read?;
-                let mut a = 0;
+                // The next anchor and where its text starts.
+                let (mut a, mut at) = (0, 0);
                 let mut refs: Vec<(u64, &str)> = Vec::new();
                 for (k, d) in list.iter().enumerate() {
                     let doc = first + k as u64;
-                    while a < anchors.len() && anchors[a].0 < doc {
-                        a += 1;
-                    }
                     refs.clear();
-                    while a < anchors.len() && anchors[a].0 == doc {
-                        refs.push((anchors[a].1, &text[anchors[a].2.clone()]));
-                        a += 1;
+                    while let Some(&(src, to, len)) =
+                        anchors.get(a).filter(|x| u64::from(x.1) <= k as u64)
+                    {
+                        let end = at + len as usize;
+                        if u64::from(to) == k as u64 {
+                            refs.push((src, &text[at..end]));
+                        }
+                        (a, at) = (a + 1, end);
                     }
                     if !self.range.contains(&doc) {
                         continue;
@@ -748,6 +752,29 @@ impl Inputs {
             Work::Text { block, .. } => self.text.container().blocks()[*block].raw,
             Work::Fancy { block, .. } => self.docs.container().blocks()[*block].raw,
         }
+    }
+
+    /// What a unit holds while at work, about, for the bound on the units
+    /// in flight: its decoded input, which for a doc table unit is also its
+    /// documents' anchors (the anchor blocks of its docIDs). A block of
+    /// vtk9-doc's doc table has up to 6.8 MB of anchors, 400 times its own
+    /// bytes: counted at its own bytes alone, four such units could be in
+    /// flight at once, the largest allocations of either pass.
+    fn unit_cost(&self, unit: &Work) -> u64 {
+        let anchors = match unit {
+            Work::Text { .. } => 0,
+            Work::Fancy { docs, .. } => {
+                let from = self.anchors.find_block(docs.start).unwrap_or(0);
+                match self.anchors.find_block(docs.end.saturating_sub(1)) {
+                    Some(to) if to >= from => self.anchors.container().blocks()[from..=to]
+                        .iter()
+                        .map(|b| b.raw)
+                        .sum(),
+                    _ => 0,
+                }
+            }
+        };
+        self.unit_bytes(unit) + anchors
     }
 
     fn total_bytes(&self) -> u64 {
@@ -1126,7 +1153,7 @@ pub fn count_vocabulary(
     pipeline(
         inputs.units(),
         in_flight(in_flight_bytes),
-        |u| inputs.unit_bytes(u),
+        |u| inputs.unit_cost(u),
         count_unit,
         consume,
     )?;
@@ -1214,9 +1241,10 @@ pub fn write_forward(
         Unit::Bytes,
     );
     let mut stats = ForwardStats::default();
-    // Each unit's output buffers are reused from unit to unit: a fresh
-    // set per unit would leave the allocator with freed memory it keeps.
-    let pool = Mutex::new(Vec::new());
+    // Each unit's output buffers and scratch are reused from unit to unit:
+    // a fresh set per unit would leave the allocator with freed memory it
+    // keeps.
+    let reused = Reused::default();
     // Appends a unit's outputs to the barrels (units come in order).
     let mut consume = |(st, bytes, lens): UnitOutput, out: &mut [BarrelBytes]| -> Result<()> {
         for l in lens {
@@ -1247,7 +1275,7 @@ pub fn write_forward(
         carried.units.into_iter().map(Ok),
         in_flight(u64::MAX),
         |_| 0,
-        &pool,
+        &reused,
         barrels,
         &mut consume,
         |u, out, scratch| {
@@ -1289,8 +1317,8 @@ pub fn write_forward(
         forward_units(
             rest,
             in_flight(in_flight_bytes),
-            |u| inputs.unit_bytes(u),
-            &pool,
+            |u| inputs.unit_cost(u),
+            &reused,
             barrels,
             &mut consume,
             |u, out, scratch| {
@@ -1321,66 +1349,77 @@ struct UnitScratch {
     lens: Vec<(u64, u64)>,
 }
 
-/// A unit's buffers, reused from unit to unit: fresh ones per unit are
-/// mapped and faulted in afresh (the allocator maps every buffer of 128 KiB
-/// or more on its own, [`crate::resources::bound_allocator_retention`]).
+/// Buffers reused from unit to unit: fresh ones per unit are mapped and
+/// faulted in afresh (the allocator maps every buffer of 128 KiB or more on
+/// its own, [`crate::resources::bound_allocator_retention`]).
 #[derive(Default)]
-struct UnitBuffers {
-    /// Its records for each barrel.
-    out: Vec<BarrelBytes>,
-    doc: DocScratch,
+struct Reused {
+    /// Per unit in flight: its records for each barrel, held until they
+    /// are consumed.
+    outs: Mutex<Vec<Vec<BarrelBytes>>>,
+    /// Per unit at work: the document scratch, given back when its work
+    /// ends, so that there are at most one a thread, not one a unit in
+    /// flight (the units done and waiting to be consumed need none).
+    docs: Mutex<Vec<DocScratch>>,
+}
+
+/// Takes a value from a pool of reused ones (or makes one).
+fn take_from<T>(pool: &Mutex<Vec<T>>, new: impl FnOnce() -> T) -> T {
+    pool.lock()
+        .ok()
+        .and_then(|mut p| p.pop())
+        .unwrap_or_else(new)
+}
+
+/// Gives a value back to a pool of reused ones.
+fn give_to<T>(pool: &Mutex<Vec<T>>, v: T) {
+    if let Ok(mut p) = pool.lock() {
+        p.push(v);
+    }
 }
 
 /// Runs `unit` over `units` on the thread pool ([`pipeline`]), each with
-/// buffers from `pool` and its own scratch, and hands the
-/// outputs to `consume` in unit order, so the barrels' bytes do not depend
-/// on the threads. `unit` returns the unit's input bytes; it takes the unit
-/// by value, so a carried unit's memory is freed before the barrels grow.
+/// buffers from `reused` and its own scratch, and hands the outputs to
+/// `consume` in unit order, so the barrels' bytes do not depend on the
+/// threads. `unit` returns the unit's input bytes; it takes the unit by
+/// value, so a carried unit's memory is freed before the barrels grow.
 fn forward_units<U: Send>(
     units: impl Iterator<Item = Result<U>> + Send,
     in_flight: InFlight,
     cost: impl Fn(&U) -> u64 + Sync,
-    pool: &Mutex<Vec<UnitBuffers>>,
+    reused: &Reused,
     barrels: usize,
     consume: &mut (impl FnMut(UnitOutput, &mut [BarrelBytes]) -> Result<()> + Send),
     unit: impl Fn(U, &mut [BarrelBytes], &mut UnitScratch) -> Result<u64> + Sync,
 ) -> Result<()> {
-    let take = || pool.lock().ok().and_then(|mut p| p.pop());
-    let give = |mut bufs: UnitBuffers| {
-        // The scratch of an outsized document is not kept beside later units.
-        if bufs.doc.keys.capacity().max(bufs.doc.spare.capacity()) > DocScratch::KEEP_KEYS {
-            bufs.doc = DocScratch::default();
-        }
-        if let Ok(mut p) = pool.lock() {
-            p.push(bufs);
-        }
-    };
     pipeline(
         units,
         in_flight,
         cost,
         |u| {
-            let mut bufs = take().unwrap_or_else(|| UnitBuffers {
-                out: (0..barrels)
+            let mut out = take_from(&reused.outs, || {
+                (0..barrels)
                     .map(|_| BarrelBytes {
                         bytes: Vec::new(),
                         records: Vec::new(),
                     })
-                    .collect(),
-                doc: DocScratch::default(),
+                    .collect()
             });
             let mut scratch = UnitScratch {
-                doc: std::mem::take(&mut bufs.doc),
+                doc: take_from(&reused.docs, DocScratch::default),
                 ..UnitScratch::default()
             };
-            let r =
-                unit(u, &mut bufs.out, &mut scratch).map(|bytes| (scratch.st, bytes, scratch.lens));
-            bufs.doc = scratch.doc;
-            (r, bufs)
+            let r = unit(u, &mut out, &mut scratch);
+            // The scratch of an outsized document is not kept beside later units.
+            let doc = scratch.doc;
+            if doc.keys.capacity().max(doc.spare.capacity()) <= DocScratch::KEEP_KEYS {
+                give_to(&reused.docs, doc);
+            }
+            (r.map(|bytes| (scratch.st, bytes, scratch.lens)), out)
         },
-        |(r, mut bufs)| {
-            let r = r.and_then(|o| consume(o, &mut bufs.out));
-            give(bufs);
+        |(r, mut out)| {
+            let r = r.and_then(|o| consume(o, &mut out));
+            give_to(&reused.outs, out);
             r
         },
     )
@@ -1433,9 +1472,9 @@ struct DocScratch {
 
 impl DocScratch {
     /// Most keys a scratch given back for reuse may have room for (512 KiB
-    /// with the spare): a typical page's, not an outsized one's, whose
-    /// scratch kept beside every buffer set in flight raised the peak RSS
-    /// at `--mem 32M` by up to 7 MB (2¹⁸ keys, vtk9-doc, 2 threads).
+    /// with the spare): a typical page's, not an outsized one's (kept up to
+    /// 2¹⁸ keys, one a unit in flight, they raised the peak RSS at `--mem
+    /// 32M` by up to 7 MB on vtk9-doc at 2 threads).
     const KEEP_KEYS: usize = 1 << 15;
 
     /// Fills the keys (`wordID · 2³² + index`) of a document's
