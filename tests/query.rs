@@ -562,6 +562,58 @@ fn ranked_retrieval_equals_a_brute_force_scan() {
     );
 }
 
+/// The dedicated evaluation of a one-phrase query (`Query::fast_path`)
+/// against the generic one, its reference: for random phrases of two and
+/// three words (some with a word twice, which the generic loop serves)
+/// on a generated site, under both bounded rankings, both matching modes,
+/// default and random weights, every k, small safety valves and pruning
+/// on and off, the same matches (docIDs and score bits), flags, totals
+/// and work counters: the phrase's loop makes the generic loop's
+/// decisions in its order.
+#[test]
+fn phrase_path_equals_the_generic_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut job = site_job(dir.path(), 900, 13);
+    index(&mut job, 2);
+    let view = JobView::open(job.dir()).unwrap();
+    let s = Searcher::open(&view).unwrap();
+    let vocab = query_words();
+    let mut rng = Rng(29);
+    let (mut phrases, mut found, mut pruned) = (0, 0, 0);
+    for round in 0..600 {
+        let mut w = || vocab[rng.below(vocab.len() as u64) as usize].clone();
+        let text = match round % 2 {
+            0 => format!("\"{} {}\"", w(), w()),
+            _ => format!("\"{} {} {}\"", w(), w(), w()),
+        };
+        let (q, k) = random_setup(&text, &mut rng, 5);
+        let (fast, generic) = fast_and_generic(&s, &q, k);
+        phrases += 1;
+        found += usize::from(generic.complete > 0);
+        pruned += usize::from(generic.estimated && q.prune);
+        let key = |r: &retrieve::Retrieved| {
+            (
+                match_bits(r),
+                (r.total, r.complete, r.total_bounds, r.complete_bounds),
+                (r.estimated, r.timed_out, r.cut_off),
+                r.work,
+            )
+        };
+        assert_eq!(
+            key(&fast),
+            key(&generic),
+            "{text:?} {:?} {:?} k {k} cutoff {} prune {} weights {:?}",
+            q.matching,
+            q.ranking,
+            q.cutoff,
+            q.prune,
+            q.bm25
+        );
+    }
+    assert!(found > 150, "{found} of {phrases} phrases found");
+    assert!(pruned > 50, "{pruned} pruned");
+}
+
 /// Plain hits keep positions up to 4,095 (twelve bits, the paper's hit);
 /// later ones are stored as 4,095 and never make a phrase: a phrase that
 /// occurs only past the page's 4,095th word does not match it (its words
@@ -605,6 +657,72 @@ fn phrases_past_position_4095_do_not_match() {
     assert_eq!(words, ["early.html", "edge.html", "late.html"]);
 }
 
+/// A query of `text` for comparing the dedicated paths with the generic
+/// loop, and its k: either matching mode and bounded ranking, one time in
+/// `one_in` other weights ([`other_weights`]) and one time in `one_in` a
+/// small safety valve, pruning off one time in 8 (both then take the
+/// generic loop, the exhaustive one).
+fn random_setup(text: &str, rng: &mut Rng, one_in: u64) -> (Query, usize) {
+    let mut q = Query::parse(text).ranking_only();
+    q.matching = [Matching::All, Matching::Any][rng.below(2) as usize];
+    q.ranking = [Ranking::Bm25, Ranking::Bm25f][rng.below(2) as usize];
+    match rng.below(one_in) {
+        0 => other_weights(&mut q, rng),
+        1 => q.cutoff = 1 + rng.below(40) as usize,
+        _ => {}
+    }
+    q.prune = rng.below(8) != 0;
+    let k = [1, 3, 10, 50, 1000][rng.below(5) as usize];
+    (q, k)
+}
+
+/// The top `k` of `q` on the dedicated path and on the generic loop.
+fn fast_and_generic(
+    s: &Searcher,
+    q: &Query,
+    k: usize,
+) -> (retrieve::Retrieved, retrieve::Retrieved) {
+    let run = |fast: bool| {
+        let mut q = q.clone();
+        q.fast_path = fast;
+        retrieve::retrieve(s, &q, k).unwrap()
+    };
+    (run(true), run(false))
+}
+
+/// Random BM25 weights other than the block bounds' (which then fall
+/// back to the doclists' bounds).
+fn other_weights(q: &mut Query, rng: &mut Rng) {
+    q.bm25.k1 = 0.2 + rng.below(30) as f64 / 10.0;
+    q.bm25.b = rng.below(11) as f64 / 10.0;
+    for f in 0..q.bm25.field_weight.len() {
+        q.bm25.field_weight[f] = rng.below(50) as f64 / 10.0;
+        q.bm25.field_b[f] = rng.below(11) as f64 / 10.0;
+    }
+    q.bm25.pagerank_weight = rng.below(10) as f64 / 10.0;
+    q.bm25.proximity_weight = rng.below(10) as f64 / 10.0;
+}
+
+/// The matches with their scores' bits, as the dedicated paths must give
+/// them.
+type MatchBits = Vec<(u32, u64, u64, Option<u64>, bool)>;
+
+/// [`MatchBits`] of `r`.
+fn match_bits(r: &retrieve::Retrieved) -> MatchBits {
+    r.matches
+        .iter()
+        .map(|m| {
+            (
+                m.doc,
+                m.score.to_bits(),
+                m.ir.to_bits(),
+                m.pagerank.map(f64::to_bits),
+                m.complete,
+            )
+        })
+        .collect()
+}
+
 /// The dedicated evaluation of plain-word queries (`Query::fast_path`)
 /// against the generic one, its reference: for random one- to three-word
 /// queries (AND, OR and both mixed) on a generated site, under both
@@ -638,33 +756,8 @@ fn plain_word_path_equals_the_generic_one() {
             6 => format!("{} OR {} OR {}", w(), w(), w()),
             _ => format!("{} OR {} {}", w(), w(), w()),
         };
-        let mut q = Query::parse(&text).ranking_only();
-        q.matching = [Matching::All, Matching::Any][rng.below(2) as usize];
-        q.ranking = [Ranking::Bm25, Ranking::Bm25f][rng.below(2) as usize];
-        match rng.below(4) {
-            // Other weights than the block bounds': the doclists' bounds.
-            0 => {
-                q.bm25.k1 = 0.2 + rng.below(30) as f64 / 10.0;
-                q.bm25.b = rng.below(11) as f64 / 10.0;
-                for f in 0..q.bm25.field_weight.len() {
-                    q.bm25.field_weight[f] = rng.below(50) as f64 / 10.0;
-                    q.bm25.field_b[f] = rng.below(11) as f64 / 10.0;
-                }
-                q.bm25.pagerank_weight = rng.below(10) as f64 / 10.0;
-                q.bm25.proximity_weight = rng.below(10) as f64 / 10.0;
-            }
-            1 => q.cutoff = 1 + rng.below(40) as usize,
-            _ => {}
-        }
-        // Pruning off: both take the generic loop (the exhaustive one).
-        q.prune = rng.below(8) != 0;
-        let k = [1, 3, 10, 50, 1000][rng.below(5) as usize];
-        let run = |fast: bool| {
-            let mut q = q.clone();
-            q.fast_path = fast;
-            retrieve::retrieve(&s, &q, k).unwrap()
-        };
-        let (fast, generic) = (run(true), run(false));
+        let (q, k) = random_setup(&text, &mut rng, 4);
+        let (fast, generic) = fast_and_generic(&s, &q, k);
         fast_ones += usize::from(!text.contains(' ') && q.prune);
         multi += usize::from(text.contains(' ') && q.prune);
         if fast.cut_off || generic.cut_off {
@@ -685,20 +778,7 @@ fn plain_word_path_equals_the_generic_one() {
                 fast.total
             );
         }
-        let key = |r: &retrieve::Retrieved| {
-            r.matches
-                .iter()
-                .map(|m| {
-                    (
-                        m.doc,
-                        m.score.to_bits(),
-                        m.ir.to_bits(),
-                        m.pagerank.map(f64::to_bits),
-                        m.complete,
-                    )
-                })
-                .collect::<Vec<_>>()
-        };
+        let key = |r: &retrieve::Retrieved| match_bits(r);
         assert_eq!(
             key(&fast),
             key(&generic),

@@ -25,7 +25,7 @@ use std::collections::BinaryHeap;
 
 use super::{
     advance, choose_essential, column_classes, may_pass, offer, past_deadline, possible_sets,
-    type_counts, BlockMax, Bounds, DocScorer, Need, Ranked, Retrieved, Seen, Slot,
+    type_counts, BlockMax, Bounds, DocScorer, Need, PossibleSets, Ranked, Retrieved, Seen, Slot,
 };
 use crate::docstore::PageRanks;
 use crate::error::Result;
@@ -309,7 +309,10 @@ impl Ord for Ahead {
 /// Each docID's own PageRank factor bound (`Bounds::factor_at_most` of its
 /// PageRank) where the vector is in memory: a table read, as tight as the
 /// bound from the document's PageRank.
-fn own_factors(b: &Bounds<'_>, pagerank: &Option<PageRanks>) -> Option<std::sync::Arc<[f64]>> {
+pub(super) fn own_factors(
+    b: &Bounds<'_>,
+    pagerank: &Option<PageRanks>,
+) -> Option<std::sync::Arc<[f64]>> {
     match pagerank {
         Some(PageRanks::Memory(v)) => b.doc_factors(v),
         _ => None,
@@ -547,7 +550,7 @@ impl Ord for ByBound {
 
 /// The worst of the best `keep` in `heap` once it holds that many: the
 /// bar a document must pass.
-fn bar(heap: &BinaryHeap<Ranked>, keep: usize) -> Option<Match> {
+pub(super) fn bar(heap: &BinaryHeap<Ranked>, keep: usize) -> Option<Match> {
     (heap.len() >= keep)
         .then(|| heap.peek().map(|r| r.0))
         .flatten()
@@ -557,26 +560,19 @@ fn bar(heap: &BinaryHeap<Ranked>, keep: usize) -> Option<Match> {
 /// queries have two or three; past that the generic loop serves.
 pub(super) const MAX_PLAIN: usize = 3;
 
-/// Whether [`plain`] evaluates `query`: two to [`MAX_PLAIN`] distinct words,
-/// each scored and with a doclist (`cursors_open`), joined by AND and OR
-/// only (no phrase, exclusion or `site:`, whose tests need the generic
-/// loop's tree and hit lists), under a ranking pruning can bound, the
-/// dedicated paths not turned off.
-pub(super) fn applies_plain(
+/// Whether a query with these words (`slots`, of which `scored` are
+/// scored) may be evaluated on a 2–3-word loop ([`plain`],
+/// [`super::phrase::phrase`]), as far as its words tell: two to
+/// [`MAX_PLAIN`] distinct words, each scored and with a doclist
+/// (`cursors_open`), under a ranking pruning can bound, the dedicated
+/// paths not turned off.
+pub(super) fn own_loop(
     query: &Query,
-    need: &Node,
     slots: &[Slot],
     scored: &[usize],
     cursors_open: bool,
     bounded: bool,
 ) -> bool {
-    fn plain_tree(n: &Node) -> bool {
-        match n {
-            Node::Word(_) => true,
-            Node::All(ns) | Node::Any(ns) => ns.iter().all(plain_tree),
-            Node::Phrase(_) | Node::Site(_) | Node::Not(_) => false,
-        }
-    }
     query.fast_path
         && bounded
         && cursors_open
@@ -584,8 +580,21 @@ pub(super) fn applies_plain(
         && (2..=MAX_PLAIN).contains(&slots.len())
         && scored.len() == slots.len()
         && slots.iter().all(|s| s.scored && s.term.is_some())
-        && plain_tree(&query.expr)
-        && plain_tree(need)
+}
+
+/// Whether [`plain`] evaluates a query whose words fit a 2–3-word loop
+/// ([`own_loop`]), its tree `need` under its matching: words joined by
+/// AND and OR only (no phrase, exclusion or `site:`, whose tests need the
+/// generic loop's tree and hit lists).
+pub(super) fn applies_plain(query: &Query, need: &Node) -> bool {
+    fn plain_tree(n: &Node) -> bool {
+        match n {
+            Node::Word(_) => true,
+            Node::All(ns) | Node::Any(ns) => ns.iter().all(plain_tree),
+            Node::Phrase(_) | Node::Site(_) | Node::Not(_) => false,
+        }
+    }
+    plain_tree(&query.expr) && plain_tree(need)
 }
 
 /// Evaluates a query of plain words ([`applies_plain`]) whose cursors
@@ -650,15 +659,7 @@ pub(super) fn plain(
     let complete_of = possible_sets(need, n);
     // The scorer's word list, in the order of `scored`: only the counts
     // change from document to document.
-    let mut wd: Vec<WordInDoc<'_>> = scored
-        .iter()
-        .map(|&i| WordInDoc {
-            word: slots[i].word.as_str(),
-            df: slots[i].term.as_ref().map_or(0, |t| t.df),
-            idf: scorer.stats.idf(slots[i].term.as_ref().map_or(0, |t| t.df)),
-            counts: [0; HIT_TYPES],
-        })
-        .collect();
+    let mut wd = word_list(scorer, slots, scored);
     let mut placer = Placer::default();
     let mut classes: [HitClasses; MAX_PLAIN] = [[0; postings::CLASSES]; MAX_PLAIN];
     // Per word: its cursor's decoded postings when its block's count
@@ -720,21 +721,7 @@ pub(super) fn plain(
             break;
         }
         evaluated += 1;
-        // The words present: a non-essential word's cursor is moved to the
-        // candidate (its documents before it were skipped unseen).
-        let mut mask = 0usize;
-        for i in 0..n {
-            if heads[i].is_some_and(|h| h < doc) {
-                out.estimated = true;
-                heads[i] = match &mut cursors[i] {
-                    Some(c) => c.seek(doc)?,
-                    None => None,
-                };
-            }
-            if heads[i] == Some(doc) {
-                mask |= 1 << i;
-            }
-        }
+        let mask = present(doc, n, cursors, heads, &mut out)?;
         postings_seen += u64::from(mask.count_ones());
         let may_complete = complete_of[mask];
         if must_complete_always && !may_complete {
@@ -1002,6 +989,458 @@ pub(super) fn plain(
         postings: postings_seen,
     };
     Ok((out, heap, seen))
+}
+
+/// The words of the slots `0..n` present in candidate `doc` (bit `i`:
+/// slot `i`): a non-essential word's cursor is moved to the candidate
+/// (its documents before it were skipped unseen, so `out`'s totals are
+/// estimates). Always inlined: the 2–3-word loops call it per candidate.
+#[inline(always)]
+fn present(
+    doc: u32,
+    n: usize,
+    cursors: &mut [Option<DoclistCursor<'_>>],
+    heads: &mut [Option<u32>],
+    out: &mut Retrieved,
+) -> Result<usize> {
+    let mut mask = 0usize;
+    for i in 0..n {
+        if heads[i].is_some_and(|h| h < doc) {
+            out.estimated = true;
+            heads[i] = match &mut cursors[i] {
+                Some(c) => c.seek(doc)?,
+                None => None,
+            };
+        }
+        if heads[i] == Some(doc) {
+            mask |= 1 << i;
+        }
+    }
+    Ok(mask)
+}
+
+/// A 2–3-word loop's walk over its words' doclists (each word a slot of
+/// `0..n`, each a candidate word): the generic loop's choice of
+/// candidates — the essential words ([`choose_essential`]), chosen again
+/// when the bar moved, the candidate as the least essential head,
+/// block-max ([`BlockMax`]), the other words' cursors moved to it.
+pub(super) struct Walk<'q, 's> {
+    pub(super) b: &'q Bounds<'s>,
+    /// Per set of words present (bit `i`: slot `i`), whether the document
+    /// may satisfy the query ([`possible_sets`]; for a tree of words
+    /// only, whether it does).
+    complete_of: PossibleSets,
+    pagerank: Option<PageRanks<'s>>,
+    /// Each docID's own PageRank factor bound ([`own_factors`]), if any.
+    own_factors: Option<std::sync::Arc<[f64]>>,
+    /// The candidate's count columns ([`Self::judge`]).
+    pub(super) cols: Columns,
+    need: &'q Need,
+    pub(super) slots: &'q [Slot],
+    /// The query's words (every slot, in query order).
+    pub(super) scored: &'q [usize],
+    /// Under `--match all`: every match is complete.
+    must_complete_always: bool,
+    essential: [bool; MAX_PLAIN],
+    /// The bar moved since the essential words were chosen.
+    pub(super) bar_moved: bool,
+    pub(super) block_max: BlockMax<'q, 's>,
+    /// Candidates evaluated.
+    evaluated: u64,
+    /// Their candidate words' postings.
+    postings_seen: u64,
+    /// Documents scored, and the most that may be ([`Query::cutoff`]).
+    scored_docs: usize,
+    cutoff: usize,
+}
+
+impl<'q, 's> Walk<'q, 's> {
+    /// The walk of `query`'s words `scored` (every slot of `slots`) over
+    /// `s`, `need` its tree as a complete match must satisfy it.
+    pub(super) fn new(
+        s: &'s Searcher,
+        query: &Query,
+        b: &'q Bounds<'s>,
+        need: &'q Need,
+        slots: &'q [Slot],
+        scored: &'q [usize],
+    ) -> Result<Self> {
+        let n = scored.len();
+        let must_complete_always = query.matching == Matching::All;
+        let pagerank = s.pageranks()?;
+        Ok(Walk {
+            b,
+            complete_of: possible_sets(need, n),
+            own_factors: own_factors(b, &pagerank),
+            pagerank,
+            cols: Columns::default(),
+            need,
+            slots,
+            scored,
+            must_complete_always,
+            essential: [true; MAX_PLAIN],
+            bar_moved: true,
+            block_max: BlockMax::new(b, need, scored, scored, must_complete_always, n),
+            evaluated: 0,
+            postings_seen: 0,
+            scored_docs: 0,
+            cutoff: query.cutoff.max(1),
+        })
+    }
+
+    /// The next candidate, the cursors at `heads` moved to it, with
+    /// `worst` the bar (under `--match all` one that holds every word the
+    /// query needs); `None` when the doclists are done with or the
+    /// deadline passed (then `out.timed_out`). Always inlined: it is the
+    /// loops' head.
+    #[inline(always)]
+    pub(super) fn next(
+        &mut self,
+        query: &Query,
+        worst: Option<&Match>,
+        cursors: &mut [Option<DoclistCursor<'_>>],
+        heads: &mut [Option<u32>],
+        out: &mut Retrieved,
+    ) -> Result<Option<Candidate>> {
+        let n = self.scored.len();
+        loop {
+            if self.bar_moved {
+                self.bar_moved = false;
+                choose_essential(
+                    self.b,
+                    self.need,
+                    self.scored,
+                    self.slots,
+                    worst,
+                    self.must_complete_always,
+                    &mut self.essential,
+                );
+            }
+            let mut doc = None;
+            for i in 0..n {
+                if self.essential[i] {
+                    if let Some(h) = heads[i] {
+                        doc = Some(doc.map_or(h, |d: u32| d.min(h)));
+                    }
+                }
+            }
+            let Some(doc) = doc else { return Ok(None) };
+            if self
+                .block_max
+                .skip(cursors, heads, &self.essential, worst, doc, &mut out.work)?
+            {
+                out.estimated = true;
+                continue;
+            }
+            if past_deadline(query, self.evaluated) {
+                out.timed_out = true;
+                return Ok(None);
+            }
+            self.evaluated += 1;
+            let mask = present(doc, n, cursors, heads, out)?;
+            self.postings_seen += u64::from(mask.count_ones());
+            let may_complete = self.complete_of[mask];
+            if self.must_complete_always && !may_complete {
+                // Every match must be complete, and it lacks a word.
+                advance(self.scored, cursors, heads, doc)?;
+                continue;
+            }
+            return Ok(Some(Candidate {
+                doc,
+                mask,
+                may_complete,
+            }));
+        }
+    }
+
+    /// [`judge`] of candidate `cand` against the bar `worst` (nothing to
+    /// judge while there is none), `block_test` as it takes it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn judge(
+        &mut self,
+        s: &Searcher,
+        scorer: &DocScorer<'_>,
+        cursors: &mut [Option<DoclistCursor<'_>>],
+        wd: &mut [WordInDoc<'_>],
+        cand: Candidate,
+        worst: Option<&Match>,
+        block_test: bool,
+    ) -> Result<Judged> {
+        match worst {
+            Some(worst) => judge(
+                s,
+                self.b,
+                scorer,
+                self.scored,
+                cursors,
+                &mut self.pagerank,
+                self.own_factors.as_deref().unwrap_or(&[]),
+                &mut self.cols,
+                wd,
+                (cand.doc, cand.mask),
+                worst,
+                cand.may_complete,
+                block_test,
+            ),
+            None => Ok(Judged::default()),
+        }
+    }
+
+    /// What a document to score takes besides its counts and hits: its
+    /// field lengths and PageRank, looked up unless [`Self::judge`] did
+    /// (`j`), and its (PageRank, PageRank factor).
+    #[inline(always)]
+    pub(super) fn score_inputs(
+        &mut self,
+        s: &Searcher,
+        query: &Query,
+        scorer: &DocScorer<'_>,
+        doc: u32,
+        j: &mut Judged,
+    ) -> Result<(Option<f64>, f64)> {
+        if j.lens.is_none() {
+            j.lens = s.field_lengths(doc)?;
+        }
+        if j.pr.is_none() {
+            j.pr = match &mut self.pagerank {
+                Some(f) => Some(f.get(doc)?),
+                None => None,
+            };
+        }
+        let factor = match j.factor {
+            Some(f) => f,
+            None => bm25::pagerank_factor(&query.bm25, scorer.stats.docs, j.pr),
+        };
+        Ok((j.pr, factor))
+    }
+
+    /// Whether a document may be scored: not once the safety valve fired
+    /// ([`Retrieved::cut_off`] in `out`, which stops the walk).
+    #[inline(always)]
+    pub(super) fn to_score(&mut self, out: &mut Retrieved) -> bool {
+        if self.scored_docs >= self.cutoff {
+            out.cut_off = true;
+            out.estimated = true;
+            return false;
+        }
+        self.scored_docs += 1;
+        true
+    }
+
+    /// The candidate's hits per class (its words `mask`) read from their
+    /// count columns into `cols`, and per type into the scorer's word
+    /// list `wd`, where [`Self::judge`] did not.
+    pub(super) fn count(
+        &mut self,
+        cursors: &mut [Option<DoclistCursor<'_>>],
+        wd: &mut [WordInDoc<'_>],
+        mask: usize,
+    ) -> Result<()> {
+        let cols = &mut self.cols;
+        for (k, &i) in self.scored.iter().enumerate() {
+            wd[k].counts = match cursors[i].as_mut() {
+                Some(c) if mask >> i & 1 == 1 => {
+                    cols.classes[k] = column_classes(c, &mut cols.counted_at[k])?;
+                    type_counts(&cols.classes[k])
+                }
+                _ => [0; HIT_TYPES],
+            };
+        }
+        Ok(())
+    }
+
+    /// What the walk saw, `out` its evaluation's (its candidates counted
+    /// in its work), `undecided` of its candidates left undecided.
+    pub(super) fn seen(&self, out: &mut Retrieved, undecided: u64) -> Seen {
+        out.work.candidates = self.evaluated;
+        Seen {
+            matches: out.total,
+            complete: out.complete,
+            evaluated: self.evaluated,
+            undecided,
+            postings: self.postings_seen,
+        }
+    }
+}
+
+/// A candidate of a [`Walk`]: its docID, the words it holds (bit `i`:
+/// slot `i`), and whether it may satisfy the query.
+#[derive(Clone, Copy)]
+pub(super) struct Candidate {
+    pub(super) doc: u32,
+    pub(super) mask: usize,
+    pub(super) may_complete: bool,
+}
+
+/// The scorer's word list of the words `scored` (slots), in that order,
+/// their counts zero: the 2–3-word loops set only the counts from
+/// document to document.
+pub(super) fn word_list<'s>(
+    scorer: &DocScorer<'_>,
+    slots: &'s [Slot],
+    scored: &[usize],
+) -> Vec<WordInDoc<'s>> {
+    scored
+        .iter()
+        .map(|&i| {
+            let df = slots[i].term.as_ref().map_or(0, |t| t.df);
+            WordInDoc {
+                word: slots[i].word.as_str(),
+                df,
+                idf: scorer.stats.idf(df),
+                counts: [0; HIT_TYPES],
+            }
+        })
+        .collect()
+}
+
+/// What a candidate's count columns are read into ([`judge`]), kept from
+/// candidate to candidate: per word (in the order of `scored`) its hits
+/// per class and its cursor's decoded postings when its block's count
+/// columns were last decoded; per slot its current postings block's
+/// bound and its cursor's decoded postings then.
+pub(super) struct Columns {
+    /// Per word.
+    pub(super) classes: [HitClasses; MAX_PLAIN],
+    /// Per word.
+    pub(super) counted_at: [u64; MAX_PLAIN],
+    /// Per slot.
+    block_text: [(f64, u64); MAX_PLAIN],
+}
+
+impl Default for Columns {
+    fn default() -> Self {
+        Columns {
+            classes: [[0; postings::CLASSES]; MAX_PLAIN],
+            counted_at: [u64::MAX; MAX_PLAIN],
+            block_text: [(0.0, u64::MAX); MAX_PLAIN],
+        }
+    }
+}
+
+/// What [`judge`] found of a candidate before any hit is read: its
+/// PageRank, field lengths and PageRank factor where it looked them up,
+/// its bound (the exact text score with the proximity bonus at its bound)
+/// and that text score where it passes, or that it cannot pass.
+#[derive(Default)]
+pub(super) struct Judged {
+    pub(super) pr: Option<f64>,
+    pub(super) lens: Option<[u32; N_FIELDS]>,
+    pub(super) factor: Option<f64>,
+    pub(super) bounded: Option<(f64, bm25::TextPart)>,
+    pub(super) hopeless: bool,
+}
+
+/// Whether candidate `doc`, holding the words of `mask` (bit `i`: slot
+/// `i`), may pass a full heap's worst match `worst` ([`may_pass`],
+/// `may_complete` as it may be): the generic loop's bounds, cheapest
+/// first, so its decisions. With `block_test`, first its words' postings
+/// blocks' bounds (with the proximity bonus at its limit, as
+/// [`Bounds::of_words`] has it; `Bounds::of_block` is at least
+/// `Bounds::of_classes`, as block-max has it) times its own PageRank
+/// factor where that is a table read, before its field lengths and counts
+/// are read; then the bound from the count columns with the factor of the
+/// docIDs around (or its own), its own PageRank's factor, and the exact
+/// text score with the proximity bound ([`DocScorer::bound_passing`]),
+/// `wd` the scorer's word list in the order of `scored` (its counts set
+/// here). Always inlined: the 2–3-word loops call it per candidate.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(super) fn judge(
+    s: &Searcher,
+    b: &Bounds<'_>,
+    scorer: &DocScorer<'_>,
+    scored: &[usize],
+    cursors: &mut [Option<DoclistCursor<'_>>],
+    pagerank: &mut Option<PageRanks<'_>>,
+    own_factors: &[f64],
+    cols: &mut Columns,
+    wd: &mut [WordInDoc<'_>],
+    (doc, mask): (u32, usize),
+    worst: &Match,
+    may_complete: bool,
+    block_test: bool,
+) -> Result<Judged> {
+    let has = |i: usize| mask >> i & 1 == 1;
+    let mut j = Judged::default();
+    let own = own_factors.get(doc as usize).copied();
+    if let (Some(f), true) = (own, block_test) {
+        let (mut sum, mut max_idf) = (0.0, 0.0f64);
+        let mut rest = mask;
+        while rest != 0 {
+            let i = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if let Some(c) = cursors[i].as_ref() {
+                let t = &mut cols.block_text[i];
+                if t.1 != c.postings_decoded() {
+                    *t = (b.of_block(i, c.block_bound()), c.postings_decoded());
+                }
+                sum += t.0;
+                max_idf = max_idf.max(b.idf[i]);
+            }
+        }
+        if !mask.is_power_of_two() {
+            sum += b.weights.proximity_weight * max_idf;
+        }
+        j.hopeless = !may_pass(worst, may_complete, sum * f);
+    }
+    if !j.hopeless && may_pass(worst, may_complete, f64::INFINITY) {
+        j.lens = s.field_lengths(doc)?;
+        // The bound from the count columns, as the generic loop works it
+        // out ([`Bounds::of_words`]), in the order of `scored`.
+        for (k, &i) in scored.iter().enumerate() {
+            if !has(i) {
+                continue;
+            }
+            if let Some(c) = cursors[i].as_mut() {
+                cols.classes[k] = column_classes(c, &mut cols.counted_at[k])?;
+            }
+        }
+        let sum = b.of_words(
+            scored
+                .iter()
+                .zip(&cols.classes)
+                .filter(|(&i, _)| has(i))
+                .map(|(&i, c)| (i, c)),
+            j.lens.as_ref(),
+        );
+        let around = own.unwrap_or_else(|| b.chunk_factor(doc));
+        if may_pass(worst, may_complete, sum * around) {
+            j.pr = match pagerank {
+                Some(f) => Some(f.get(doc)?),
+                None => None,
+            };
+            if own.is_some() || may_pass(worst, may_complete, sum * b.factor_at_most(j.pr)) {
+                let f = b.factor_of(j.pr);
+                j.factor = Some(f);
+                j.hopeless = !may_pass(worst, may_complete, sum * f);
+            } else {
+                j.hopeless = true;
+            }
+        } else {
+            j.hopeless = true;
+        }
+    }
+    if let (false, Some(f)) = (j.hopeless, j.factor) {
+        // The exact text score from the count columns, with the
+        // proximity bonus at its bound.
+        for (k, &i) in scored.iter().enumerate() {
+            wd[k].counts = if has(i) {
+                type_counts(&cols.classes[k])
+            } else {
+                [0; HIT_TYPES]
+            };
+        }
+        let text = scorer.text(wd, j.lens.as_ref());
+        match scorer.bound_passing(wd, &text, f, worst, may_complete) {
+            Some(bound) => j.bounded = Some((bound, text)),
+            None => j.hopeless = true,
+        }
+    } else {
+        j.hopeless = true;
+    }
+    Ok(j)
 }
 
 /// What [`plain`] places documents' hits with: the hit lists' buffers,
