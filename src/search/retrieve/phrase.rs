@@ -158,7 +158,7 @@ pub(super) fn phrase(
         if keep_it {
             out.total += 1;
             out.complete += u64::from(complete);
-            if !walk.to_score(&mut out) {
+            if !walk.may_score(&mut out) {
                 break;
             }
             let pr_factor = walk.score_inputs(s, query, scorer, doc, &mut j)?;

@@ -1117,11 +1117,9 @@ impl<'q, 's> Walk<'q, 's> {
                 );
             }
             let mut doc = None;
-            for i in 0..n {
-                if self.essential[i] {
-                    if let Some(h) = heads[i] {
-                        doc = Some(doc.map_or(h, |d: u32| d.min(h)));
-                    }
+            for (&essential, &head) in self.essential.iter().zip(&heads[..n]) {
+                if let (true, Some(h)) = (essential, head) {
+                    doc = Some(doc.map_or(h, |d: u32| d.min(h)));
                 }
             }
             let Some(doc) = doc else { return Ok(None) };
@@ -1218,7 +1216,7 @@ impl<'q, 's> Walk<'q, 's> {
     /// Whether a document may be scored: not once the safety valve fired
     /// ([`Retrieved::cut_off`] in `out`, which stops the walk).
     #[inline(always)]
-    pub(super) fn to_score(&mut self, out: &mut Retrieved) -> bool {
+    pub(super) fn may_score(&mut self, out: &mut Retrieved) -> bool {
         if self.scored_docs >= self.cutoff {
             out.cut_off = true;
             out.estimated = true;
