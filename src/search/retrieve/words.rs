@@ -1239,7 +1239,7 @@ impl<'q, 's> Walk<'q, 's> {
         for (k, &i) in self.scored.iter().enumerate() {
             wd[k].counts = match cursors[i].as_mut() {
                 Some(c) if mask >> i & 1 == 1 => {
-                    cols.classes[k] = column_classes(c, &mut cols.counted_at[k])?;
+                    column_classes(c, &mut cols.counted_at[k], &mut cols.classes[k])?;
                     type_counts(&cols.classes[k])
                 }
                 _ => [0; HIT_TYPES],
@@ -1392,7 +1392,7 @@ pub(super) fn judge(
                 continue;
             }
             if let Some(c) = cursors[i].as_mut() {
-                cols.classes[k] = column_classes(c, &mut cols.counted_at[k])?;
+                column_classes(c, &mut cols.counted_at[k], &mut cols.classes[k])?;
             }
         }
         let sum = b.of_words(
