@@ -289,40 +289,32 @@ mod tests {
     #[test]
     fn pipeline_stops_at_the_first_error_in_order() {
         for threads in [1, 2] {
+            // Item 150 fails; `consume` may fail first.
+            let run = |consume: &mut (dyn FnMut(u64) -> Result<(), u64> + Send)| {
+                pool(threads).install(|| {
+                    pipeline(
+                        (0..200u64).map(|i| if i == 150 { Err(i) } else { Ok(i) }),
+                        InFlight {
+                            items: 4,
+                            cost: u64::MAX,
+                        },
+                        |_| 0,
+                        work,
+                        consume,
+                    )
+                })
+            };
             let mut got = Vec::new();
-            let r = pool(threads).install(|| {
-                pipeline(
-                    (0..200u64).map(|i| if i == 150 { Err(i) } else { Ok(i) }),
-                    InFlight {
-                        items: 4,
-                        cost: u64::MAX,
-                    },
-                    |_| 0,
-                    work,
-                    |a| {
-                        if a == 90 * 90 {
-                            return Err(90);
-                        }
-                        got.push(a);
-                        Ok(())
-                    },
-                )
+            let r = run(&mut |a| {
+                if a == 90 * 90 {
+                    return Err(90);
+                }
+                got.push(a);
+                Ok(())
             });
             assert_eq!(r, Err(90));
             assert_eq!(got, (0..90u64).map(|i| i * i).collect::<Vec<_>>());
-            let r = pool(threads).install(|| {
-                pipeline(
-                    (0..200u64).map(|i| if i == 150 { Err(i) } else { Ok(i) }),
-                    InFlight {
-                        items: 4,
-                        cost: u64::MAX,
-                    },
-                    |_| 0,
-                    work,
-                    |_| Ok(()),
-                )
-            });
-            assert_eq!(r, Err(150));
+            assert_eq!(run(&mut |_| Ok(())), Err(150));
         }
     }
 }
